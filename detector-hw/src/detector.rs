@@ -1,0 +1,93 @@
+//! The [`Detector`] trait the emulator drives, one synchronous call per event,
+//! and the [`Granularity`] configuration knob.
+//!
+//! # Semantics shared by every detector
+//!
+//! * [`Detector::access`] is called *before* the access takes effect. It
+//!   checks the access against the access history and then records it (a racy
+//!   access is recorded too, so a race does not hide later races). An access
+//!   is racy iff any of its bytes races; the report lists the distinct earlier
+//!   accesses `(thread, pc, kind)` found across all bytes.
+//! * What is checked, who an event belongs to and what LARDx86 operations do
+//!   is defined once in [`crate::lard`] (Tracked accesses only, identity =
+//!   [`Origin::lard_key`](crate::event::Origin::lard_key), WriteVC sets an
+//!   entry of the current identity's vector clock, ...).
+//! * Vector clocks start with own entry 1 and all other entries 0; see
+//!   [`crate::clock`] for why.
+//! * An identity never races with itself (program order), whatever its clock
+//!   entries say.
+
+use crate::event::{Access, Event, EventKind, LardOp, LowLevelSync, Origin};
+use crate::lard::MAX_ACCESS_SIZE;
+use crate::race::Race;
+
+/// A data-race detector consuming the [`crate::event`] model.
+pub trait Detector {
+    /// A short name for reports ("canonical", "fasttrack", ...).
+    fn name(&self) -> &'static str;
+
+    /// Checks access `a` (before it takes effect) and records it. Returns the
+    /// race report if any byte of `a` races with an earlier access.
+    fn access(&mut self, a: &Access) -> Option<Race>;
+
+    /// Applies a LARDx86 operation issued by `origin`.
+    fn lard(&mut self, origin: &Origin, op: &LardOp);
+
+    /// Low-level synchronization; LARD detectors ignore it (Rule 2).
+    fn sync(&mut self, origin: &Origin, s: &LowLevelSync) {
+        let _ = (origin, s);
+    }
+
+    /// Dispatches one event to [`Detector::access`], [`Detector::lard`] or
+    /// [`Detector::sync`]; context switches are ignored (LARD's identity
+    /// comes from each event's origin).
+    fn event(&mut self, e: &Event) -> Option<Race> {
+        match &e.kind {
+            EventKind::Access(a) => self.access(a),
+            EventKind::Lard(op) => {
+                self.lard(&e.origin, op);
+                None
+            }
+            EventKind::Sync(s) => {
+                self.sync(&e.origin, s);
+                None
+            }
+            EventKind::ContextSwitch => None,
+        }
+    }
+}
+
+/// The unit an access history describes (RADISH §5.2, "metadata coarsening").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Granularity {
+    /// One access history per byte: exact for any program.
+    #[default]
+    Byte,
+    /// Type-safe coarsening: an access of power-of-two size `n` aligned to
+    /// `n` is tracked as one unit, whose history lives in the shadow of its
+    /// first byte. Other accesses fall back to bytes.
+    ///
+    /// Exact only for programs that, between allocation and
+    /// ClearHistory, always access each item with the same size and
+    /// alignment (and move/clear whole items); otherwise races between an
+    /// item and a partial access to it (e.g. an 8-byte write and a 1-byte
+    /// read at offset 5) are missed.
+    TypeSafe,
+}
+
+/// The addresses whose access histories an access checks and records:
+/// `(first, count)`, addresses `first, first+1, ...` (wrapping).
+///
+/// For [`Granularity::Byte`] these are all bytes (size clamped to
+/// [`MAX_ACCESS_SIZE`]); for [`Granularity::TypeSafe`] an aligned
+/// power-of-two access is the single unit at its first byte.
+#[inline]
+pub fn history_units(a: &Access, granularity: Granularity) -> (u64, u32) {
+    let size = a.size.min(MAX_ACCESS_SIZE);
+    match granularity {
+        Granularity::TypeSafe if size.is_power_of_two() && a.addr % u64::from(size) == 0 => {
+            (a.addr, 1)
+        }
+        _ => (a.addr, size),
+    }
+}

@@ -1,0 +1,401 @@
+//! FastTrack (Flanagan & Freund, PLDI 2009): the canonical algorithm with
+//! *epochs* instead of per-location vector clocks. This is the default
+//! software detector.
+//!
+//! # Representation
+//!
+//! Shadow memory ([`PagedShadow`]) holds one cell per byte (or per unit, see
+//! [`Granularity`]) with
+//!
+//! * the last write as an epoch `t@c` (plus its PC);
+//! * the reads as either one epoch `t@c` (*exclusive*: the reads since the
+//!   last write are totally ordered and the last one stands for all) or, once
+//!   two concurrent reads happened, a *read vector clock* (*read-shared*:
+//!   one `(clock, pc)` per reading thread, kept in a side table).
+//!
+//! # Rules (`t` accesses with vector clock `C`, `E(t) = t@C[t]`)
+//!
+//! * Any access: the last write `u@c` races unless `u == t` or `c <= C[u]`.
+//!   This O(1) check is never skipped, so the verdict does not depend on
+//!   which fast path the update takes.
+//! * Read, reads exclusive by `t` itself: replace the epoch (same-thread fast
+//!   path). Exclusive by `u@c` with `c <= C[u]`: `u`'s read happens before
+//!   this one, replace it by `E(t)`. Otherwise: switch to read-shared
+//!   `{u, t}`. Read-shared: set `t`'s entry.
+//! * Write: check the read epoch, or every entry of the read vector clock
+//!   (skipping `t`'s own), then record the write epoch and reset the reads to
+//!   empty (read-shared storage is freed). When the last write and reads are
+//!   `t`'s own (or absent) this is a couple of comparisons and a store.
+//!
+//! # Agreement with [`Canonical`](crate::canonical::Canonical)
+//!
+//! For every access, whether it is racy and the set of [`RaceKind`]s are the
+//! same as Canonical's whenever the vector clocks describe happens-before,
+//! i.e. WriteVC is used as a runtime implements synchronization (acquire
+//! joins a released clock, release publishes the clock then increments the
+//! own entry, as [`crate::trace::SyncModel`] does), so that an identity's
+//! own entry never decreases and `C[u] >= c` implies `C` includes what `u`
+//! knew at time `c`. The last write and the per-thread reads kept are the
+//! same, with one exception, which makes FastTrack's list of earlier accesses
+//! a *subset* of Canonical's: when `t` reads a byte whose reads are
+//! exclusive to `u` and `u`'s read happens before `t`'s, FastTrack forgets
+//! `u`'s read while Canonical keeps it until the next write. A later write
+//! that races with both reports `ReadWrite` naming only `t` in FastTrack, `u`
+//! and `t` in Canonical. The verdict and kinds agree: if `t`'s read happens
+//! before the write, so does `u`'s (`u ⊑ t ⊑ w`); if not, `t`'s read already
+//! gives the `ReadWrite` race. (Threads replacing their own read, or reads
+//! of one byte within one thread, are treated identically by both: each
+//! keeps one last read per thread.)
+//!
+//! With arbitrary WriteVC values (clocks lowered, entries set without the
+//! knowledge they stand for) this transitivity fails and FastTrack may miss
+//! a race with a forgotten read that Canonical reports.
+
+use crate::clock::{ClockTable, ThreadIdx, VectorClock};
+use crate::detector::{history_units, Detector, Granularity};
+use crate::event::{Access, AccessKind, LardOp, Origin, ThreadKey};
+use crate::lard::{self, HistoryOp};
+use crate::race::{Race, RaceCollector, RaceKind};
+use crate::shadow::{page_chunks, PagedShadow, PAGE_SIZE};
+
+/// Thread slot of an empty epoch.
+const NONE: ThreadIdx = ThreadIdx::MAX;
+/// Read thread slot meaning "read-shared": the read clock is an index into
+/// the read vector clock table.
+const SHARED: ThreadIdx = ThreadIdx::MAX - 1;
+
+/// The shadow cell of one byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Cell {
+    /// Last writer, or [`NONE`].
+    w_tid: ThreadIdx,
+    /// Last reader (exclusive), [`SHARED`] or [`NONE`].
+    r_tid: ThreadIdx,
+    /// Clock of the last write (0 when none: never races).
+    w_clock: u64,
+    /// Clock of the exclusive read, or the read vector clock index.
+    r_clock: u64,
+    /// PC of the last write.
+    w_pc: u64,
+    /// PC of the exclusive read.
+    r_pc: u64,
+}
+
+const EMPTY: Cell = Cell {
+    w_tid: NONE,
+    r_tid: NONE,
+    w_clock: 0,
+    r_clock: 0,
+    w_pc: 0,
+    r_pc: 0,
+};
+
+/// One entry of a read vector clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ReadEntry {
+    tid: ThreadIdx,
+    clock: u64,
+    pc: u64,
+}
+
+/// Read vector clocks of read-shared cells, sparse (one entry per reader),
+/// with slot reuse.
+#[derive(Clone, Debug, Default)]
+struct ReadClocks {
+    sets: Vec<Vec<ReadEntry>>,
+    free: Vec<u64>,
+}
+
+impl ReadClocks {
+    fn alloc(&mut self, entries: &[ReadEntry]) -> u64 {
+        match self.free.pop() {
+            Some(i) => {
+                if let Some(set) = self.sets.get_mut(i as usize) {
+                    set.extend_from_slice(entries);
+                }
+                i
+            }
+            None => {
+                self.sets.push(entries.to_vec());
+                (self.sets.len() - 1) as u64
+            }
+        }
+    }
+
+    fn release(&mut self, i: u64) {
+        if let Some(set) = self.sets.get_mut(i as usize) {
+            set.clear();
+            self.free.push(i);
+        }
+    }
+
+    fn get(&self, i: u64) -> &[ReadEntry] {
+        self.sets.get(i as usize).map(|s| &s[..]).unwrap_or(&[])
+    }
+
+    fn set(&mut self, i: u64, tid: ThreadIdx, clock: u64, pc: u64) {
+        if let Some(set) = self.sets.get_mut(i as usize) {
+            match set.iter_mut().find(|e| e.tid == tid) {
+                Some(e) => {
+                    e.clock = clock;
+                    e.pc = pc;
+                }
+                None => set.push(ReadEntry { tid, clock, pc }),
+            }
+        }
+    }
+
+    /// A copy of `cell` whose read vector clock (if any) is a fresh copy.
+    fn duplicate(&mut self, cell: Cell) -> Cell {
+        if cell.r_tid != SHARED {
+            return cell;
+        }
+        let entries = self.get(cell.r_clock).to_vec();
+        Cell {
+            r_clock: self.alloc(&entries),
+            ..cell
+        }
+    }
+}
+
+/// The FastTrack detector; see the module docs.
+#[derive(Clone, Debug)]
+pub struct FastTrack {
+    clocks: ClockTable,
+    shadow: PagedShadow<Cell>,
+    reads: ReadClocks,
+    granularity: Granularity,
+    races: RaceCollector,
+}
+
+impl Default for FastTrack {
+    fn default() -> Self {
+        FastTrack::new()
+    }
+}
+
+/// What one access needs while walking its cells.
+struct Ctx<'a> {
+    clocks: &'a ClockTable,
+    clock: &'a VectorClock,
+    t: ThreadIdx,
+    now: u64,
+    pc: u64,
+}
+
+impl Ctx<'_> {
+    /// True if an access by `u` at `clock` races with the current access.
+    #[inline]
+    fn races_with(&self, u: ThreadIdx, clock: u64) -> bool {
+        u != self.t && clock > self.clock.get(u)
+    }
+
+    /// Checks and records the access on `cells`.
+    #[inline]
+    fn visit(
+        &self,
+        kind: AccessKind,
+        cells: &mut [Cell],
+        reads: &mut ReadClocks,
+        races: &mut RaceCollector,
+    ) {
+        match kind {
+            AccessKind::Read => {
+                for cell in cells {
+                    self.read(cell, reads, races);
+                }
+            }
+            AccessKind::Write => {
+                for cell in cells {
+                    self.write(cell, reads, races);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn read(&self, cell: &mut Cell, reads: &mut ReadClocks, races: &mut RaceCollector) {
+        if self.races_with(cell.w_tid, cell.w_clock) {
+            races.push(RaceKind::WriteRead, self.clocks.key(cell.w_tid), cell.w_pc);
+        }
+        let r = cell.r_tid;
+        if r == self.t || r == NONE {
+            cell.r_tid = self.t;
+            cell.r_clock = self.now;
+            cell.r_pc = self.pc;
+        } else if r == SHARED {
+            reads.set(cell.r_clock, self.t, self.now, self.pc);
+        } else if cell.r_clock <= self.clock.get(r) {
+            // The exclusive read happens before this one: it is subsumed.
+            cell.r_tid = self.t;
+            cell.r_clock = self.now;
+            cell.r_pc = self.pc;
+        } else {
+            let shared = [
+                ReadEntry {
+                    tid: r,
+                    clock: cell.r_clock,
+                    pc: cell.r_pc,
+                },
+                ReadEntry {
+                    tid: self.t,
+                    clock: self.now,
+                    pc: self.pc,
+                },
+            ];
+            cell.r_tid = SHARED;
+            cell.r_clock = reads.alloc(&shared);
+            cell.r_pc = 0;
+        }
+    }
+
+    #[inline]
+    fn write(&self, cell: &mut Cell, reads: &mut ReadClocks, races: &mut RaceCollector) {
+        if self.races_with(cell.w_tid, cell.w_clock) {
+            races.push(RaceKind::WriteWrite, self.clocks.key(cell.w_tid), cell.w_pc);
+        }
+        let r = cell.r_tid;
+        if r == SHARED {
+            for e in reads.get(cell.r_clock) {
+                if self.races_with(e.tid, e.clock) {
+                    races.push(RaceKind::ReadWrite, self.clocks.key(e.tid), e.pc);
+                }
+            }
+            reads.release(cell.r_clock);
+        } else if r != NONE && self.races_with(r, cell.r_clock) {
+            races.push(RaceKind::ReadWrite, self.clocks.key(r), cell.r_pc);
+        }
+        *cell = Cell {
+            w_tid: self.t,
+            w_clock: self.now,
+            w_pc: self.pc,
+            ..EMPTY
+        };
+    }
+}
+
+impl FastTrack {
+    /// A FastTrack detector with byte granularity.
+    pub fn new() -> FastTrack {
+        FastTrack::with_granularity(Granularity::Byte)
+    }
+
+    /// A FastTrack detector with the given access-history granularity.
+    pub fn with_granularity(granularity: Granularity) -> FastTrack {
+        FastTrack {
+            clocks: ClockTable::new(),
+            shadow: PagedShadow::new(EMPTY),
+            reads: ReadClocks::default(),
+            granularity,
+            races: RaceCollector::new(),
+        }
+    }
+
+    /// Entry `entry` of identity `who`'s vector clock.
+    pub fn clock_entry(&self, who: ThreadKey, entry: ThreadKey) -> u64 {
+        self.clocks.entry(who, entry)
+    }
+
+    /// Number of 4 KiB shadow pages allocated.
+    pub fn shadow_pages(&self) -> usize {
+        self.shadow.pages()
+    }
+
+    /// Empties one cell, freeing its read vector clock.
+    fn clear_cell(reads: &mut ReadClocks, cell: &mut Cell) {
+        if cell.r_tid == SHARED {
+            reads.release(cell.r_clock);
+        }
+        *cell = EMPTY;
+    }
+
+    fn apply_history_op(&mut self, op: HistoryOp) {
+        match op {
+            HistoryOp::Clear { addr, len } => {
+                for (page, off, n) in page_chunks(addr, len) {
+                    if let Some(cells) = self.shadow.existing_page_mut(page) {
+                        for cell in &mut cells[off..off + n] {
+                            Self::clear_cell(&mut self.reads, cell);
+                        }
+                    }
+                }
+            }
+            HistoryOp::Copy { src, dst, len } => {
+                // Snapshot (with private read clocks) before touching dst:
+                // the regions may overlap.
+                let mut copied = Vec::with_capacity(len as usize);
+                for (page, off, n) in page_chunks(src, len) {
+                    match self.shadow.existing_page_mut(page) {
+                        Some(cells) => copied.extend_from_slice(&cells[off..off + n]),
+                        None => copied.resize(copied.len() + n, EMPTY),
+                    }
+                }
+                for cell in &mut copied {
+                    *cell = self.reads.duplicate(*cell);
+                }
+                let mut from = copied.into_iter();
+                for (page, off, n) in page_chunks(dst, len) {
+                    let all_empty = from.as_slice().iter().take(n).all(|c| *c == EMPTY);
+                    let cells = if all_empty {
+                        // Do not allocate a page just to store empty cells.
+                        match self.shadow.existing_page_mut(page) {
+                            Some(cells) => cells,
+                            None => {
+                                from.by_ref().take(n).for_each(drop);
+                                continue;
+                            }
+                        }
+                    } else {
+                        self.shadow.page_mut(page)
+                    };
+                    for (cell, new) in cells[off..off + n].iter_mut().zip(from.by_ref()) {
+                        Self::clear_cell(&mut self.reads, cell);
+                        *cell = new;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Detector for FastTrack {
+    fn name(&self) -> &'static str {
+        "fasttrack"
+    }
+
+    fn access(&mut self, a: &Access) -> Option<Race> {
+        if !lard::is_checked(a) {
+            return None;
+        }
+        let key = lard::identity(&a.origin);
+        let t = self.clocks.identity(key);
+        let clock = self.clocks.clock(t);
+        let ctx = Ctx {
+            clocks: &self.clocks,
+            clock,
+            t,
+            now: clock.get(t),
+            pc: a.pc,
+        };
+        let (first, count) = history_units(a, self.granularity);
+        let (page, off) = PagedShadow::<Cell>::split(first);
+        let n = count as usize;
+        if off + n <= PAGE_SIZE as usize {
+            // Common case: the access lies in one page.
+            let cells = &mut self.shadow.page_mut(page)[off..off + n];
+            ctx.visit(a.kind, cells, &mut self.reads, &mut self.races);
+        } else {
+            for (page, off, n) in page_chunks(first, u64::from(count)) {
+                let cells = &mut self.shadow.page_mut(page)[off..off + n];
+                ctx.visit(a.kind, cells, &mut self.reads, &mut self.races);
+            }
+        }
+        self.races.finish(key, a)
+    }
+
+    fn lard(&mut self, origin: &Origin, op: &LardOp) {
+        if let Some(h) = lard::apply_clock_effects(&mut self.clocks, origin, op) {
+            self.apply_history_op(h);
+        }
+    }
+}

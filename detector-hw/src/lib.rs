@@ -1,0 +1,32 @@
+//! Race detectors for LARDx86 executions and the LARDISH hardware model.
+//!
+//! The crate has no dependency on the emulator: detectors consume the
+//! [`event`] model, so they can be driven by synthetic traces.
+//!
+//! * [`event`]: the event model (the emulator/detector contract).
+//! * [`detector`]: the [`Detector`] trait and the
+//!   [`Granularity`] knob.
+//! * [`lard`]: LARD semantics (what is checked, identities, LARDx86 ops).
+//! * [`clock`]: vector clocks and their initialisation rule.
+//! * [`race`]: race reports.
+//! * [`canonical`]: the textbook detector of LARD Appendix A (the oracle).
+//! * [`fasttrack`]: FastTrack's epoch-based detector (the default).
+//! * [`shadow`]: byte-granular paged shadow memory.
+//! * [`trace`]: seeded random traces and the runtime's lock model.
+
+#![deny(missing_docs)]
+
+pub mod canonical;
+pub mod clock;
+pub mod detector;
+pub mod event;
+pub mod fasttrack;
+pub mod lard;
+pub mod race;
+pub mod shadow;
+pub mod trace;
+
+pub use canonical::Canonical;
+pub use detector::{Detector, Granularity};
+pub use fasttrack::FastTrack;
+pub use race::{PriorAccess, Race, RaceKind, RaceKinds};

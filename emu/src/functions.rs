@@ -1,0 +1,75 @@
+//! Where the functions are: address ranges of compiler-emitted code.
+//!
+//! gcc, clang and rustc describe every function they emit with a Frame
+//! Description Entry in `.eh_frame` (x86-64 psABI unwind tables). The ranges
+//! those entries cover are exactly the bytes the compiler produced as code —
+//! unlike a linear sweep of `.text`, which also walks over constant tables and
+//! strings that hand-written assembly keeps in `.text`. Where an ELF has no
+//! `.eh_frame`, sized function symbols are used instead.
+
+use crate::elf::ElfFile;
+use gimli::{BaseAddresses, CieOrFde, EhFrame, LittleEndian, UnwindSection};
+
+/// Where a list of function ranges came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeSource {
+    /// Frame Description Entries in `.eh_frame`.
+    EhFrame,
+    /// Sized function symbols.
+    Symbols,
+    /// Neither was available.
+    None,
+}
+
+/// Address ranges `[start, end)` of functions, sorted and non-overlapping.
+pub fn function_ranges(file: &ElfFile) -> (Vec<(u64, u64)>, RangeSource) {
+    let mut ranges = eh_frame_ranges(file);
+    let mut source = RangeSource::EhFrame;
+    if ranges.is_empty() {
+        ranges = file
+            .symbols
+            .iter()
+            .filter(|s| s.is_func && s.size > 0)
+            .map(|s| (s.addr, s.addr + s.size))
+            .collect();
+        source = if ranges.is_empty() {
+            RangeSource::None
+        } else {
+            RangeSource::Symbols
+        };
+    }
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    (merged, source)
+}
+
+fn eh_frame_ranges(file: &ElfFile) -> Vec<(u64, u64)> {
+    let Some((eh_addr, eh_bytes)) = file.section(".eh_frame") else {
+        return Vec::new();
+    };
+    let text_addr = file.section(".text").map_or(0, |(a, _)| a);
+    let bases = BaseAddresses::default()
+        .set_eh_frame(eh_addr)
+        .set_text(text_addr);
+    let eh = EhFrame::new(eh_bytes, LittleEndian);
+    let mut ranges = Vec::new();
+    let mut entries = eh.entries(&bases);
+    // A malformed entry ends the walk: what was read so far is still valid.
+    while let Ok(Some(entry)) = entries.next() {
+        if let CieOrFde::Fde(partial) = entry {
+            if let Ok(fde) = partial.parse(|s, b, o| s.cie_from_offset(b, o)) {
+                let start = fde.initial_address();
+                if fde.len() > 0 {
+                    ranges.push((start, start.saturating_add(fde.len())));
+                }
+            }
+        }
+    }
+    ranges
+}
