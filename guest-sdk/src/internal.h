@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * Internals of liblard.  Everything here is "system" code in LARD's sense:
+ * its memory accesses are untracked (plain C, never lard_loadN/lard_storeN)
+ * and its own synchronization (futex locks, pthread create/join) is never
+ * reported; the only happens-before edges the detector sees are the WriteVC
+ * ops issued when a language-level clock changes.
+ */
+#ifndef LARD_INTERNAL_H
+#define LARD_INTERNAL_H
+
+#include "lard.h"
+
+#include <stdint.h>
+
+#define LARD__NO_THREAD UINT32_MAX
+
+/* One language thread: its vector clock, mirrored into the detector. */
+struct lard__lthread {
+    uint64_t vc[LARD_MAX_THREADS];
+    unsigned long pthread;                /* pthread_t of a lard_spawn thread */
+    void *(*fn)(void *);
+    void *arg;
+    void *ret;
+    int spawned;
+};
+
+extern struct lard__lthread lard__threads[LARD_MAX_THREADS];
+
+/* Number of ids handed out so far (entries >= this are 0 in every clock). */
+uint32_t lard__nids(void);
+/* Hands out a fresh id (aborts past LARD_MAX_THREADS). */
+uint32_t lard__new_id(void);
+/* The current language thread of this kernel thread (adopting it if none). */
+struct lard__lthread *lard__me(uint32_t *id);
+
+/* Clock helpers: every change to the current thread's clock is mirrored
+ * with WriteVC, entry by entry, only for the entries that change. */
+void lard__acquire(uint32_t me, const uint64_t *from);   /* me := me ⊔ from */
+void lard__tick(uint32_t me);                             /* me[me] += 1     */
+void lard__join_into(uint64_t *to, const uint64_t *from); /* to := to ⊔ from */
+
+/* Internal futex lock (never reported to the detector). */
+void lard__lock(uint32_t *l);
+void lard__unlock(uint32_t *l);
+void lard__futex_wait(uint32_t *addr, uint32_t val);
+void lard__futex_wake(uint32_t *addr, int n);
+
+void lard__fatal(const char *msg);
+
+#endif
