@@ -1,7 +1,7 @@
 //! Events per second of each detector on random traces.
 //!
 //! ```text
-//! cargo run -p lard-detector-hw --release --example throughput --target-dir /tmp/target-dhw [EVENTS [canonical|fasttrack]]
+//! cargo run -p lard-detector-hw --release --example throughput --target-dir /tmp/target-dhw [EVENTS [canonical|fasttrack|lardish]]
 //! ```
 //!
 //! Trace generation is not timed. Three trace shapes: the default (many
@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use lard_detector_hw::event::Event;
 use lard_detector_hw::trace::{random_trace, TraceParams};
-use lard_detector_hw::{Canonical, Detector, FastTrack};
+use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish};
 
 fn measure(name: &str, d: &mut dyn Detector, trace: &[Event]) {
     let start = Instant::now();
@@ -69,6 +69,9 @@ fn main() {
         }
         if only.as_deref().is_none_or(|o| o == "fasttrack") {
             measure("fasttrack", &mut FastTrack::new(), &trace);
+        }
+        if only.as_deref().is_none_or(|o| o == "lardish") {
+            measure("lardish", &mut Lardish::default(), &trace);
         }
     }
 }

@@ -13,6 +13,8 @@
 //! * [`fasttrack`]: FastTrack's epoch-based detector (the default).
 //! * [`shadow`]: byte-granular paged shadow memory.
 //! * [`trace`]: seeded random traces and the runtime's lock model.
+//! * [`lardish`]: the LARDISH (RADISH + LARD) hardware model and its cost
+//!   accounting.
 
 #![deny(missing_docs)]
 
@@ -22,6 +24,7 @@ pub mod detector;
 pub mod event;
 pub mod fasttrack;
 pub mod lard;
+pub mod lardish;
 pub mod race;
 pub mod shadow;
 pub mod trace;
@@ -29,4 +32,5 @@ pub mod trace;
 pub use canonical::Canonical;
 pub use detector::{Detector, Granularity};
 pub use fasttrack::FastTrack;
+pub use lardish::{HwConfig, HwStats, Lardish};
 pub use race::{PriorAccess, Race, RaceKind, RaceKinds};

@@ -1,0 +1,462 @@
+//! Set-associative LRU caches and the three-level MESI hierarchy (private
+//! L1/L2 per core, shared inclusive L3). Lines are identified by *line
+//! numbers* (`address / line_bytes`); metadata lines use line numbers with
+//! [`MD_BIT`] set (see [`super::layout`]).
+
+use super::config::HwConfig;
+
+/// What a cache line holds (RADISH Figure 11's categories).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineKind {
+    /// Program data, software-manager or FastTrack shadow data.
+    Data,
+    /// A compact (1:1) metadata line.
+    MdCompact,
+    /// One of the two lines of expanded (2:1) metadata.
+    MdExpanded,
+}
+
+impl LineKind {
+    fn index(self) -> usize {
+        match self {
+            LineKind::Data => 0,
+            LineKind::MdCompact => 1,
+            LineKind::MdExpanded => 2,
+        }
+    }
+}
+
+/// MESI state of a data line in a private cache (metadata lines are not
+/// coherent and are always `Exclusive` to their owner core).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mesi {
+    /// Modified.
+    M,
+    /// Exclusive.
+    E,
+    /// Shared.
+    S,
+}
+
+const INVALID: u64 = u64::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Way {
+    line: u64,
+    stamp: u64,
+    kind: LineKind,
+    state: Mesi,
+}
+
+const EMPTY_WAY: Way = Way {
+    line: INVALID,
+    stamp: 0,
+    kind: LineKind::Data,
+    state: Mesi::S,
+};
+
+/// One set-associative cache with true LRU replacement.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    sets: usize,
+    ways: usize,
+    slots: Vec<Way>,
+    tick: u64,
+    /// Lines held, by [`LineKind`].
+    pub counts: [u64; 3],
+}
+
+/// A line displaced from a cache.
+#[derive(Clone, Copy, Debug)]
+pub struct Evicted {
+    /// Its line number.
+    pub line: u64,
+    /// What it held.
+    pub kind: LineKind,
+}
+
+impl Cache {
+    /// An empty cache of `sets` × `ways` lines.
+    pub fn new(sets: usize, ways: usize) -> Cache {
+        Cache {
+            sets: sets.max(1),
+            ways: ways.max(1),
+            slots: vec![EMPTY_WAY; sets.max(1) * ways.max(1)],
+            tick: 0,
+            counts: [0; 3],
+        }
+    }
+
+    /// Total lines.
+    pub fn capacity(&self) -> u64 {
+        (self.sets * self.ways) as u64
+    }
+
+    #[inline]
+    fn set_range(&self, line: u64) -> std::ops::Range<usize> {
+        let s = (line % self.sets as u64) as usize * self.ways;
+        s..s + self.ways
+    }
+
+    #[inline]
+    fn find(&self, line: u64) -> Option<usize> {
+        let r = self.set_range(line);
+        let base = r.start;
+        self.slots[r]
+            .iter()
+            .position(|w| w.line == line)
+            .map(|i| base + i)
+    }
+
+    /// True if `line` is present.
+    pub fn contains(&self, line: u64) -> bool {
+        self.find(line).is_some()
+    }
+
+    /// Marks `line` most recently used; returns false if absent.
+    pub fn touch(&mut self, line: u64) -> bool {
+        match self.find(line) {
+            Some(i) => {
+                self.tick += 1;
+                self.slots[i].stamp = self.tick;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The MESI state of `line`, if present.
+    pub fn state(&self, line: u64) -> Option<Mesi> {
+        self.find(line).map(|i| self.slots[i].state)
+    }
+
+    /// Sets the MESI state of `line` if present.
+    pub fn set_state(&mut self, line: u64, state: Mesi) {
+        if let Some(i) = self.find(line) {
+            self.slots[i].state = state;
+        }
+    }
+
+    /// Changes the kind of `line` if present.
+    pub fn retag(&mut self, line: u64, kind: LineKind) {
+        if let Some(i) = self.find(line) {
+            let old = self.slots[i].kind;
+            self.counts[old.index()] -= 1;
+            self.counts[kind.index()] += 1;
+            self.slots[i].kind = kind;
+        }
+    }
+
+    /// Inserts `line` (must be absent) as most recently used; returns the
+    /// LRU victim if the set was full.
+    pub fn insert(&mut self, line: u64, kind: LineKind, state: Mesi) -> Option<Evicted> {
+        let r = self.set_range(line);
+        let base = r.start;
+        let set = &self.slots[r];
+        let victim = match set.iter().position(|w| w.line == INVALID) {
+            Some(i) => base + i,
+            None => {
+                let (i, _) = set
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, w)| w.stamp)
+                    .unwrap_or((0, &EMPTY_WAY));
+                base + i
+            }
+        };
+        let old = self.slots[victim];
+        let evicted = if old.line != INVALID {
+            self.counts[old.kind.index()] -= 1;
+            Some(Evicted {
+                line: old.line,
+                kind: old.kind,
+            })
+        } else {
+            None
+        };
+        self.tick += 1;
+        self.slots[victim] = Way {
+            line,
+            stamp: self.tick,
+            kind,
+            state,
+        };
+        self.counts[kind.index()] += 1;
+        evicted
+    }
+
+    /// Removes `line`; returns whether it was present.
+    pub fn remove(&mut self, line: u64) -> bool {
+        match self.find(line) {
+            Some(i) => {
+                self.counts[self.slots[i].kind.index()] -= 1;
+                self.slots[i] = EMPTY_WAY;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// All lines present for which `pred` holds.
+    pub fn lines_where(&self, pred: impl Fn(u64) -> bool) -> Vec<u64> {
+        self.slots
+            .iter()
+            .filter(|w| w.line != INVALID && pred(w.line))
+            .map(|w| w.line)
+            .collect()
+    }
+}
+
+/// Where an access was satisfied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// Private L1 hit.
+    L1,
+    /// Local L2 hit.
+    L2,
+    /// Another core's L2.
+    RemoteL2,
+    /// Shared L3.
+    L3,
+    /// Memory (data) or freshly allocated metadata.
+    Memory,
+}
+
+/// Private L1/L2 per core and a shared L3; L2 includes L1 and L3 includes
+/// every L2 (an L3 eviction back-invalidates private copies).
+#[derive(Clone, Debug)]
+pub struct Hierarchy {
+    l1: Vec<Cache>,
+    l2: Vec<Cache>,
+    l3: Cache,
+    lat: [u32; 5],
+    /// Metadata lines that left the L3 (hence the hierarchy) since the last
+    /// [`Hierarchy::take_md_evictions`].
+    md_evicted: Vec<u64>,
+}
+
+impl Hierarchy {
+    /// An empty hierarchy for `cfg`.
+    pub fn new(cfg: &HwConfig) -> Hierarchy {
+        let lb = cfg.line_bytes;
+        let cores = cfg.cores as usize;
+        Hierarchy {
+            l1: (0..cores)
+                .map(|_| Cache::new(cfg.l1.sets(lb), cfg.l1.ways as usize))
+                .collect(),
+            l2: (0..cores)
+                .map(|_| Cache::new(cfg.l2.sets(lb), cfg.l2.ways as usize))
+                .collect(),
+            l3: Cache::new(cfg.l3.sets(lb), cfg.l3.ways as usize),
+            lat: [
+                cfg.l1.latency,
+                cfg.l2.latency,
+                cfg.remote_l2_latency,
+                cfg.l3.latency,
+                cfg.memory_latency,
+            ],
+            md_evicted: Vec::new(),
+        }
+    }
+
+    /// Latency of `level`.
+    pub fn latency(&self, level: Level) -> u32 {
+        self.lat[level as usize]
+    }
+
+    /// Takes the metadata lines evicted from the hierarchy.
+    pub fn take_md_evictions(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.md_evicted)
+    }
+
+    /// True if any metadata line eviction is pending.
+    pub fn has_md_evictions(&self) -> bool {
+        !self.md_evicted.is_empty()
+    }
+
+    /// Lines held in all caches by kind `[data, compact md, expanded md]`,
+    /// and total capacity in lines.
+    pub fn occupancy(&self) -> ([u64; 3], u64) {
+        let mut counts = self.l3.counts;
+        let mut cap = self.l3.capacity();
+        for c in self.l1.iter().chain(&self.l2) {
+            for (k, n) in counts.iter_mut().zip(c.counts) {
+                *k += n;
+            }
+            cap += c.capacity();
+        }
+        (counts, cap)
+    }
+
+    fn insert_l1(&mut self, core: usize, line: u64, kind: LineKind) {
+        self.l1[core].insert(line, kind, Mesi::E);
+    }
+
+    fn insert_l2(&mut self, core: usize, line: u64, kind: LineKind, state: Mesi) {
+        if let Some(ev) = self.l2[core].insert(line, kind, state) {
+            self.l1[core].remove(ev.line);
+        }
+    }
+
+    fn insert_l3(&mut self, line: u64, kind: LineKind) {
+        if let Some(ev) = self.l3.insert(line, kind, Mesi::E) {
+            for c in 0..self.l1.len() {
+                self.l1[c].remove(ev.line);
+                self.l2[c].remove(ev.line);
+            }
+            if ev.kind != LineKind::Data {
+                self.md_evicted.push(ev.line);
+            }
+        }
+    }
+
+    /// A data access (read or write) by `core` to `line`; returns where it
+    /// was satisfied and its latency. Writes invalidate other copies (MESI).
+    pub fn data_access(&mut self, core: usize, line: u64, write: bool) -> (Level, u32) {
+        let mut level;
+        if self.l1[core].touch(line) {
+            self.l2[core].touch(line);
+            level = Level::L1;
+        } else if self.l2[core].touch(line) {
+            level = Level::L2;
+            self.insert_l1(core, line, LineKind::Data);
+        } else {
+            let mut remote = false;
+            for c in 0..self.l2.len() {
+                if c != core {
+                    if let Some(s) = self.l2[c].state(line) {
+                        remote = true;
+                        if s != Mesi::S {
+                            self.l2[c].set_state(line, Mesi::S);
+                        }
+                    }
+                }
+            }
+            if self.l3.touch(line) {
+                level = if remote { Level::RemoteL2 } else { Level::L3 };
+            } else {
+                level = Level::Memory;
+                self.insert_l3(line, LineKind::Data);
+            }
+            let state = if remote { Mesi::S } else { Mesi::E };
+            self.insert_l2(core, line, LineKind::Data, state);
+            self.insert_l1(core, line, LineKind::Data);
+        }
+        let mut cycles = self.latency(level);
+        if write {
+            let mut others = false;
+            for c in 0..self.l2.len() {
+                if c != core && self.l2[c].remove(line) {
+                    self.l1[c].remove(line);
+                    others = true;
+                }
+            }
+            if others && matches!(level, Level::L1 | Level::L2) {
+                // Upgrade S -> M: an invalidation round trip.
+                cycles = cycles.max(self.latency(Level::RemoteL2));
+                level = Level::RemoteL2;
+            }
+            self.l2[core].set_state(line, Mesi::M);
+        }
+        (level, cycles)
+    }
+
+    /// An access by `core` to its metadata line `line`. Returns the level,
+    /// latency and whether the line was newly allocated in the hierarchy
+    /// (metadata has no memory backing: allocation costs an L3 access for
+    /// the fill-time permission broadcast).
+    pub fn md_access(&mut self, core: usize, line: u64, kind: LineKind) -> (Level, u32, bool) {
+        let (level, fresh) = if self.l1[core].touch(line) {
+            self.l2[core].touch(line);
+            self.l3.touch(line);
+            (Level::L1, false)
+        } else if self.l2[core].touch(line) {
+            self.l3.touch(line);
+            self.insert_l1(core, line, kind);
+            (Level::L2, false)
+        } else if self.l3.touch(line) {
+            self.insert_l2(core, line, kind, Mesi::E);
+            self.insert_l1(core, line, kind);
+            (Level::L3, false)
+        } else {
+            self.insert_l3(line, kind);
+            self.insert_l2(core, line, kind, Mesi::E);
+            self.insert_l1(core, line, kind);
+            (Level::Memory, true)
+        };
+        let cycles = if fresh {
+            self.latency(Level::L3)
+        } else {
+            self.latency(level)
+        };
+        (level, cycles, fresh)
+    }
+
+    /// The closest level holding `line` for `core`, if any.
+    pub fn level_of(&self, core: usize, line: u64) -> Option<Level> {
+        if self.l1[core].contains(line) {
+            Some(Level::L1)
+        } else if self.l2[core].contains(line) {
+            Some(Level::L2)
+        } else if self.l3.contains(line) {
+            Some(Level::L3)
+        } else {
+            None
+        }
+    }
+
+    /// Removes `line` from every cache (no eviction is reported).
+    pub fn invalidate(&mut self, line: u64) {
+        for c in 0..self.l1.len() {
+            self.l1[c].remove(line);
+            self.l2[c].remove(line);
+        }
+        self.l3.remove(line);
+    }
+
+    /// Changes the kind of `line` in every cache.
+    pub fn retag(&mut self, line: u64, kind: LineKind) {
+        for c in 0..self.l1.len() {
+            self.l1[c].retag(line, kind);
+            self.l2[c].retag(line, kind);
+        }
+        self.l3.retag(line, kind);
+    }
+
+    /// All metadata lines present (in L3, hence anywhere) matching `pred`.
+    pub fn md_lines_where(&self, pred: impl Fn(u64) -> bool) -> Vec<u64> {
+        self.l3
+            .lines_where(|l| l & super::layout::MD_BIT != 0 && pred(l))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lru_evicts_least_recent() {
+        let mut c = Cache::new(1, 2);
+        assert!(c.insert(1, LineKind::Data, Mesi::E).is_none());
+        assert!(c.insert(2, LineKind::Data, Mesi::E).is_none());
+        assert!(c.touch(1));
+        let ev = c.insert(3, LineKind::MdCompact, Mesi::E).unwrap();
+        assert_eq!(ev.line, 2);
+        assert_eq!(c.counts, [1, 1, 0]);
+    }
+
+    #[test]
+    fn mesi_sharing_and_invalidation() {
+        let cfg = HwConfig::default();
+        let mut h = Hierarchy::new(&cfg);
+        assert_eq!(h.data_access(0, 10, false), (Level::Memory, 120));
+        assert_eq!(h.data_access(0, 10, false), (Level::L1, 1));
+        assert_eq!(h.data_access(1, 10, false), (Level::RemoteL2, 15));
+        assert_eq!(h.l2[0].state(10), Some(Mesi::S));
+        let (_, c) = h.data_access(1, 10, true);
+        assert_eq!(c, 15);
+        assert!(!h.l2[0].contains(10));
+        assert_eq!(h.l2[1].state(10), Some(Mesi::M));
+        assert_eq!(h.data_access(0, 10, false).0, Level::RemoteL2);
+    }
+}

@@ -1,0 +1,305 @@
+//! [`HwConfig`]: every parameter of the LARDISH model, with the RADISH
+//! baseline as defaults, and a parser for a small TOML subset (see
+//! `docs/lardish.md` for every key).
+
+use std::fmt;
+
+/// Geometry and hit latency of one cache level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CacheGeom {
+    /// Capacity in bytes.
+    pub size: u64,
+    /// Associativity.
+    pub ways: u32,
+    /// Hit latency in cycles.
+    pub latency: u32,
+}
+
+impl CacheGeom {
+    /// Number of sets for lines of `line_bytes` (at least 1).
+    pub fn sets(&self, line_bytes: u64) -> usize {
+        ((self.size / line_bytes.max(1)) / u64::from(self.ways.max(1))).max(1) as usize
+    }
+}
+
+/// All parameters of the simulated machine and of the cost models.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HwConfig {
+    /// Simulated cores (`origin.core` is taken modulo this).
+    pub cores: u32,
+    /// Cache line size in bytes (a power of two, at least 8).
+    pub line_bytes: u64,
+    /// Private L1 per core.
+    pub l1: CacheGeom,
+    /// Private L2 per core (`latency` is the local L2 hit).
+    pub l2: CacheGeom,
+    /// Latency of a fill from another core's L2.
+    pub remote_l2_latency: u32,
+    /// Shared, inclusive L3.
+    pub l3: CacheGeom,
+    /// Memory latency.
+    pub memory_latency: u32,
+    /// Cycles of a non-memory instruction.
+    pub instruction_cycles: u32,
+    /// Cycles of a hardware race check.
+    pub hw_check_cycles: u32,
+    /// Fixed cycles of a software race check (transition + handler), before
+    /// its simulated memory accesses.
+    pub sw_check_cycles: u32,
+    /// Instructions the software manager executes per location it handles
+    /// (software check, ClearHistory, CopyHistory), besides memory accesses.
+    pub sw_instructions_per_location: u32,
+    /// Bytes of software (variable map) metadata per data byte.
+    pub sw_bytes_per_location: u64,
+    /// Cycles to invoke the metadata eviction handler (per evicted line).
+    pub md_evict_cycles: u32,
+    /// Entries of each core's clock table (6-bit pointers: 63).
+    pub clock_table_entries: u32,
+    /// Cycles charged per epoch rollover.
+    pub rollover_cycles: u64,
+    /// Use compact (1:1) metadata lines until a line sees a 1-byte access.
+    pub compact_metadata: bool,
+    /// Cycles to switch a core's thread (flush/swap the partial vector clock).
+    pub context_switch_cycles: u32,
+    /// Cycles of ReadVC/WriteVC on an entry held in the per-core partial clock.
+    pub vc_hw_cycles: u32,
+    /// Cycles of ReadVC/WriteVC on an entry only software holds.
+    pub vc_sw_cycles: u32,
+    /// Cycles to enter the software manager for ClearHistory/CopyHistory.
+    pub history_entry_cycles: u32,
+    /// Extra cores processing software checks asynchronously (0: synchronous).
+    pub async_cores: u32,
+    /// Cycles an application core spends enqueuing an asynchronous check.
+    pub async_enqueue_cycles: u32,
+    /// FastTrack model: instructions per checked access (instrumentation,
+    /// epoch compare, update), besides shadow memory accesses.
+    pub ft_instructions_per_access: u32,
+    /// FastTrack model: extra instructions per additional byte checked.
+    pub ft_instructions_per_byte: u32,
+    /// FastTrack model: instructions per entry of a read vector clock scanned.
+    pub ft_instructions_per_reader: u32,
+    /// FastTrack model: shadow bytes per data byte.
+    pub ft_shadow_bytes_per_location: u64,
+    /// FastTrack model: instructions of ReadVC/WriteVC/Thread in software.
+    pub ft_vc_instructions: u32,
+    /// Sample cache occupancy every this many events (0: never).
+    pub sample_every: u64,
+}
+
+impl Default for HwConfig {
+    fn default() -> Self {
+        HwConfig {
+            cores: 8,
+            line_bytes: 64,
+            l1: CacheGeom {
+                size: 64 << 10,
+                ways: 8,
+                latency: 1,
+            },
+            l2: CacheGeom {
+                size: 256 << 10,
+                ways: 8,
+                latency: 10,
+            },
+            remote_l2_latency: 15,
+            l3: CacheGeom {
+                size: 16 << 20,
+                ways: 16,
+                latency: 35,
+            },
+            memory_latency: 120,
+            instruction_cycles: 1,
+            hw_check_cycles: 10,
+            sw_check_cycles: 100,
+            sw_instructions_per_location: 4,
+            sw_bytes_per_location: 16,
+            md_evict_cycles: 100,
+            clock_table_entries: 63,
+            rollover_cycles: 100_000,
+            compact_metadata: true,
+            context_switch_cycles: 100,
+            vc_hw_cycles: 1,
+            vc_sw_cycles: 100,
+            history_entry_cycles: 100,
+            async_cores: 0,
+            async_enqueue_cycles: 10,
+            ft_instructions_per_access: 20,
+            ft_instructions_per_byte: 2,
+            ft_instructions_per_reader: 3,
+            ft_shadow_bytes_per_location: 16,
+            ft_vc_instructions: 10,
+            sample_every: 10_000,
+        }
+    }
+}
+
+/// A configuration text that could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What went wrong (names the key).
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn parse_u64(v: &str) -> Option<u64> {
+    let v = v.trim().replace('_', "");
+    let (digits, mult) = match v.as_bytes().last() {
+        Some(b'K') | Some(b'k') => (&v[..v.len() - 1], 1u64 << 10),
+        Some(b'M') | Some(b'm') => (&v[..v.len() - 1], 1u64 << 20),
+        Some(b'G') | Some(b'g') => (&v[..v.len() - 1], 1u64 << 30),
+        _ => (&v[..], 1),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(mult)
+}
+
+impl HwConfig {
+    /// The RADISH baseline (same as `Default`).
+    pub fn baseline() -> HwConfig {
+        HwConfig::default()
+    }
+
+    /// Parses `key = value` lines under `[section]` headers, starting from
+    /// the defaults; `#` starts a comment. Integers may use `_` and a
+    /// `K`/`M`/`G` suffix (powers of 1024); booleans are `true`/`false`.
+    pub fn from_toml_str(text: &str) -> Result<HwConfig, ConfigError> {
+        let mut c = HwConfig::default();
+        let mut section = String::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line_no = i + 1;
+            let err = |message: String| ConfigError {
+                line: line_no,
+                message,
+            };
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix('[') {
+                let name = rest
+                    .strip_suffix(']')
+                    .ok_or_else(|| err(format!("bad section header `{line}`")))?;
+                section = name.trim().to_string();
+                continue;
+            }
+            let (key, value) = line
+                .split_once('=')
+                .ok_or_else(|| err(format!("expected `key = value`, got `{line}`")))?;
+            let key = key.trim();
+            let value = value.trim();
+            let full = if section.is_empty() {
+                key.to_string()
+            } else {
+                format!("{section}.{key}")
+            };
+            c.set(&full, value)
+                .map_err(|m| err(format!("key `{full}`: {m}")))?;
+        }
+        c.validate().map_err(|m| ConfigError {
+            line: 0,
+            message: m,
+        })?;
+        Ok(c)
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        if key == "lardish.compact_metadata" {
+            self.compact_metadata = match value {
+                "true" => true,
+                "false" => false,
+                _ => return Err(format!("expected true or false, got `{value}`")),
+            };
+            return Ok(());
+        }
+        let n = parse_u64(value).ok_or_else(|| format!("expected an integer, got `{value}`"))?;
+        let small = || u32::try_from(n).map_err(|_| format!("value {n} too large"));
+        match key {
+            "system.cores" => self.cores = small()?,
+            "system.line_bytes" => self.line_bytes = n,
+            "system.instruction_cycles" => self.instruction_cycles = small()?,
+            "system.memory_latency" => self.memory_latency = small()?,
+            "l1.size" => self.l1.size = n,
+            "l1.ways" => self.l1.ways = small()?,
+            "l1.latency" => self.l1.latency = small()?,
+            "l2.size" => self.l2.size = n,
+            "l2.ways" => self.l2.ways = small()?,
+            "l2.latency" => self.l2.latency = small()?,
+            "l2.remote_latency" => self.remote_l2_latency = small()?,
+            "l3.size" => self.l3.size = n,
+            "l3.ways" => self.l3.ways = small()?,
+            "l3.latency" => self.l3.latency = small()?,
+            "lardish.hw_check_cycles" => self.hw_check_cycles = small()?,
+            "lardish.sw_check_cycles" => self.sw_check_cycles = small()?,
+            "lardish.sw_instructions_per_location" => self.sw_instructions_per_location = small()?,
+            "lardish.sw_bytes_per_location" => self.sw_bytes_per_location = n,
+            "lardish.md_evict_cycles" => self.md_evict_cycles = small()?,
+            "lardish.clock_table_entries" => self.clock_table_entries = small()?,
+            "lardish.rollover_cycles" => self.rollover_cycles = n,
+            "lardish.context_switch_cycles" => self.context_switch_cycles = small()?,
+            "lardish.vc_hw_cycles" => self.vc_hw_cycles = small()?,
+            "lardish.vc_sw_cycles" => self.vc_sw_cycles = small()?,
+            "lardish.history_entry_cycles" => self.history_entry_cycles = small()?,
+            "lardish.async_cores" => self.async_cores = small()?,
+            "lardish.async_enqueue_cycles" => self.async_enqueue_cycles = small()?,
+            "lardish.sample_every" => self.sample_every = n,
+            "fasttrack.instructions_per_access" => self.ft_instructions_per_access = small()?,
+            "fasttrack.instructions_per_byte" => self.ft_instructions_per_byte = small()?,
+            "fasttrack.instructions_per_reader" => self.ft_instructions_per_reader = small()?,
+            "fasttrack.shadow_bytes_per_location" => self.ft_shadow_bytes_per_location = n,
+            "fasttrack.vc_instructions" => self.ft_vc_instructions = small()?,
+            _ => return Err("unknown key".to_string()),
+        }
+        Ok(())
+    }
+
+    /// Checks the constraints the model relies on.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.cores == 0 || self.cores > 1024 {
+            return Err("system.cores must be 1..=1024".into());
+        }
+        if !self.line_bytes.is_power_of_two() || self.line_bytes < 8 {
+            return Err("system.line_bytes must be a power of two >= 8".into());
+        }
+        for (name, g) in [("l1", self.l1), ("l2", self.l2), ("l3", self.l3)] {
+            if g.ways == 0 || g.size < self.line_bytes {
+                return Err(format!("{name}: ways must be >= 1 and size >= one line"));
+            }
+        }
+        if self.clock_table_entries == 0 {
+            return Err("lardish.clock_table_entries must be >= 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_reports_bad_keys() {
+        let c = HwConfig::from_toml_str(
+            "# tiny\n[l1]\nsize = 1K\nways = 2\n[lardish]\nclock_table_entries = 3\ncompact_metadata = false\n",
+        )
+        .unwrap();
+        assert_eq!(c.l1.size, 1024);
+        assert_eq!(c.l1.ways, 2);
+        assert_eq!(c.clock_table_entries, 3);
+        assert!(!c.compact_metadata);
+        assert_eq!(c.l3, HwConfig::default().l3);
+        let e = HwConfig::from_toml_str("[l1]\nsize = 1K\nwayz = 2\n").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.to_string().contains("l1.wayz"), "{e}");
+        let e = HwConfig::from_toml_str("[l2]\nlatency = ten\n").unwrap_err();
+        assert!(e.to_string().contains("l2.latency"), "{e}");
+        assert!(HwConfig::from_toml_str("[system]\nline_bytes = 48\n").is_err());
+    }
+}

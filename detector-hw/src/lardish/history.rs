@@ -1,0 +1,239 @@
+//! The software manager's variable map: the exact access history of every
+//! byte (the ground truth every verdict comes from), annotated with which
+//! records hardware currently holds, the in-hardware status and each core's
+//! local permission (RADISH §4.3–§4.4).
+//!
+//! Hardware never decides a verdict: it only decides which stage resolves an
+//! access. A record is *held in hardware* when its [`Holder`] is still
+//! valid: the owner core still runs the same thread (`gen`) and the owner's
+//! metadata line is still resident with the same fill id (an eviction or a
+//! rollover moves it to software).
+
+use crate::clock::{ThreadIdx, VectorClock};
+use crate::event::AccessKind;
+
+/// Local permission of a core's thread for one byte (RADISH §4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Perm {
+    /// Every access needs a check.
+    None,
+    /// Reads need no check.
+    Read,
+    /// Reads and writes need no check.
+    Write,
+}
+
+/// How much of a byte's history hardware holds (RADISH §4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HwStatus {
+    /// Software must be consulted.
+    InSoftware,
+    /// The last write is in hardware.
+    LastWrite,
+    /// All last reads are in hardware.
+    AllLastReads,
+    /// The last write and all last reads are in hardware.
+    Everything,
+}
+
+impl HwStatus {
+    /// The status from its two components (`AllLastReads` needs a read).
+    pub fn from_parts(write: bool, reads: bool, any_read: bool) -> HwStatus {
+        match (write, reads) {
+            (true, true) => HwStatus::Everything,
+            (true, false) => HwStatus::LastWrite,
+            (false, true) if any_read => HwStatus::AllLastReads,
+            _ => HwStatus::InSoftware,
+        }
+    }
+
+    fn parts(self) -> (bool, bool) {
+        match self {
+            HwStatus::Everything => (true, true),
+            HwStatus::LastWrite => (true, false),
+            HwStatus::AllLastReads => (false, true),
+            HwStatus::InSoftware => (false, false),
+        }
+    }
+}
+
+/// Where a record lives in hardware: core, thread generation of that core,
+/// fill id of the metadata line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Holder {
+    /// Owner core.
+    pub core: u16,
+    /// The core's thread generation when the record was stored.
+    pub gen: u32,
+    /// Fill id of the metadata line holding it.
+    pub fill: u64,
+}
+
+/// One last access (write, or one thread's last read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rec {
+    /// Accessing identity.
+    pub thread: ThreadIdx,
+    /// Its own clock entry at the time.
+    pub clock: u64,
+    /// PC of the access.
+    pub pc: u64,
+    /// The hardware slot holding it, if it was ever stored in hardware.
+    pub holder: Option<Holder>,
+}
+
+/// A core's permission with the conditions under which it is still valid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PermSlot {
+    /// The permission.
+    pub perm: Perm,
+    /// Core generation it was set under.
+    pub gen: u32,
+    /// Fill id of the core's metadata line it lives in.
+    pub fill: u64,
+}
+
+const NO_PERM: PermSlot = PermSlot {
+    perm: Perm::None,
+    gen: u32::MAX,
+    fill: u64::MAX,
+};
+
+/// History, status and permissions of one byte.
+#[derive(Clone, Debug)]
+pub struct ByteMeta {
+    /// Last write.
+    pub write: Option<Rec>,
+    /// Last read of each thread since the last write.
+    pub reads: Vec<Rec>,
+    /// Status as last set by a write or a software check.
+    pub status: HwStatus,
+    /// The metadata slot whose status bits hold `status`.
+    pub anchor: Option<Holder>,
+    /// One permission slot per core.
+    pub perms: Vec<PermSlot>,
+}
+
+impl ByteMeta {
+    /// An empty history (nothing in hardware).
+    pub fn new(cores: usize) -> ByteMeta {
+        ByteMeta {
+            write: None,
+            reads: Vec::new(),
+            status: HwStatus::InSoftware,
+            anchor: None,
+            perms: vec![NO_PERM; cores],
+        }
+    }
+
+    /// A copy of the records only, all in software (CopyHistory).
+    pub fn software_copy(&self) -> ByteMeta {
+        let strip = |r: &Rec| Rec { holder: None, ..*r };
+        ByteMeta {
+            write: self.write.as_ref().map(strip),
+            reads: self.reads.iter().map(strip).collect(),
+            status: HwStatus::InSoftware,
+            anchor: None,
+            perms: vec![NO_PERM; self.perms.len()],
+        }
+    }
+
+    /// The status demoted by what is no longer held in hardware.
+    pub fn effective_status(&self, valid: &impl Fn(&Holder) -> bool) -> HwStatus {
+        match &self.anchor {
+            Some(a) if valid(a) => {}
+            _ => return HwStatus::InSoftware,
+        }
+        let (mut w, mut r) = self.status.parts();
+        if w {
+            if let Some(rec) = &self.write {
+                w = rec.holder.is_some_and(|h| valid(&h));
+            }
+        }
+        if r {
+            r = self
+                .reads
+                .iter()
+                .all(|x| x.holder.is_some_and(|h| valid(&h)));
+        }
+        HwStatus::from_parts(w, r, !self.reads.is_empty())
+    }
+
+    /// Recomputes the status after software imported records: a component
+    /// is in hardware if all its records are held (no last write counts).
+    pub fn import_status(&mut self, anchor: Holder, valid: &impl Fn(&Holder) -> bool) {
+        let held = |r: &Rec| r.holder.is_some_and(|h| valid(&h));
+        let w = match &self.write {
+            None => true,
+            Some(r) => held(r),
+        };
+        let r = self.reads.iter().all(held);
+        self.status = HwStatus::from_parts(w, r, !self.reads.is_empty());
+        self.anchor = Some(anchor);
+    }
+
+    /// Permission of thread `t` with clock `c` computed from what hardware
+    /// holds (fill-time broadcast and hardware checks).
+    pub fn hw_perm(&self, t: ThreadIdx, c: &VectorClock, valid: &impl Fn(&Holder) -> bool) -> Perm {
+        let status = self.effective_status(valid);
+        match status {
+            HwStatus::Everything => self.exact_perm(t, c),
+            HwStatus::LastWrite if self.write_ordered(t, c) => Perm::Read,
+            _ => Perm::None,
+        }
+    }
+
+    fn write_ordered(&self, t: ThreadIdx, c: &VectorClock) -> bool {
+        match &self.write {
+            None => true,
+            Some(w) => w.thread == t || w.clock <= c.get(w.thread),
+        }
+    }
+
+    /// Permission of `t` computed from the complete history (software).
+    pub fn exact_perm(&self, t: ThreadIdx, c: &VectorClock) -> Perm {
+        if !self.write_ordered(t, c) {
+            Perm::None
+        } else if self
+            .reads
+            .iter()
+            .all(|r| r.thread == t || r.clock <= c.get(r.thread))
+        {
+            Perm::Write
+        } else {
+            Perm::Read
+        }
+    }
+
+    /// Whether a hardware race check can decide an access of `kind` by `t`
+    /// (RADISH §4.5): a read needs the last write in hardware, or all last
+    /// reads with one ordered before it; a write needs everything.
+    pub fn hw_decidable(
+        &self,
+        kind: AccessKind,
+        t: ThreadIdx,
+        c: &VectorClock,
+        valid: &impl Fn(&Holder) -> bool,
+    ) -> bool {
+        match (kind, self.effective_status(valid)) {
+            (_, HwStatus::Everything) => true,
+            (AccessKind::Read, HwStatus::LastWrite) => true,
+            (AccessKind::Read, HwStatus::AllLastReads) => self
+                .reads
+                .iter()
+                .any(|r| r.thread == t || r.clock <= c.get(r.thread)),
+            _ => false,
+        }
+    }
+
+    /// Downgrades core `p`'s permission after another core's access.
+    pub fn downgrade(&mut self, p: usize, kind: AccessKind) {
+        let cap = match kind {
+            AccessKind::Write => Perm::None,
+            AccessKind::Read => Perm::Read,
+        };
+        if let Some(s) = self.perms.get_mut(p) {
+            s.perm = s.perm.min(cap);
+        }
+    }
+}

@@ -1,0 +1,953 @@
+//! LARDISH: the RADISH hybrid hardware/software race detector (Devietti et
+//! al., ISCA 2012) extended for LARDx86 (LARD §4.2, §5.3), as a simulation.
+//!
+//! [`Lardish`] implements [`Detector`]. Its verdicts come from the exact
+//! access histories of the software manager's variable map
+//! ([`history`]), so they are those of
+//! [`Canonical`](crate::canonical::Canonical); the hardware structures —
+//! caches with metadata lines ([`cache`], [`layout`]), in-hardware status,
+//! local permissions, per-core clock tables ([`clocktable`]) — only decide
+//! *which stage* (permission check, hardware check, software check) resolves
+//! each access and what it costs. [`HwStats`] reports simulated cycles with no
+//! detection, under LARDISH and under a FastTrack-in-software cost model,
+//! plus RADISH's Table 2 / Figure 10 / Figure 11 statistics.
+//!
+//! See `docs/lardish.md` for the model, the cost models, every configuration
+//! key and every simplification.
+
+pub mod cache;
+pub mod clocktable;
+pub mod config;
+pub mod history;
+pub mod layout;
+pub mod stats;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashSet;
+
+use crate::clock::{ClockTable, FxHashMap, ThreadIdx, VectorClock};
+use crate::detector::{history_units, Detector, Granularity};
+use crate::event::{Access, AccessKind, Event, EventKind, LardOp, LowLevelSync, Origin, ThreadKey};
+use crate::lard::{self, HistoryOp};
+use crate::race::{Race, RaceCollector, RaceKind};
+
+use cache::{Hierarchy, LineKind};
+use clocktable::HwClockTable;
+pub use config::{CacheGeom, ConfigError, HwConfig};
+use history::ByteMeta;
+pub use history::{Holder, HwStatus, Perm};
+use layout::Layout;
+pub use stats::{HwStats, OccupancySample};
+
+/// A byte's complete history: last reads `(thread, clock)`, last write.
+pub type HistorySnapshot = (Vec<(ThreadKey, u64)>, Option<(ThreadKey, u64)>);
+
+/// Which mechanism resolved a checked access (RADISH Figure 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    /// Local permissions allowed it.
+    Permission,
+    /// A hardware race check decided it.
+    Hardware,
+    /// A software race check was needed.
+    Software,
+}
+
+/// A [`View`] built from disjoint field borrows (so other fields stay
+/// mutable).
+macro_rules! view {
+    ($s:ident) => {
+        View {
+            layout: $s.layout,
+            resident: &$s.resident,
+            expanded: &$s.expanded,
+            compact: $s.cfg.compact_metadata,
+            gens: &$s.gens,
+        }
+    };
+}
+
+#[derive(Clone, Debug)]
+struct Core {
+    ident: Option<ThreadKey>,
+    table: HwClockTable,
+    /// LARDISH cycles of this core (for asynchronous checks).
+    time: u64,
+    /// Completion time of this core's outstanding asynchronous checks.
+    outstanding: u64,
+}
+
+/// Validity of hardware-held state, from disjoint borrows of [`Lardish`].
+struct View<'a> {
+    layout: Layout,
+    resident: &'a FxHashMap<u64, u64>,
+    expanded: &'a HashSet<u64>,
+    compact: bool,
+    gens: &'a [u32],
+}
+
+impl View<'_> {
+    #[inline]
+    fn is_expanded(&self, addr: u64) -> bool {
+        !self.compact || self.expanded.contains(&self.layout.data_line(addr))
+    }
+
+    #[inline]
+    fn md_line(&self, core: usize, addr: u64) -> u64 {
+        self.layout.md_line(core, addr, self.is_expanded(addr))
+    }
+
+    #[inline]
+    fn fill(&self, core: usize, addr: u64) -> Option<u64> {
+        self.resident.get(&self.md_line(core, addr)).copied()
+    }
+
+    #[inline]
+    fn holder_valid(&self, addr: u64, h: &Holder) -> bool {
+        let core = h.core as usize;
+        self.gens.get(core) == Some(&h.gen) && self.fill(core, addr) == Some(h.fill)
+    }
+
+    fn holder(&self, core: usize, addr: u64) -> Option<Holder> {
+        self.fill(core, addr).map(|fill| Holder {
+            core: core as u16,
+            gen: self.gens[core],
+            fill,
+        })
+    }
+
+    /// Core `core`'s permission for `addr`: the stored one if still valid
+    /// (same thread generation, metadata line not refilled since), else
+    /// `None`. The fill-time broadcast of RADISH §4.4 is modeled as the
+    /// hardware check of the first access after the fill.
+    fn perm(&self, m: &ByteMeta, core: usize, addr: u64) -> Perm {
+        let s = m.perms[core];
+        if s.gen == self.gens[core] && self.fill(core, addr) == Some(s.fill) {
+            s.perm
+        } else {
+            Perm::None
+        }
+    }
+}
+
+/// The LARDISH hardware model; see the module docs.
+#[derive(Clone, Debug)]
+pub struct Lardish {
+    cfg: HwConfig,
+    layout: Layout,
+    clocks: ClockTable,
+    bytes: FxHashMap<u64, ByteMeta>,
+    races: RaceCollector,
+    hier: Hierarchy,
+    base: Hierarchy,
+    ft: Hierarchy,
+    resident: FxHashMap<u64, u64>,
+    next_fill: u64,
+    expanded: HashSet<u64>,
+    gens: Vec<u32>,
+    cores: Vec<Core>,
+    async_busy: Vec<u64>,
+    stats: HwStats,
+}
+
+impl Default for Lardish {
+    fn default() -> Self {
+        Lardish::new(HwConfig::default())
+    }
+}
+
+impl Lardish {
+    /// A model of the machine `cfg` (panics if `cfg` fails
+    /// [`HwConfig::validate`]; configurations parsed by
+    /// [`HwConfig::from_toml_str`] are validated).
+    pub fn new(cfg: HwConfig) -> Lardish {
+        if let Err(e) = cfg.validate() {
+            panic!("invalid HwConfig: {e}");
+        }
+        let cores = cfg.cores as usize;
+        Lardish {
+            layout: Layout::new(cfg.line_bytes),
+            clocks: ClockTable::new(),
+            bytes: FxHashMap::default(),
+            races: RaceCollector::new(),
+            hier: Hierarchy::new(&cfg),
+            base: Hierarchy::new(&cfg),
+            ft: Hierarchy::new(&cfg),
+            resident: FxHashMap::default(),
+            next_fill: 1,
+            expanded: HashSet::new(),
+            gens: vec![0; cores],
+            cores: (0..cores)
+                .map(|_| Core {
+                    ident: None,
+                    table: HwClockTable::new(cfg.clock_table_entries as usize),
+                    time: 0,
+                    outstanding: 0,
+                })
+                .collect(),
+            async_busy: vec![0; cfg.async_cores as usize],
+            stats: HwStats::default(),
+            cfg,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &HwConfig {
+        &self.cfg
+    }
+
+    /// The statistics so far.
+    pub fn stats(&self) -> &HwStats {
+        &self.stats
+    }
+
+    /// Accounts `n` retired non-memory instructions on `core` (1 cycle
+    /// each by default) in all three cost models.
+    pub fn add_instructions(&mut self, core: u16, n: u64) {
+        let c = self.core_index(core);
+        let cycles = n * u64::from(self.cfg.instruction_cycles);
+        self.stats.instructions += n;
+        self.stats.cycles_no_detection += cycles;
+        self.stats.cycles_fasttrack += cycles;
+        self.charge(c, cycles);
+    }
+
+    fn view(&self) -> View<'_> {
+        view!(self)
+    }
+
+    fn core_index(&self, core: u16) -> usize {
+        usize::from(core) % self.cores.len()
+    }
+
+    fn charge(&mut self, c: usize, cycles: u64) {
+        self.stats.cycles_lardish += cycles;
+        self.cores[c].time += cycles;
+    }
+
+    fn begin_event(&mut self) {
+        self.stats.events += 1;
+        self.stats.instructions += 1;
+        let every = self.cfg.sample_every;
+        if every > 0 && self.stats.events % every == 0 {
+            self.sample();
+        }
+    }
+
+    /// Records one cache-occupancy sample now.
+    pub fn sample(&mut self) {
+        let (counts, cap) = self.hier.occupancy();
+        self.stats.occupancy.push(OccupancySample {
+            event: self.stats.events,
+            data: counts[0],
+            compact_md: counts[1],
+            expanded_md: counts[2],
+            invalid: cap.saturating_sub(counts.iter().sum()),
+        });
+    }
+
+    /// The thread on core `c` becomes `key`: flush/swap per-core state.
+    fn switch_to(&mut self, c: usize, key: ThreadKey) {
+        if self.cores[c].ident == Some(key) {
+            return;
+        }
+        if self.cores[c].ident.is_some() {
+            self.stats.context_switches += 1;
+            let cost = u64::from(self.cfg.context_switch_cycles);
+            self.charge(c, cost);
+        }
+        self.cores[c].ident = Some(key);
+        self.flush_core(c);
+    }
+
+    /// Invalidates core `c`'s permissions and hardware-held records (the
+    /// old thread's metadata is flushed lazily; see docs).
+    fn flush_core(&mut self, c: usize) {
+        self.gens[c] = self.gens[c].wrapping_add(1);
+        self.cores[c].table.clear();
+    }
+
+    fn drain_md_evictions(&mut self, c: usize) {
+        while self.hier.has_md_evictions() {
+            for line in self.hier.take_md_evictions() {
+                self.resident.remove(&line);
+                self.stats.md_evictions += 1;
+                let cost = u64::from(self.cfg.md_evict_cycles);
+                self.charge(c, cost);
+            }
+        }
+    }
+
+    /// Accesses metadata line `line` of core `c`; returns the latency.
+    fn touch_md(&mut self, c: usize, line: u64, kind: LineKind) -> u32 {
+        let (_, cycles, fresh) = self.hier.md_access(c, line, kind);
+        if fresh {
+            self.resident.insert(line, self.next_fill);
+            self.next_fill += 1;
+        }
+        self.drain_md_evictions(c);
+        cycles
+    }
+
+    fn md_kind(&self, addr: u64) -> LineKind {
+        if self.view().is_expanded(addr) {
+            LineKind::MdExpanded
+        } else {
+            LineKind::MdCompact
+        }
+    }
+
+    /// A byte access to compact data line `dline` expands its metadata
+    /// (RADISH §5.2) in every core that caches it.
+    fn inflate(&mut self, c: usize, dline: u64) -> u32 {
+        self.expanded.insert(dline);
+        let addr = dline << self.layout.shift;
+        let mut cycles = 0;
+        for p in 0..self.cores.len() {
+            let first = self.layout.md_line(p, addr, true);
+            let Some(&fill) = self.resident.get(&first) else {
+                continue;
+            };
+            self.stats.inflations += 1;
+            self.hier.retag(first, LineKind::MdExpanded);
+            let second = self.layout.md_second_half(first);
+            let (_, lat, fresh) = self.hier.md_access(p, second, LineKind::MdExpanded);
+            if fresh {
+                // Same fill id: the records of the upper half stay valid.
+                self.resident.insert(second, fill);
+            }
+            cycles = cycles.max(lat);
+        }
+        self.drain_md_evictions(c);
+        cycles
+    }
+
+    /// Makes sure core `c`'s clock table has an entry for `clock`; on
+    /// overflow, garbage-collects, then (if allowed) rolls over.
+    fn ensure_clock(&mut self, c: usize, clock: u64, allow_rollover: bool) -> bool {
+        if self.cores[c].table.insert(clock) {
+            return true;
+        }
+        let live = self.live_clocks(c);
+        self.cores[c].table.collect(|v| live.contains(&v));
+        if self.cores[c].table.insert(clock) {
+            return true;
+        }
+        if !allow_rollover {
+            return false;
+        }
+        self.rollover(c);
+        self.cores[c].table.insert(clock)
+    }
+
+    /// Clock values referenced by valid records held by core `c`.
+    fn live_clocks(&self, c: usize) -> HashSet<u64> {
+        let v = self.view();
+        let mut live = HashSet::new();
+        for (&addr, m) in &self.bytes {
+            for r in m.write.iter().chain(&m.reads) {
+                if let Some(h) = &r.holder {
+                    if h.core as usize == c && v.holder_valid(addr, h) {
+                        live.insert(r.clock);
+                    }
+                }
+            }
+        }
+        live
+    }
+
+    /// Epoch rollover: evict all of core `c`'s metadata, reset its table.
+    fn rollover(&mut self, c: usize) {
+        self.stats.rollovers += 1;
+        let cost = self.cfg.rollover_cycles;
+        self.charge(c, cost);
+        let lines = self.hier.md_lines_where(|l| Layout::md_core(l) == c);
+        for line in lines {
+            self.hier.invalidate(line);
+            self.resident.remove(&line);
+            self.stats.md_evictions += 1;
+        }
+        self.cores[c].table.clear();
+    }
+
+    /// Sum of latencies of the distinct lines `lines` (sequential software
+    /// accesses) in hierarchy `which` (0 LARDISH, 2 FastTrack).
+    fn soft_accesses(&mut self, c: usize, lines: &[u64], write: bool, ft: bool) -> u64 {
+        let mut total = 0u64;
+        let mut last = u64::MAX;
+        for &l in lines {
+            if l == last {
+                total += 1;
+                continue;
+            }
+            last = l;
+            let h = if ft { &mut self.ft } else { &mut self.hier };
+            total += u64::from(h.data_access(c, l, write).1);
+        }
+        if !ft {
+            self.drain_md_evictions(c);
+        }
+        total
+    }
+
+    /// Cost of a software race check of core `c`'s thread `t` that
+    /// triggered on `addr`: it checks and imports the whole metadata line.
+    fn software_check(&mut self, c: usize, t: ThreadIdx, addr: u64) -> u64 {
+        let v = self.view();
+        let expanded = v.is_expanded(addr);
+        let line = v.md_line(c, addr);
+        let (start, n) = self.layout.md_covers(line, expanded);
+        let bytes = self.cfg.sw_bytes_per_location;
+        let lines: Vec<u64> = (0..n)
+            .map(|i| self.layout.sw_line(start.wrapping_add(i), bytes))
+            .collect();
+        let mut cost = u64::from(self.cfg.sw_check_cycles)
+            + n * u64::from(self.cfg.sw_instructions_per_location);
+        cost += self.soft_accesses(c, &lines, false, false);
+        // Import t's records into this core's metadata, within clock-table
+        // capacity, then set status and exact permissions.
+        let clock = self.clocks.clock(t).clone();
+        for i in 0..n {
+            let x = start.wrapping_add(i);
+            let Some(mut m) = self.bytes.remove(&x) else {
+                continue;
+            };
+            let holder = self.view().holder(c, x);
+            if let Some(h) = holder {
+                for r in m.write.iter_mut().chain(m.reads.iter_mut()) {
+                    if r.thread == t && self.ensure_clock(c, r.clock, false) {
+                        r.holder = Some(h);
+                    }
+                }
+                let v = self.view();
+                m.import_status(h, &|hh| v.holder_valid(x, hh));
+                m.perms[c] = history::PermSlot {
+                    perm: m.exact_perm(t, &clock),
+                    gen: h.gen,
+                    fill: h.fill,
+                };
+            }
+            self.bytes.insert(x, m);
+        }
+        cost
+    }
+
+    /// Charges a software check of `cost` cycles, synchronously or on the
+    /// asynchronous checking cores.
+    fn charge_software(&mut self, c: usize, cost: u64) {
+        if self.async_busy.is_empty() {
+            self.charge(c, cost);
+            return;
+        }
+        let enqueue = u64::from(self.cfg.async_enqueue_cycles);
+        self.charge(c, enqueue);
+        let now = self.cores[c].time;
+        let (i, _) = self
+            .async_busy
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, b)| **b)
+            .unwrap_or((0, &0));
+        let done = self.async_busy[i].max(now) + cost;
+        self.async_busy[i] = done;
+        self.cores[c].outstanding = self.cores[c].outstanding.max(done);
+    }
+
+    /// Synchronization waits for this core's outstanding async checks.
+    fn wait_async(&mut self, c: usize) {
+        let (time, out) = (self.cores[c].time, self.cores[c].outstanding);
+        if out > time {
+            self.stats.async_stall_cycles += out - time;
+            self.charge(c, out - time);
+        }
+    }
+
+    /// Data lines of `[addr, addr+size)`.
+    fn data_lines(&self, addr: u64, size: u32) -> std::ops::RangeInclusive<u64> {
+        let last = addr.wrapping_add(u64::from(size.max(1)) - 1);
+        let (a, b) = (self.layout.data_line(addr), self.layout.data_line(last));
+        if b >= a {
+            a..=b
+        } else {
+            a..=a
+        }
+    }
+
+    /// The in-hardware status of byte `addr` now.
+    pub fn status(&self, addr: u64) -> HwStatus {
+        let v = self.view();
+        self.bytes.get(&addr).map_or(HwStatus::InSoftware, |m| {
+            m.effective_status(&|h| v.holder_valid(addr, h))
+        })
+    }
+
+    /// Core `core`'s local permission for byte `addr` for the thread it
+    /// runs (what a permission check would see now).
+    pub fn permission(&self, core: u16, addr: u64) -> Perm {
+        let c = self.core_index(core);
+        let (Some(key), Some(m)) = (self.cores[c].ident, self.bytes.get(&addr)) else {
+            return Perm::None;
+        };
+        let _ = key;
+        self.view().perm(m, c, addr)
+    }
+
+    /// Read and write clocks of byte `addr` held in core `core`'s hardware
+    /// metadata (`None`: no valid entry, the paper's 0).
+    pub fn hw_clocks(&self, core: u16, addr: u64) -> (Option<u64>, Option<u64>) {
+        let c = self.core_index(core);
+        let v = self.view();
+        let Some(m) = self.bytes.get(&addr) else {
+            return (None, None);
+        };
+        let held = |r: &history::Rec| {
+            r.holder
+                .is_some_and(|h| h.core as usize == c && v.holder_valid(addr, &h))
+        };
+        let read = m.reads.iter().find(|r| held(r)).map(|r| r.clock);
+        let write = m.write.as_ref().filter(|r| held(r)).map(|r| r.clock);
+        (read, write)
+    }
+
+    /// The complete (software-manager) history of byte `addr`: last reads
+    /// `(thread, clock)` and last write.
+    pub fn history(&self, addr: u64) -> HistorySnapshot {
+        match self.bytes.get(&addr) {
+            None => (Vec::new(), None),
+            Some(m) => (
+                m.reads
+                    .iter()
+                    .map(|r| (self.clocks.key(r.thread), r.clock))
+                    .collect(),
+                m.write.map(|w| (self.clocks.key(w.thread), w.clock)),
+            ),
+        }
+    }
+
+    /// Entry `entry` of the vector clock of the thread core `core` runs.
+    pub fn core_clock(&self, core: u16, entry: ThreadKey) -> u64 {
+        let c = self.core_index(core);
+        match self.cores[c].ident {
+            Some(k) => self.clocks.entry(k, entry),
+            None => 0,
+        }
+    }
+
+    /// Clock-table entries in use on `core`.
+    pub fn clock_table_len(&self, core: u16) -> usize {
+        self.cores[self.core_index(core)].table.len()
+    }
+
+    /// Evicts core `core`'s metadata line for `addr` from the hierarchy
+    /// through the eviction handler (as an LLC eviction would).
+    pub fn evict_metadata(&mut self, core: u16, addr: u64) {
+        let c = self.core_index(core);
+        let line = self.view().md_line(c, addr);
+        if self.resident.remove(&line).is_some() {
+            self.hier.invalidate(line);
+            self.stats.md_evictions += 1;
+            let cost = u64::from(self.cfg.md_evict_cycles);
+            self.charge(c, cost);
+        }
+    }
+
+    /// Evicts every metadata line (an eager flush of all hardware state).
+    pub fn flush_metadata(&mut self) {
+        for line in self.hier.md_lines_where(|_| true) {
+            self.hier.invalidate(line);
+            self.resident.remove(&line);
+            self.stats.md_evictions += 1;
+        }
+    }
+
+    fn region_md_lines(&self, core: usize, addr: u64, len: u64) -> Vec<(u64, bool)> {
+        let v = self.view();
+        let mut out: Vec<(u64, bool)> = Vec::new();
+        for i in 0..len {
+            let x = addr.wrapping_add(i);
+            let line = v.md_line(core, x);
+            if out.last().map(|l| l.0) != Some(line) {
+                // Fully covered if the region spans the line's data range.
+                let (s, n) = self.layout.md_covers(line, v.is_expanded(x));
+                let full = s >= addr && s.wrapping_add(n) <= addr.wrapping_add(len);
+                out.push((line, full));
+            }
+        }
+        out
+    }
+
+    /// Software-manager lookups and invalidation of cached metadata for a
+    /// region; `evict` persists it via the eviction handler (CopyHistory's
+    /// source) instead of discarding it. Returns the cycles.
+    fn invalidate_region(&mut self, c: usize, addr: u64, len: u64, evict: bool) -> u64 {
+        let mut cycles = 0u64;
+        for p in 0..self.cores.len() {
+            for (line, full) in self.region_md_lines(p, addr, len) {
+                // The manager's record of what may be cached.
+                let (s, _) = self.layout.md_covers(line, true);
+                let track = self.layout.sw_line(s, self.cfg.sw_bytes_per_location);
+                cycles += u64::from(self.hier.data_access(c, track, false).1);
+                if !self.resident.contains_key(&line) {
+                    continue;
+                }
+                if let Some(level) = self.hier.level_of(p, line) {
+                    cycles += u64::from(self.hier.latency(level));
+                }
+                self.stats.history_invalidations += 1;
+                if evict {
+                    self.stats.md_evictions += 1;
+                    cycles += u64::from(self.cfg.md_evict_cycles);
+                }
+                if full || evict {
+                    self.hier.invalidate(line);
+                    self.resident.remove(&line);
+                }
+            }
+        }
+        self.drain_md_evictions(c);
+        cycles
+    }
+
+    fn history_op(&mut self, c: usize, op: HistoryOp) {
+        let per_loc = u64::from(self.cfg.sw_instructions_per_location);
+        let swb = self.cfg.sw_bytes_per_location;
+        let ftb = self.cfg.ft_shadow_bytes_per_location;
+        let mut cost = u64::from(self.cfg.history_entry_cycles);
+        let ft_cost = match op {
+            HistoryOp::Clear { addr, len } => {
+                self.stats.clear_ops += 1;
+                cost += self.invalidate_region(c, addr, len, false);
+                for i in 0..len {
+                    self.bytes.remove(&addr.wrapping_add(i));
+                }
+                let lines: Vec<u64> = (0..len)
+                    .map(|i| self.layout.sw_line(addr.wrapping_add(i), swb))
+                    .collect();
+                cost += self.soft_accesses(c, &lines, true, false) + len * per_loc;
+                let ft_lines: Vec<u64> = (0..len)
+                    .map(|i| self.layout.ft_line(addr.wrapping_add(i), ftb))
+                    .collect();
+                self.soft_accesses(c, &ft_lines, true, true) + len * per_loc
+            }
+            HistoryOp::Copy { src, dst, len } => {
+                self.stats.copy_ops += 1;
+                cost += self.invalidate_region(c, src, len, true);
+                cost += self.invalidate_region(c, dst, len, false);
+                let copied: Vec<Option<ByteMeta>> = (0..len)
+                    .map(|i| {
+                        self.bytes
+                            .get(&src.wrapping_add(i))
+                            .map(|m| m.software_copy())
+                    })
+                    .collect();
+                for (i, m) in (0..len).zip(copied) {
+                    let at = dst.wrapping_add(i);
+                    match m {
+                        Some(m) => {
+                            self.bytes.insert(at, m);
+                        }
+                        None => {
+                            self.bytes.remove(&at);
+                        }
+                    }
+                }
+                let mut lines = Vec::with_capacity(2 * len as usize);
+                let mut ft_lines = Vec::with_capacity(2 * len as usize);
+                for i in 0..len {
+                    lines.push(self.layout.sw_line(src.wrapping_add(i), swb));
+                    ft_lines.push(self.layout.ft_line(src.wrapping_add(i), ftb));
+                }
+                for i in 0..len {
+                    lines.push(self.layout.sw_line(dst.wrapping_add(i), swb));
+                    ft_lines.push(self.layout.ft_line(dst.wrapping_add(i), ftb));
+                }
+                cost += self.soft_accesses(c, &lines, true, false) + 2 * len * per_loc;
+                self.soft_accesses(c, &ft_lines, true, true) + 2 * len * per_loc
+            }
+        };
+        self.charge(c, cost);
+        self.stats.cycles_fasttrack += ft_cost;
+    }
+}
+
+impl Detector for Lardish {
+    fn name(&self) -> &'static str {
+        "lardish"
+    }
+
+    fn access(&mut self, a: &Access) -> Option<Race> {
+        self.begin_event();
+        self.stats.accesses += 1;
+        let c = self.core_index(a.origin.core);
+        let write = a.kind == AccessKind::Write;
+        // The data access, in all three machines.
+        let (mut base_lat, mut data_lat, mut ft_data) = (0u32, 0u32, 0u32);
+        for line in self.data_lines(a.addr, a.size) {
+            base_lat = base_lat.max(self.base.data_access(c, line, write).1);
+            data_lat = data_lat.max(self.hier.data_access(c, line, write).1);
+            ft_data = ft_data.max(self.ft.data_access(c, line, write).1);
+        }
+        self.drain_md_evictions(c);
+        self.stats.cycles_no_detection += u64::from(base_lat);
+        self.stats.cycles_fasttrack += u64::from(ft_data);
+        if !lard::is_checked(a) {
+            self.stats.untracked += 1;
+            self.charge(c, u64::from(data_lat));
+            return None;
+        }
+        let key = lard::identity(&a.origin);
+        self.switch_to(c, key);
+        let t = self.clocks.identity(key);
+        let now = self.clocks.clock(t).get(t);
+        self.ensure_clock(c, now, true);
+        let (first, count) = history_units(a, Granularity::Byte);
+
+        // Metadata lines (inflating compact ones on a byte access).
+        let mut md_lat = 0u32;
+        if self.cfg.compact_metadata && count == 1 {
+            let dline = self.layout.data_line(first);
+            if !self.expanded.contains(&dline) {
+                md_lat = self.inflate(c, dline);
+            }
+        }
+        let mut last_line = u64::MAX;
+        for i in 0..u64::from(count) {
+            let x = first.wrapping_add(i);
+            let line = self.view().md_line(c, x);
+            if line != last_line {
+                last_line = line;
+                let kind = self.md_kind(x);
+                md_lat = md_lat.max(self.touch_md(c, line, kind));
+            }
+        }
+        // Metadata is looked up in parallel with the data.
+        self.charge(c, u64::from(data_lat.max(md_lat)));
+
+        // Stage decision (on the state before the access), exact check and
+        // record, permission maintenance.
+        let clock = self.clocks.clock(t).clone();
+        let mut stage = Stage::Permission;
+        let mut sw_addr = first;
+        let mut readers = 0usize;
+        let cores = self.cores.len();
+        for i in 0..u64::from(count) {
+            let x = first.wrapping_add(i);
+            let mut m = self
+                .bytes
+                .remove(&x)
+                .unwrap_or_else(|| ByteMeta::new(cores));
+            readers = readers.max(m.reads.len());
+            let v = view!(self);
+            let valid = |h: &Holder| v.holder_valid(x, h);
+            let perm = v.perm(&m, c, x);
+            let allowed = match a.kind {
+                AccessKind::Read => perm >= Perm::Read,
+                AccessKind::Write => perm == Perm::Write,
+            };
+            let byte_stage = if allowed {
+                Stage::Permission
+            } else if m.hw_decidable(a.kind, t, &clock, &valid) {
+                Stage::Hardware
+            } else {
+                Stage::Software
+            };
+            if byte_stage > stage {
+                stage = byte_stage;
+                if byte_stage == Stage::Software {
+                    sw_addr = x;
+                }
+            }
+            let raced = check_and_record(
+                &mut m,
+                &self.clocks,
+                &mut self.races,
+                t,
+                &clock,
+                a,
+                v.holder(c, x),
+            );
+            if raced && byte_stage == Stage::Permission {
+                self.stats.permission_violations += 1;
+            }
+            if write {
+                m.status = HwStatus::Everything;
+                m.anchor = v.holder(c, x);
+            }
+            for p in 0..cores {
+                if p != c {
+                    m.downgrade(p, a.kind);
+                }
+            }
+            if let Some(h) = v.holder(c, x) {
+                let perm = m.hw_perm(t, &clock, &|hh| v.holder_valid(x, hh));
+                m.perms[c] = history::PermSlot {
+                    perm,
+                    gen: h.gen,
+                    fill: h.fill,
+                };
+            }
+            self.bytes.insert(x, m);
+        }
+        match stage {
+            Stage::Permission => self.stats.permission_hits += 1,
+            Stage::Hardware => {
+                self.stats.hw_checks += 1;
+                let cost = u64::from(self.cfg.hw_check_cycles);
+                self.charge(c, cost);
+            }
+            Stage::Software => {
+                self.stats.sw_checks += 1;
+                let hw = u64::from(self.cfg.hw_check_cycles);
+                self.charge(c, hw);
+                let cost = self.software_check(c, t, sw_addr);
+                self.charge_software(c, cost);
+            }
+        }
+
+        // FastTrack in software: instrumentation + shadow accesses.
+        let ftb = self.cfg.ft_shadow_bytes_per_location;
+        let shadow: Vec<u64> = (0..u64::from(count))
+            .map(|i| self.layout.ft_line(first.wrapping_add(i), ftb))
+            .collect();
+        let mut ft = self.soft_accesses(c, &shadow, true, true);
+        ft += u64::from(self.cfg.ft_instructions_per_access)
+            + u64::from(count.saturating_sub(1)) * u64::from(self.cfg.ft_instructions_per_byte);
+        if write && readers > 1 {
+            ft += readers as u64 * u64::from(self.cfg.ft_instructions_per_reader);
+        }
+        self.stats.cycles_fasttrack += ft;
+
+        let race = self.races.finish(key, a);
+        if race.is_some() {
+            self.stats.racy += 1;
+        }
+        race
+    }
+
+    fn lard(&mut self, origin: &Origin, op: &LardOp) {
+        self.begin_event();
+        let c = self.core_index(origin.core);
+        let me = lard::identity(origin);
+        self.switch_to(c, me);
+        let instr = u64::from(self.cfg.instruction_cycles);
+        self.stats.cycles_no_detection += instr;
+        match *op {
+            LardOp::ReadVc { tid, .. } | LardOp::WriteVc { tid, .. } => {
+                self.wait_async(c);
+                let on_chip = self
+                    .cores
+                    .iter()
+                    .any(|k| k.ident == Some(ThreadKey::Lang(tid)))
+                    || me == ThreadKey::Lang(tid);
+                let cost = if on_chip {
+                    self.cfg.vc_hw_cycles
+                } else {
+                    self.cfg.vc_sw_cycles
+                };
+                self.charge(c, u64::from(cost));
+                self.stats.cycles_fasttrack += u64::from(self.cfg.ft_vc_instructions);
+                if let LardOp::WriteVc { tid, value } = *op {
+                    // Lowering an entry invalidates memoized permissions.
+                    if value < self.clocks.entry(me, ThreadKey::Lang(tid)) {
+                        self.flush_core(c);
+                    }
+                }
+            }
+            LardOp::Thread { .. } => {
+                self.charge(c, instr);
+                self.stats.cycles_fasttrack += u64::from(self.cfg.ft_vc_instructions);
+            }
+            LardOp::ClearHistory { .. } | LardOp::CopyHistory { .. } => {
+                self.stats.cycles_fasttrack += instr;
+            }
+        }
+        if let Some(h) = lard::apply_clock_effects(&mut self.clocks, origin, op) {
+            self.history_op(c, h);
+        }
+    }
+
+    fn sync(&mut self, origin: &Origin, s: &LowLevelSync) {
+        let _ = s;
+        self.begin_event();
+        let c = self.core_index(origin.core);
+        let instr = u64::from(self.cfg.instruction_cycles);
+        self.stats.cycles_no_detection += instr;
+        self.stats.cycles_fasttrack += instr;
+        self.charge(c, instr);
+    }
+
+    fn event(&mut self, e: &Event) -> Option<Race> {
+        match &e.kind {
+            EventKind::Access(a) => self.access(a),
+            EventKind::Lard(op) => {
+                self.lard(&e.origin, op);
+                None
+            }
+            EventKind::Sync(s) => {
+                self.sync(&e.origin, s);
+                None
+            }
+            EventKind::ContextSwitch => {
+                self.begin_event();
+                let c = self.core_index(e.origin.core);
+                let instr = u64::from(self.cfg.instruction_cycles);
+                self.stats.cycles_no_detection += instr;
+                self.stats.cycles_fasttrack += instr;
+                self.charge(c, instr);
+                self.switch_to(c, lard::identity(&e.origin));
+                None
+            }
+        }
+    }
+}
+
+/// The canonical check-then-record of one byte (identical to
+/// [`Canonical`](crate::canonical::Canonical)'s), storing `holder` with the
+/// new record. Returns whether the byte raced.
+fn check_and_record(
+    m: &mut ByteMeta,
+    clocks: &ClockTable,
+    races: &mut RaceCollector,
+    t: ThreadIdx,
+    c: &VectorClock,
+    a: &Access,
+    holder: Option<Holder>,
+) -> bool {
+    let races_with = |u: ThreadIdx, clock: u64| u != t && clock > c.get(u);
+    let mut raced = false;
+    if let Some(w) = m.write {
+        if races_with(w.thread, w.clock) {
+            let kind = match a.kind {
+                AccessKind::Write => RaceKind::WriteWrite,
+                AccessKind::Read => RaceKind::WriteRead,
+            };
+            races.push(kind, clocks.key(w.thread), w.pc);
+            raced = true;
+        }
+    }
+    let rec = history::Rec {
+        thread: t,
+        clock: c.get(t),
+        pc: a.pc,
+        holder,
+    };
+    match a.kind {
+        AccessKind::Read => match m.reads.iter_mut().find(|r| r.thread == t) {
+            Some(r) => *r = rec,
+            None => m.reads.push(rec),
+        },
+        AccessKind::Write => {
+            for r in &m.reads {
+                if races_with(r.thread, r.clock) {
+                    races.push(RaceKind::ReadWrite, clocks.key(r.thread), r.pc);
+                    raced = true;
+                }
+            }
+            m.write = Some(rec);
+            m.reads.clear();
+        }
+    }
+    raced
+}

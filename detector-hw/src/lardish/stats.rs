@@ -1,0 +1,242 @@
+//! [`HwStats`]: simulated cycles, event counts and cache occupancy, with a
+//! text report and a hand-written JSON serializer.
+
+use std::fmt;
+
+/// Cache contents at one sampling point (RADISH Figure 11), in lines over
+/// all caches of the hierarchy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OccupancySample {
+    /// Events processed when sampled.
+    pub event: u64,
+    /// Lines holding data (program, software manager).
+    pub data: u64,
+    /// Compact metadata lines.
+    pub compact_md: u64,
+    /// Expanded metadata lines.
+    pub expanded_md: u64,
+    /// Invalid (free) lines.
+    pub invalid: u64,
+}
+
+/// Everything the LARDISH model measures.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HwStats {
+    /// Events processed.
+    pub events: u64,
+    /// Instructions retired: one per event plus [`super::Lardish::add_instructions`].
+    pub instructions: u64,
+    /// Data accesses (tracked or not).
+    pub accesses: u64,
+    /// Accesses not checked (untracked): Figure 10's "ignored".
+    pub untracked: u64,
+    /// Checked accesses allowed by local permissions.
+    pub permission_hits: u64,
+    /// Checked accesses resolved by a hardware race check.
+    pub hw_checks: u64,
+    /// Checked accesses that needed a software race check.
+    pub sw_checks: u64,
+    /// Checked accesses reported racy (same as the oracle's).
+    pub racy: u64,
+    /// Metadata lines evicted from the last-level cache (including
+    /// rollovers and CopyHistory's forced evictions).
+    pub md_evictions: u64,
+    /// Compact metadata lines expanded by a byte access.
+    pub inflations: u64,
+    /// Epoch rollovers (clock table overflows).
+    pub rollovers: u64,
+    /// Thread changes on a core (Thread op, context switch).
+    pub context_switches: u64,
+    /// ClearHistory operations (non-empty).
+    pub clear_ops: u64,
+    /// CopyHistory operations (non-empty).
+    pub copy_ops: u64,
+    /// Cached metadata lines invalidated by ClearHistory/CopyHistory.
+    pub history_invalidations: u64,
+    /// Cycles application cores stalled waiting for asynchronous checks.
+    pub async_stall_cycles: u64,
+    /// Permission hits the exact history contradicts (a model bug if > 0).
+    pub permission_violations: u64,
+    /// Simulated cycles without race detection.
+    pub cycles_no_detection: u64,
+    /// Simulated cycles under LARDISH.
+    pub cycles_lardish: u64,
+    /// Simulated cycles under the FastTrack-in-software cost model.
+    pub cycles_fasttrack: u64,
+    /// Cache occupancy samples.
+    pub occupancy: Vec<OccupancySample>,
+}
+
+impl HwStats {
+    /// `n` per 1,000 instructions.
+    pub fn per_kilo_instruction(&self, n: u64) -> f64 {
+        if self.instructions == 0 {
+            0.0
+        } else {
+            n as f64 * 1000.0 / self.instructions as f64
+        }
+    }
+
+    /// Checked accesses.
+    pub fn checked(&self) -> u64 {
+        self.permission_hits + self.hw_checks + self.sw_checks
+    }
+
+    /// Share (0..1) of all accesses decided by each mechanism:
+    /// `[untracked, permission, hardware check, software check]`.
+    pub fn decided_shares(&self) -> [f64; 4] {
+        let total = self.accesses.max(1) as f64;
+        [
+            self.untracked as f64 / total,
+            self.permission_hits as f64 / total,
+            self.hw_checks as f64 / total,
+            self.sw_checks as f64 / total,
+        ]
+    }
+
+    /// Cycles of `cycles` relative to no detection (1.0 = no overhead).
+    pub fn slowdown(&self, cycles: u64) -> f64 {
+        cycles as f64 / self.cycles_no_detection.max(1) as f64
+    }
+
+    /// The statistics as a JSON object.
+    pub fn to_json(&self) -> String {
+        let mut s = String::from("{");
+        let mut field = |k: &str, v: String| {
+            if s.len() > 1 {
+                s.push(',');
+            }
+            s.push('"');
+            s.push_str(k);
+            s.push_str("\":");
+            s.push_str(&v);
+        };
+        let counts: [(&str, u64); 21] = [
+            ("events", self.events),
+            ("instructions", self.instructions),
+            ("accesses", self.accesses),
+            ("untracked", self.untracked),
+            ("permission_hits", self.permission_hits),
+            ("hw_checks", self.hw_checks),
+            ("sw_checks", self.sw_checks),
+            ("racy", self.racy),
+            ("md_evictions", self.md_evictions),
+            ("inflations", self.inflations),
+            ("rollovers", self.rollovers),
+            ("context_switches", self.context_switches),
+            ("clear_ops", self.clear_ops),
+            ("copy_ops", self.copy_ops),
+            ("history_invalidations", self.history_invalidations),
+            ("async_stall_cycles", self.async_stall_cycles),
+            ("permission_violations", self.permission_violations),
+            ("cycles_no_detection", self.cycles_no_detection),
+            ("cycles_lardish", self.cycles_lardish),
+            ("cycles_fasttrack", self.cycles_fasttrack),
+            ("checked", self.checked()),
+        ];
+        for (k, v) in counts {
+            field(k, v.to_string());
+        }
+        let num = |x: f64| {
+            if x.is_finite() {
+                format!("{x:.6}")
+            } else {
+                "null".to_string()
+            }
+        };
+        let pki = format!(
+            "{{\"md_evictions\":{},\"inflations\":{},\"hw_checks\":{},\"sw_checks\":{},\"rollovers\":{}}}",
+            num(self.per_kilo_instruction(self.md_evictions)),
+            num(self.per_kilo_instruction(self.inflations)),
+            num(self.per_kilo_instruction(self.hw_checks)),
+            num(self.per_kilo_instruction(self.sw_checks)),
+            num(self.per_kilo_instruction(self.rollovers)),
+        );
+        field("per_kilo_instruction", pki);
+        let sh = self.decided_shares();
+        field(
+            "decided_shares",
+            format!(
+                "{{\"untracked\":{},\"permission\":{},\"hw_check\":{},\"sw_check\":{}}}",
+                num(sh[0]),
+                num(sh[1]),
+                num(sh[2]),
+                num(sh[3])
+            ),
+        );
+        let samples: Vec<String> = self
+            .occupancy
+            .iter()
+            .map(|o| {
+                format!(
+                    "{{\"event\":{},\"data\":{},\"compact_md\":{},\"expanded_md\":{},\"invalid\":{}}}",
+                    o.event, o.data, o.compact_md, o.expanded_md, o.invalid
+                )
+            })
+            .collect();
+        field("occupancy", format!("[{}]", samples.join(",")));
+        s.push('}');
+        s
+    }
+}
+
+impl fmt::Display for HwStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "events {}  instructions {}  accesses {}",
+            self.events, self.instructions, self.accesses
+        )?;
+        writeln!(f, "cycles:")?;
+        writeln!(f, "  no detection  {:>14}", self.cycles_no_detection)?;
+        for (name, c) in [
+            ("LARDISH", self.cycles_lardish),
+            ("FastTrack", self.cycles_fasttrack),
+        ] {
+            writeln!(f, "  {name:<12}  {c:>14}  ({:.2}x)", self.slowdown(c))?;
+        }
+        writeln!(f, "per 1,000 instructions (RADISH Table 2):")?;
+        for (name, n) in [
+            ("md evictions", self.md_evictions),
+            ("md inflations", self.inflations),
+            ("hw race checks", self.hw_checks),
+            ("sw race checks", self.sw_checks),
+            ("rollovers", self.rollovers),
+        ] {
+            writeln!(f, "  {name:<15} {:>10.3}", self.per_kilo_instruction(n))?;
+        }
+        let sh = self.decided_shares();
+        writeln!(f, "accesses decided by (RADISH Figure 10):")?;
+        for (name, x) in [
+            ("untracked", sh[0]),
+            ("permissions", sh[1]),
+            ("hw check", sh[2]),
+            ("sw check", sh[3]),
+        ] {
+            writeln!(f, "  {name:<12} {:>7.2}%", x * 100.0)?;
+        }
+        writeln!(
+            f,
+            "racy {}  context switches {}  clear {}  copy {}  invalidations {}  async stalls {}  permission violations {}",
+            self.racy,
+            self.context_switches,
+            self.clear_ops,
+            self.copy_ops,
+            self.history_invalidations,
+            self.async_stall_cycles,
+            self.permission_violations
+        )?;
+        if let Some(o) = self.occupancy.last() {
+            writeln!(
+                f,
+                "last occupancy sample (of {}): data {} compact md {} expanded md {} invalid {}",
+                self.occupancy.len(),
+                o.data,
+                o.compact_md,
+                o.expanded_md,
+                o.invalid
+            )?;
+        }
+        Ok(())
+    }
+}
