@@ -3,7 +3,18 @@
 
 #![deny(missing_docs)]
 
+pub mod code;
 pub mod disasm;
 pub mod elf;
 pub mod functions;
+pub mod loader;
+pub mod machine;
+pub mod memory;
+pub mod observer;
+pub mod run;
+pub mod sched;
+pub mod stats;
 pub mod symbols;
+pub mod syscalls;
+pub mod uc;
+pub mod vclock;

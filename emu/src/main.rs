@@ -1,12 +1,47 @@
 //! `lard`: run and inspect programs on a LARDx86 CPU.
 
-use clap::{Parser, Subcommand};
-use lard_emu::{disasm, elf::ElfFile};
-use std::path::PathBuf;
+use clap::{Parser, Subcommand, ValueEnum};
+use lard_emu::disasm;
+use lard_emu::elf::{ElfError, ElfFile};
+use lard_emu::machine::Config;
+use lard_emu::observer::{AccessMode, CountingObserver};
+use lard_emu::run::{Emulator, Outcome};
+use lard_emu::sched::SchedPolicy;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Exit status of `lard disasm` when its input is unusable.
 const EXIT_BAD_INPUT: u8 = 1;
+/// `lard run`: every live guest thread blocked forever.
+const EXIT_DEADLOCK: u8 = 122;
+/// `lard run --strict-syscalls`: the guest made an unsupported system call.
+const EXIT_UNSUPPORTED_SYSCALL: u8 = 123;
+/// `lard run`: an observer stopped the guest before an instruction.
+const EXIT_OBSERVER_STOP: u8 = 124;
+/// `lard run`: lard itself failed (cannot write a report, emulator error).
+const EXIT_INTERNAL: u8 = 125;
+/// `lard run`: the guest is not a runnable static x86-64 executable.
+const EXIT_NOT_RUNNABLE: u8 = 126;
+/// `lard run`: the guest file does not exist or cannot be read.
+const EXIT_NOT_FOUND: u8 = 127;
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SchedArg {
+    /// Round-robin, fixed quantum.
+    Rr,
+    /// Seeded random thread choice and quantum length.
+    Random,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ObserveArg {
+    /// No per-access observation.
+    None,
+    /// Tracked accesses only.
+    Tracked,
+    /// Every data access (memory hook).
+    All,
+}
 
 #[derive(Parser)]
 #[command(
@@ -29,6 +64,44 @@ enum Command {
         #[arg(long)]
         symbol: Option<String>,
     },
+    /// Run a static x86-64 Linux program on the LARDx86 CPU.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Scheduler seed (also seeds AT_RANDOM and getrandom).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Scheduling policy.
+    #[arg(long, value_enum, default_value = "rr")]
+    sched: SchedArg,
+    /// Quantum in basic blocks.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    quantum: u64,
+    /// Number of simulated cores.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
+    cores: u16,
+    /// Stop with an error on an unsupported system call instead of returning ENOSYS.
+    #[arg(long)]
+    strict_syscalls: bool,
+    /// Which memory accesses to observe (counted in --stats).
+    #[arg(long, value_enum, default_value = "tracked")]
+    observe: ObserveArg,
+    /// Also observe low-level synchronization (atomics, futexes, clone).
+    #[arg(long)]
+    observe_sync: bool,
+    /// Print run statistics on stderr.
+    #[arg(long)]
+    stats: bool,
+    /// Write run statistics as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    stats_json: Option<PathBuf>,
+    /// The guest program.
+    guest: PathBuf,
+    /// Arguments for the guest.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -38,6 +111,109 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Disasm { elf, symbol } => run_disasm(&elf, symbol.as_deref()),
+        Command::Run(args) => run_guest(args),
+    }
+}
+
+fn run_guest(args: RunArgs) -> ExitCode {
+    let file = match ElfFile::open(&args.guest) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("lard: {e}");
+            return ExitCode::from(match e {
+                ElfError::Io(..) => EXIT_NOT_FOUND,
+                _ => EXIT_NOT_RUNNABLE,
+            });
+        }
+    };
+    let config = Config {
+        seed: args.seed,
+        sched: match args.sched {
+            SchedArg::Rr => SchedPolicy::RoundRobin,
+            SchedArg::Random => SchedPolicy::Random,
+        },
+        quantum: args.quantum,
+        cores: args.cores,
+        strict_syscalls: args.strict_syscalls,
+    };
+    let mode = match args.observe {
+        ObserveArg::None => AccessMode::None,
+        ObserveArg::Tracked => AccessMode::Tracked,
+        ObserveArg::All => AccessMode::All,
+    };
+    let observer = Box::new(CountingObserver::new(mode, args.observe_sync));
+    let mut argv: Vec<Vec<u8>> = vec![args.guest.as_os_str().as_encoded_bytes().to_vec()];
+    argv.extend(args.args.iter().map(|a| a.as_bytes().to_vec()));
+    let envp: Vec<Vec<u8>> = std::env::vars_os()
+        .map(|(k, v)| {
+            let mut e = k.into_encoded_bytes();
+            e.push(b'=');
+            e.extend(v.into_encoded_bytes());
+            e
+        })
+        .collect();
+    let mut emu = match Emulator::new(&file, &argv, &envp, config, observer) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("lard: {}: {e}", args.guest.display());
+            return ExitCode::from(EXIT_NOT_RUNNABLE);
+        }
+    };
+    let outcome = emu.run();
+    let status = report_outcome(&emu, &outcome, &args.guest);
+    if args.stats {
+        eprint!("{}", emu.report().text());
+    }
+    if let Some(path) = &args.stats_json {
+        if let Err(e) = std::fs::write(path, emu.report().json()) {
+            eprintln!("lard: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_INTERNAL);
+        }
+    }
+    ExitCode::from(status)
+}
+
+/// Prints what ended the run and returns lard's exit status.
+fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path) -> u8 {
+    let g = guest.display();
+    match outcome {
+        Outcome::Exited(code) => (*code & 0xff) as u8,
+        Outcome::Signaled { signal, fault } => {
+            if let Some(f) = fault {
+                let t = &emu.machine().threads[emu.machine().cur];
+                let addr = f
+                    .addr
+                    .map_or(String::new(), |a| format!(" at address {a:#x}"));
+                eprintln!(
+                    "lard: {g}: thread {}: {}{addr} (signal {signal}) at {}",
+                    t.tid,
+                    f.what,
+                    emu.describe(f.pc)
+                );
+            } else {
+                eprintln!("lard: {g}: killed by signal {signal}");
+            }
+            (128 + signal).clamp(0, 255) as u8
+        }
+        Outcome::Deadlock(report) => {
+            eprintln!("lard: {g}: {report}");
+            EXIT_DEADLOCK
+        }
+        Outcome::UnsupportedSyscall { nr, pc } => {
+            eprintln!(
+                "lard: {g}: unsupported system call {nr} ({}) at {} (--strict-syscalls)",
+                lard_emu::syscalls::name(*nr),
+                emu.describe(*pc)
+            );
+            EXIT_UNSUPPORTED_SYSCALL
+        }
+        Outcome::ObserverStop { pc } => {
+            eprintln!(
+                "lard: {g}: stopped by the observer before {}",
+                emu.describe(*pc)
+            );
+            EXIT_OBSERVER_STOP
+        }
     }
 }
 

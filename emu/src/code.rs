@@ -1,0 +1,150 @@
+//! What the emulator knows about guest code: instruction counts per basic
+//! block and the *LARD sites* — instructions the LARDx86 CPU must act on.
+//!
+//! Sites are found by decoding executable memory when it is mapped (the ELF
+//! image at load, `mmap`/`mprotect` with PROT_EXEC later) and each gets a code
+//! hook on exactly its address, so ordinary instructions run at full speed.
+
+use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic};
+use lard_isa_ext::{decode, DecodeError, DecodedKind, LardFault, LardOp, Sweep};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A fast hasher for integer keys (the block cache is looked up per block).
+#[derive(Default, Clone, Copy)]
+pub struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (v ^ (v >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A HashMap keyed by addresses.
+pub type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<IntHasher>>;
+
+/// An instruction the LARDx86 CPU acts on.
+#[derive(Clone, Debug)]
+pub enum Site {
+    /// A Tracked access (the underlying instruction).
+    Tracked(Box<Instruction>),
+    /// A LARD op.
+    Op(LardOp),
+    /// Bytes a LARD-aware CPU faults on when executed.
+    Fault(LardFault),
+    /// A hardware-visible atomic: lock-prefixed RMW or `xchg` with memory
+    /// (only hooked when an observer wants low-level synchronization).
+    Atomic(Box<Instruction>),
+}
+
+/// Classifies one decoded instruction.
+fn site_of(d: &Result<lard_isa_ext::Decoded, DecodeError>) -> Option<Site> {
+    match d {
+        Ok(d) => match d.kind {
+            DecodedKind::Tracked(i) => Some(Site::Tracked(Box::new(i))),
+            DecodedKind::Op(op) => Some(Site::Op(op)),
+            DecodedKind::Plain(i) => is_atomic(&i).then(|| Site::Atomic(Box::new(i))),
+        },
+        Err(DecodeError::Fault { fault, .. }) => Some(Site::Fault(*fault)),
+        Err(_) => None,
+    }
+}
+
+/// Lock-prefixed instructions and `xchg` with a memory operand.
+pub fn is_atomic(i: &Instruction) -> bool {
+    let mem = (0..i.op_count()).any(|n| i.op_kind(n) == iced_x86::OpKind::Memory);
+    mem && (i.has_lock_prefix() || i.mnemonic() == Mnemonic::Xchg)
+}
+
+/// Block instruction counts and LARD sites.
+#[derive(Default)]
+pub struct CodeMap {
+    blocks: AddrMap<u32>,
+    sites: AddrMap<Site>,
+}
+
+impl CodeMap {
+    /// Number of instructions in the block `[addr, addr+size)`, cached.
+    #[inline]
+    pub fn block_insns(&mut self, addr: u64, size: u32, code: Option<&[u8]>) -> u32 {
+        if let Some(&n) = self.blocks.get(&addr) {
+            return n;
+        }
+        let n = code.map_or(1, |bytes| {
+            let bytes = &bytes[..bytes.len().min(size as usize)];
+            let mut d = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);
+            let mut n = 0u32;
+            let mut insn = Instruction::default();
+            while d.can_decode() {
+                d.decode_out(&mut insn);
+                n += 1;
+            }
+            n.max(1)
+        });
+        self.blocks.insert(addr, n);
+        n
+    }
+
+    /// Forgets cached block sizes in a range (code was unmapped or changed).
+    pub fn forget(&mut self, start: u64, len: u64) {
+        self.blocks.retain(|&a, _| a < start || a >= start + len);
+        self.sites.retain(|&a, _| a < start || a >= start + len);
+    }
+
+    /// Scans `bytes` (at `base`) from `starts` — each an address where an
+    /// instruction begins, e.g. function starts from `.eh_frame` — and from the
+    /// beginning of the range, recording LARD sites. Returns the new sites.
+    pub fn scan(&mut self, bytes: &[u8], base: u64, starts: &[(u64, u64)]) -> Vec<(u64, Site)> {
+        let mut found = Vec::new();
+        let mut sweep = |from: u64, to: u64, found: &mut Vec<(u64, Site)>| {
+            let (lo, hi) = (
+                (from - base) as usize,
+                ((to - base) as usize).min(bytes.len()),
+            );
+            for s in Sweep::new(&bytes[lo..hi], from) {
+                if let Some(site) = site_of(&s.result) {
+                    if let std::collections::hash_map::Entry::Vacant(e) = self.sites.entry(s.ip) {
+                        e.insert(site.clone());
+                        found.push((s.ip, site));
+                    }
+                }
+            }
+        };
+        let end = base + bytes.len() as u64;
+        for &(s, e) in starts {
+            if s >= base && s < end {
+                sweep(s, e.min(end), &mut found);
+            }
+        }
+        sweep(base, end, &mut found);
+        found
+    }
+
+    /// The site at `pc`.
+    #[inline]
+    pub fn site(&self, pc: u64) -> Option<&Site> {
+        self.sites.get(&pc)
+    }
+
+    /// True when `pc` is a Tracked instruction.
+    #[inline]
+    pub fn is_tracked(&self, pc: u64) -> bool {
+        matches!(self.sites.get(&pc), Some(Site::Tracked(_)))
+    }
+
+    /// Re-decodes one instruction (for fault messages).
+    pub fn describe(bytes: &[u8], pc: u64) -> String {
+        match decode(bytes, pc) {
+            Ok(d) => lard_isa_ext::format(&d),
+            Err(e) => format!("({e})"),
+        }
+    }
+}

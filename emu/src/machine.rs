@@ -1,0 +1,573 @@
+//! The emulated machine: one unicorn CPU multiplexed deterministically over
+//! the guest's threads, the LARDx86 units, and the run loop.
+//!
+//! Hooks are raw `extern "C"` callbacks whose user data is the boxed
+//! [`Machine`]; they run on the emulation thread while `uc_emu_start` is
+//! active, and are the only code that touches the machine during that time.
+
+use crate::code::{CodeMap, Site};
+use crate::memory::Memory;
+use crate::observer::{AccessMode, Control, Observer};
+use crate::sched::{SchedPolicy, Scheduler};
+use crate::stats::Stats;
+use crate::symbols::Symbolizer;
+use crate::uc::{Context, Reg, UcError, UcRef};
+use crate::vclock::VcFile;
+use iced_x86::{InstructionInfoFactory, OpAccess, Register};
+use lard_detector_hw::event::{
+    Access, AccessKind, Event, EventKind, LardOp as EvOp, LowLevelSync, Origin,
+};
+use lard_isa_ext::{check_region, LardFault, LardOp};
+use std::collections::HashSet;
+use std::ffi::c_void;
+use unicorn_engine_sys as sys;
+
+/// Process id the guest sees; the main thread's tid is the same.
+pub const GUEST_PID: u32 = 4000;
+
+/// What a blocked thread waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// A futex word, with the FUTEX_WAIT_BITSET mask and an optional deadline
+    /// in virtual nanoseconds.
+    Futex {
+        /// Guest address of the futex word.
+        addr: u64,
+        /// Wake mask.
+        bitset: u32,
+        /// Virtual-time deadline.
+        deadline: Option<u64>,
+        /// FIFO order among waiters.
+        seq: u64,
+    },
+    /// A sleep until a virtual-time deadline.
+    Sleep {
+        /// Virtual-time deadline.
+        deadline: u64,
+    },
+}
+
+/// Scheduling state of a guest thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadState {
+    /// Ready to run.
+    Runnable,
+    /// Blocked in a system call.
+    Blocked(Wait),
+    /// Gone.
+    Exited,
+}
+
+/// One guest thread.
+pub struct Thread {
+    /// Kernel thread id.
+    pub tid: u32,
+    /// Saved registers while not running.
+    pub ctx: Context,
+    /// Scheduling state.
+    pub state: ThreadState,
+    /// CLONE_CHILD_CLEARTID / set_tid_address word.
+    pub clear_child_tid: u64,
+    /// The language thread declared with the Thread op, if any.
+    pub lthread: Option<u64>,
+    /// Simulated core.
+    pub core: u16,
+    /// Instructions retired.
+    pub insns: u64,
+    /// The thread that created it (for the join event), if any.
+    pub parent: Option<u32>,
+}
+
+/// Why `uc_emu_start` returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The quantum expired.
+    Preempt,
+    /// The current thread blocked in a system call.
+    Blocked,
+    /// The current thread exited.
+    ThreadExit,
+    /// The process exited with this status.
+    ExitGroup(i32),
+    /// The process was killed by a signal (e.g. abort → SIGABRT).
+    Killed(i32),
+    /// A fault at this PC.
+    Fault(GuestFault),
+    /// An unknown system call under --strict-syscalls.
+    StrictSyscall(u64),
+    /// An observer asked to stop before the instruction at this PC.
+    ObserverStop(u64),
+}
+
+/// A guest fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuestFault {
+    /// Signal a kernel would deliver.
+    pub signal: i32,
+    /// Faulting instruction.
+    pub pc: u64,
+    /// Faulting data address, for memory faults.
+    pub addr: Option<u64>,
+    /// What happened, in words.
+    pub what: String,
+}
+
+/// Emulator configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Scheduler PRNG seed (also seeds AT_RANDOM and getrandom).
+    pub seed: u64,
+    /// Scheduling policy.
+    pub sched: SchedPolicy,
+    /// Quantum in basic blocks.
+    pub quantum: u64,
+    /// Number of simulated cores.
+    pub cores: u16,
+    /// Stop on unknown system calls instead of returning ENOSYS.
+    pub strict_syscalls: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            seed: 0,
+            sched: SchedPolicy::RoundRobin,
+            quantum: 1000,
+            cores: 8,
+            strict_syscalls: false,
+        }
+    }
+}
+
+/// The whole machine state, shared with the hooks.
+pub struct Machine {
+    /// The CPU.
+    pub uc: UcRef,
+    /// Guest memory.
+    pub mem: Memory,
+    /// All threads ever created (exited ones stay, for statistics).
+    pub threads: Vec<Thread>,
+    /// Index of the running thread.
+    pub cur: usize,
+    /// Scheduler.
+    pub sched: Scheduler,
+    /// LARD sites and block sizes.
+    pub code: CodeMap,
+    /// Architectural vector clocks (ReadVC/WriteVC state).
+    pub vc: VcFile,
+    /// Where events go.
+    pub observer: Box<dyn Observer>,
+    /// Access mode the observer asked for.
+    pub mode: AccessMode,
+    /// Whether low-level synchronization is reported.
+    pub report_sync: bool,
+    /// Counters.
+    pub stats: Stats,
+    /// Why emulation stopped, set by hooks.
+    pub stop: Option<Stop>,
+    /// Virtual time in nanoseconds (1 ns per instruction plus sleeps).
+    pub vtime: u64,
+    /// Blocks left in the current quantum.
+    pub quantum_left: u64,
+    /// Symbols for messages.
+    pub symbols: Symbolizer,
+    /// Stack mappings `(start, end)` of all threads, sorted.
+    pub stacks: Vec<(u64, u64)>,
+    /// Unknown system calls already warned about.
+    pub warned: HashSet<u64>,
+    /// Configuration.
+    pub config: Config,
+    /// Next kernel thread id.
+    pub next_tid: u32,
+    /// Sequence number for futex FIFO order.
+    pub futex_seq: u64,
+    /// Last invalid memory access (address, kind) seen by the fault hook.
+    pub bad_access: Option<(u64, &'static str)>,
+    /// Signal dispositions set by the guest (recorded, not delivered).
+    pub sigactions: Vec<[u8; 32]>,
+    /// Instruction-info factory reused for Tracked accesses.
+    pub info: InstructionInfoFactory,
+    /// Host wall-clock time at start (for CLOCK_REALTIME).
+    pub realtime_base: u64,
+    /// Absolute path of the guest executable (for /proc/self/exe).
+    pub exe_path: Vec<u8>,
+    /// Status of the last thread that exited (the process status if it was the last).
+    pub last_exit_status: i32,
+}
+
+impl Machine {
+    /// The origin of events from the running thread.
+    #[inline]
+    pub fn origin(&self) -> Origin {
+        let t = &self.threads[self.cur];
+        Origin {
+            kthread: t.tid,
+            lthread: t.lthread,
+            core: t.core,
+        }
+    }
+
+    /// Delivers an event; records the stop if the observer asks for one.
+    #[inline]
+    pub fn emit(&mut self, pc: u64, kind: EventKind) -> Control {
+        let e = Event {
+            pc,
+            origin: self.origin(),
+            kind,
+        };
+        let c = self.observer.event(&e);
+        if c == Control::Stop && self.stop.is_none() {
+            self.stop = Some(Stop::ObserverStop(pc));
+            self.uc.set_reg(Reg::RIP, pc);
+            self.uc.stop();
+        }
+        c
+    }
+
+    /// Delivers a low-level synchronization event if the observer wants them.
+    pub fn emit_sync(&mut self, pc: u64, s: LowLevelSync) {
+        self.stats.sync_events += 1;
+        if self.report_sync {
+            self.emit(pc, EventKind::Sync(s));
+        }
+    }
+
+    /// True when `addr` lies in some thread's stack mapping.
+    #[inline]
+    pub fn is_stack(&self, addr: u64) -> bool {
+        let i = self.stacks.partition_point(|&(s, _)| s <= addr);
+        i > 0 && addr < self.stacks[i - 1].1
+    }
+
+    /// Records the mapping containing `sp` as a stack.
+    pub fn add_stack(&mut self, sp: u64) {
+        if let Some((s, len)) = self.mem.region_of(sp.saturating_sub(1)) {
+            if !self.stacks.contains(&(s, s + len)) {
+                self.stacks.push((s, s + len));
+                self.stacks.sort_unstable();
+            }
+        }
+    }
+
+    /// Stops emulation with a guest fault.
+    pub fn fault(&mut self, f: GuestFault) {
+        if self.stop.is_none() {
+            self.stop = Some(Stop::Fault(f));
+        }
+        self.uc.stop();
+    }
+
+    /// Installs hooks for newly found LARD sites.
+    pub fn hook_sites(&mut self, sites: &[(u64, Site)]) -> Result<(), UcError> {
+        let data = self as *mut Machine as *mut c_void;
+        for (pc, site) in sites {
+            let wanted = match site {
+                Site::Op(_) | Site::Fault(_) => true,
+                Site::Tracked(_) => self.mode == AccessMode::Tracked,
+                Site::Atomic(_) => self.report_sync,
+            };
+            if wanted {
+                // SAFETY: as in install_hooks.
+                unsafe { self.uc.hook_code(on_site, data, *pc, *pc)? };
+                self.uc.remove_cache(*pc, *pc + 1);
+            }
+        }
+        Ok(())
+    }
+
+    /// Scans an executable range for LARD sites and hooks them.
+    pub fn scan_code(
+        &mut self,
+        start: u64,
+        len: u64,
+        fn_ranges: &[(u64, u64)],
+    ) -> Result<(), UcError> {
+        let Some(bytes) = self.mem.slice(start, len).map(|b| b.to_vec()) else {
+            return Ok(());
+        };
+        let found = self.code.scan(&bytes, start, fn_ranges);
+        self.hook_sites(&found)
+    }
+
+    /// Executes the LARD op at `pc`.
+    fn lard_op(&mut self, pc: u64, op: LardOp) {
+        let reg = |g: lard_isa_ext::Gpr| self.uc.reg(gpr_reg(g));
+        let ev = match op {
+            LardOp::Thread { id } => {
+                let id = reg(id);
+                self.threads[self.cur].lthread = Some(id);
+                EvOp::Thread { id }
+            }
+            LardOp::ReadVc { dst, tid } => {
+                let tid = reg(tid);
+                let value = self.vc.read(self.origin().lard_key(), tid);
+                self.uc.set_reg(gpr_reg(dst), value);
+                EvOp::ReadVc { tid, value }
+            }
+            LardOp::WriteVc { tid, value } => {
+                let (tid, value) = (reg(tid), reg(value));
+                self.vc.write(self.origin().lard_key(), tid, value);
+                EvOp::WriteVc { tid, value }
+            }
+            LardOp::ClearHistory { addr, len } => {
+                let (addr, len) = (reg(addr), reg(len));
+                if let Err(f) = check_region(addr, len) {
+                    return self.lard_fault(pc, f);
+                }
+                EvOp::ClearHistory { addr, len }
+            }
+            LardOp::CopyHistory { src, dst, len } => {
+                let (src, dst, len) = (reg(src), reg(dst), reg(len));
+                if let Err(f) = check_region(src, len).and(check_region(dst, len)) {
+                    return self.lard_fault(pc, f);
+                }
+                EvOp::CopyHistory { src, dst, len }
+            }
+        };
+        self.stats.count_op(op.kind());
+        self.emit(pc, EventKind::Lard(ev));
+    }
+
+    fn lard_fault(&mut self, pc: u64, f: LardFault) {
+        self.fault(GuestFault {
+            signal: libc::SIGILL,
+            pc,
+            addr: None,
+            what: format!("LARD fault ({}): {f}", f.name()),
+        });
+        // Do not execute the faulting instruction.
+        self.uc.set_reg(Reg::RIP, pc);
+    }
+
+    /// Delivers the accesses a Tracked (or atomic) instruction is about to make.
+    fn instruction_accesses(&mut self, pc: u64, insn: &iced_x86::Instruction, tracked: bool) {
+        let uc = self.uc;
+        // A rep-prefixed string instruction with rcx = 0 makes no access.
+        if (insn.has_rep_prefix() || insn.has_repne_prefix())
+            && insn.is_string_instruction()
+            && uc.reg(Reg::RCX) == 0
+        {
+            return;
+        }
+        let info = self.info.info(insn);
+        let mut accesses: Vec<(u64, u32, AccessKind)> = Vec::with_capacity(2);
+        for m in info.used_memory() {
+            let size = m.memory_size().size() as u32;
+            let Some(addr) = m.virtual_address(0, |r, _, _| iced_reg_value(uc, r)) else {
+                continue;
+            };
+            match m.access() {
+                OpAccess::Read | OpAccess::CondRead => {
+                    accesses.push((addr, size, AccessKind::Read))
+                }
+                OpAccess::Write | OpAccess::CondWrite => {
+                    accesses.push((addr, size, AccessKind::Write))
+                }
+                OpAccess::ReadWrite | OpAccess::ReadCondWrite => {
+                    accesses.push((addr, size, AccessKind::Read));
+                    accesses.push((addr, size, AccessKind::Write));
+                }
+                _ => {}
+            }
+        }
+        let origin = self.origin();
+        for (addr, size, kind) in accesses {
+            if tracked {
+                self.stats.count_access(true, false, kind);
+                let a = Access {
+                    pc,
+                    addr,
+                    size: size.max(1),
+                    kind,
+                    tracked: true,
+                    stack: self.is_stack(addr),
+                    origin,
+                };
+                if self.emit(pc, EventKind::Access(a)) == Control::Stop {
+                    return;
+                }
+            } else if kind == AccessKind::Write {
+                self.emit_sync(pc, LowLevelSync::AtomicRmw { addr, size });
+            }
+        }
+    }
+}
+
+/// The unicorn register for a LARD operand.
+pub fn gpr_reg(g: lard_isa_ext::Gpr) -> Reg {
+    const REGS: [Reg; 16] = [
+        Reg::RAX,
+        Reg::RCX,
+        Reg::RDX,
+        Reg::RBX,
+        Reg::RSP,
+        Reg::RBP,
+        Reg::RSI,
+        Reg::RDI,
+        Reg::R8,
+        Reg::R9,
+        Reg::R10,
+        Reg::R11,
+        Reg::R12,
+        Reg::R13,
+        Reg::R14,
+        Reg::R15,
+    ];
+    REGS[g.number() as usize]
+}
+
+/// Register values for iced-x86's effective-address computation.
+fn iced_reg_value(uc: UcRef, r: Register) -> Option<u64> {
+    let full = r.full_register();
+    let v = match full {
+        Register::FS => return Some(uc.reg(Reg::FS_BASE)),
+        Register::GS => return Some(uc.reg(Reg::GS_BASE)),
+        Register::ES | Register::CS | Register::SS | Register::DS => return Some(0),
+        Register::RIP => uc.reg(Reg::RIP),
+        _ => {
+            let g = lard_isa_ext::Gpr::from_iced(full)?;
+            uc.reg(gpr_reg(g))
+        }
+    };
+    Some(match r.size() {
+        4 => v & 0xffff_ffff,
+        2 => v & 0xffff,
+        _ => v,
+    })
+}
+
+/// Recovers the machine from hook user data.
+///
+/// # Safety
+/// `data` must be the pointer registered with the hook (a live, boxed Machine
+/// that no other reference is using while emulation runs).
+#[inline]
+unsafe fn machine<'a>(data: *mut c_void) -> &'a mut Machine {
+    &mut *(data as *mut Machine)
+}
+
+/// Block hook: counts instructions and ends the quantum.
+unsafe extern "C" fn on_block(_uc: *mut sys::uc_engine, addr: u64, size: u32, data: *mut c_void) {
+    let m = machine(data);
+    let code = m.mem.slice(addr, u64::from(size));
+    let n = u64::from(m.code.block_insns(addr, size, code));
+    m.threads[m.cur].insns += n;
+    m.stats.insns += n;
+    m.vtime += n;
+    m.quantum_left = m.quantum_left.saturating_sub(1);
+    if m.quantum_left == 0 {
+        if m.stop.is_none() {
+            m.stop = Some(Stop::Preempt);
+        }
+        m.uc.stop();
+    }
+}
+
+/// Code hook on a LARD site.
+unsafe extern "C" fn on_site(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data: *mut c_void) {
+    let m = machine(data);
+    if m.stop.is_some() {
+        return;
+    }
+    match m.code.site(pc).cloned() {
+        Some(Site::Op(op)) => m.lard_op(pc, op),
+        Some(Site::Tracked(i)) => m.instruction_accesses(pc, &i, true),
+        Some(Site::Atomic(i)) => m.instruction_accesses(pc, &i, false),
+        Some(Site::Fault(f)) => m.lard_fault(pc, f),
+        None => {}
+    }
+}
+
+/// Memory hook (AccessMode::All): every data access.
+unsafe extern "C" fn on_mem(
+    _uc: *mut sys::uc_engine,
+    kind: sys::MemType,
+    addr: u64,
+    size: i32,
+    _value: i64,
+    data: *mut c_void,
+) {
+    let m = machine(data);
+    let pc = m.uc.reg(Reg::RIP);
+    let kind = if kind == sys::MemType::WRITE {
+        AccessKind::Write
+    } else {
+        AccessKind::Read
+    };
+    let tracked = m.code.is_tracked(pc);
+    let stack = m.is_stack(addr);
+    m.stats.count_access(tracked, stack, kind);
+    let a = Access {
+        pc,
+        addr,
+        size: size.max(1) as u32,
+        kind,
+        tracked,
+        stack,
+        origin: m.origin(),
+    };
+    m.emit(pc, EventKind::Access(a));
+}
+
+/// Hook for accesses to unmapped or protected memory: records the address.
+unsafe extern "C" fn on_bad_mem(
+    _uc: *mut sys::uc_engine,
+    kind: sys::MemType,
+    addr: u64,
+    _size: i32,
+    _value: i64,
+    data: *mut c_void,
+) -> bool {
+    let m = machine(data);
+    let what = match kind {
+        sys::MemType::READ_UNMAPPED => "read of unmapped memory",
+        sys::MemType::WRITE_UNMAPPED => "write to unmapped memory",
+        sys::MemType::FETCH_UNMAPPED => "execution of unmapped memory",
+        sys::MemType::WRITE_PROT => "write to read-only memory",
+        sys::MemType::READ_PROT => "read of unreadable memory",
+        sys::MemType::FETCH_PROT => "execution of non-executable memory",
+        _ => "invalid memory access",
+    };
+    m.bad_access = Some((addr, what));
+    false
+}
+
+/// Invalid-instruction hook.
+unsafe extern "C" fn on_invalid(_uc: *mut sys::uc_engine, data: *mut c_void) -> bool {
+    let m = machine(data);
+    let pc = m.uc.reg(Reg::RIP);
+    m.fault(GuestFault {
+        signal: libc::SIGILL,
+        pc,
+        addr: None,
+        what: "invalid instruction".into(),
+    });
+    false
+}
+
+/// `syscall` hook.
+unsafe extern "C" fn on_syscall(_uc: *mut sys::uc_engine, data: *mut c_void) {
+    let m = machine(data);
+    m.syscall();
+}
+
+impl Machine {
+    /// Installs the always-present hooks.
+    pub fn install_hooks(&mut self) -> Result<(), UcError> {
+        let data = self as *mut Machine as *mut c_void;
+        let uc = self.uc;
+        // SAFETY: the Machine is boxed (stable address) and outlives the
+        // engine's runs; the callbacks match the hook types.
+        unsafe {
+            uc.hook_block(on_block, data)?;
+            uc.hook_syscall(on_syscall, data)?;
+            uc.hook_invalid(on_invalid, data)?;
+            // Not a data-access hook: it costs nothing on successful accesses.
+            uc.hook_bad_mem(on_bad_mem, data)?;
+            if self.mode == AccessMode::All {
+                uc.hook_mem(on_mem, data)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,349 @@
+//! The guest address space: host-backed regions mapped into unicorn.
+//!
+//! Every guest mapping is an anonymous host mapping (memmap2) handed to
+//! unicorn with `uc_mem_map_ptr`, so system calls can read and write guest
+//! buffers directly through host pointers. Page permissions are unicorn's:
+//! a guest write to read-only text faults in the guest, never in the host.
+//! Data pages are mapped without EXEC unless the program asks for it (a store
+//! costs ≈11 ns on RW pages and ≈16 ns on RWX pages: shared/notes).
+
+use crate::uc::{prot, UcError, UcRef};
+use memmap2::MmapMut;
+use std::collections::BTreeMap;
+
+/// Guest page size.
+pub const PAGE: u64 = 4096;
+
+/// Rounds down to a page boundary.
+pub fn page_floor(a: u64) -> u64 {
+    a & !(PAGE - 1)
+}
+
+/// Rounds up to a page boundary (saturating).
+pub fn page_ceil(a: u64) -> u64 {
+    a.saturating_add(PAGE - 1) & !(PAGE - 1)
+}
+
+/// Where the top-down mmap allocator starts.
+const MMAP_TOP: u64 = 0x7fff_0000_0000;
+/// Lowest address the mmap allocator hands out.
+const MMAP_BOTTOM: u64 = 0x1000_0000;
+
+/// One mapped page range.
+struct Region {
+    len: u64,
+    perms: u32,
+    /// The host memory behind it (shared by the pieces of a split region).
+    host: std::rc::Rc<MmapMut>,
+    /// Offset of this region's first byte within `host`.
+    host_off: usize,
+    /// What it is, for messages: "[stack]", "[heap]", an ELF path, "[mmap]".
+    name: &'static str,
+}
+
+/// Why a memory operation failed (errno-style for system calls).
+#[derive(Debug)]
+pub enum MemError {
+    /// No room or the host refused memory.
+    NoMemory,
+    /// Bad address, length or overlap.
+    Invalid,
+    /// Unicorn refused.
+    Uc(UcError),
+}
+
+impl From<UcError> for MemError {
+    fn from(e: UcError) -> Self {
+        MemError::Uc(e)
+    }
+}
+
+/// The address space.
+pub struct Memory {
+    uc: UcRef,
+    regions: BTreeMap<u64, Region>,
+    /// Program break: start and current end (page-granular mapping behind it).
+    pub brk_start: u64,
+    brk_cur: u64,
+    brk_mapped: u64,
+}
+
+impl Memory {
+    /// An empty address space for `uc`.
+    pub fn new(uc: UcRef) -> Memory {
+        Memory {
+            uc,
+            regions: BTreeMap::new(),
+            brk_start: 0,
+            brk_cur: 0,
+            brk_mapped: 0,
+        }
+    }
+
+    /// Maps fresh zeroed memory at the page range `[addr, addr+len)`.
+    pub fn map(
+        &mut self,
+        addr: u64,
+        len: u64,
+        perms: u32,
+        name: &'static str,
+    ) -> Result<(), MemError> {
+        if addr % PAGE != 0 || len == 0 || len % PAGE != 0 || addr.checked_add(len).is_none() {
+            return Err(MemError::Invalid);
+        }
+        if self.overlaps(addr, len) {
+            return Err(MemError::Invalid);
+        }
+        let host = MmapMut::map_anon(len as usize).map_err(|_| MemError::NoMemory)?;
+        let mut host = std::rc::Rc::new(host);
+        let ptr = std::rc::Rc::get_mut(&mut host)
+            .ok_or(MemError::Invalid)?
+            .as_mut_ptr();
+        // SAFETY: the host mapping lives in `regions` until the range is unmapped.
+        unsafe { self.uc.map_ptr(addr, len, perms, ptr)? };
+        self.regions.insert(
+            addr,
+            Region {
+                len,
+                perms,
+                host,
+                host_off: 0,
+                name,
+            },
+        );
+        Ok(())
+    }
+
+    fn overlaps(&self, addr: u64, len: u64) -> bool {
+        let end = addr + len;
+        self.regions
+            .range(..end)
+            .next_back()
+            .is_some_and(|(&s, r)| s + r.len > addr)
+    }
+
+    /// Finds a free page range of `len` bytes, top-down below the mmap top.
+    pub fn find_free(&self, len: u64) -> Option<u64> {
+        let mut hi = MMAP_TOP;
+        for (&start, r) in self.regions.range(..MMAP_TOP).rev() {
+            let end = start + r.len;
+            if end <= hi && hi - end >= len {
+                return Some(hi - len);
+            }
+            hi = hi.min(start);
+            if hi < MMAP_BOTTOM + len {
+                return None;
+            }
+        }
+        (hi >= MMAP_BOTTOM + len).then(|| hi - len)
+    }
+
+    /// Splits regions so that `at` is a region boundary (if inside one).
+    fn split_at(&mut self, at: u64) {
+        let Some((&start, _)) = self.regions.range(..at).next_back() else {
+            return;
+        };
+        let r = self.regions.get_mut(&start).expect("region present");
+        if start + r.len <= at {
+            return;
+        }
+        let head = at - start;
+        let tail = Region {
+            len: r.len - head,
+            perms: r.perms,
+            host: r.host.clone(),
+            host_off: r.host_off + head as usize,
+            name: r.name,
+        };
+        r.len = head;
+        self.regions.insert(at, tail);
+    }
+
+    /// Unmaps every mapped page in `[addr, addr+len)` (gaps are fine).
+    pub fn unmap(&mut self, addr: u64, len: u64) -> Result<(), MemError> {
+        let len = page_ceil(len);
+        if addr % PAGE != 0 || addr.checked_add(len).is_none() {
+            return Err(MemError::Invalid);
+        }
+        let end = addr + len;
+        self.split_at(addr);
+        self.split_at(end);
+        let victims: Vec<u64> = self.regions.range(addr..end).map(|(&s, _)| s).collect();
+        for s in victims {
+            let r = self.regions.remove(&s).expect("region present");
+            self.uc.unmap(s, r.len)?;
+        }
+        Ok(())
+    }
+
+    /// Changes permissions of every mapped page in the range; ENOMEM-style
+    /// error if part of it is unmapped.
+    pub fn protect(&mut self, addr: u64, len: u64, perms: u32) -> Result<(), MemError> {
+        let len = page_ceil(len);
+        if addr % PAGE != 0 || addr.checked_add(len).is_none() {
+            return Err(MemError::Invalid);
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        if !self.is_mapped(addr, len) {
+            return Err(MemError::NoMemory);
+        }
+        let end = addr + len;
+        self.split_at(addr);
+        self.split_at(end);
+        let keys: Vec<u64> = self.regions.range(addr..end).map(|(&s, _)| s).collect();
+        for s in keys {
+            let r = self.regions.get_mut(&s).expect("region present");
+            self.uc.protect(s, r.len, perms)?;
+            r.perms = perms;
+        }
+        Ok(())
+    }
+
+    /// True when every byte of the range is mapped.
+    pub fn is_mapped(&self, addr: u64, len: u64) -> bool {
+        let mut pos = addr;
+        let end = addr.saturating_add(len);
+        while pos < end {
+            match self.regions.range(..=pos).next_back() {
+                Some((&s, r)) if s + r.len > pos => pos = s + r.len,
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// A host pointer to `len` bytes at `addr` if the whole range is mapped
+    /// (contiguously in one host mapping) with at least `need` permissions.
+    pub fn host_ptr(&self, addr: u64, len: u64, need: u32) -> Option<*mut u8> {
+        let (&s, r) = self.regions.range(..=addr).next_back()?;
+        if s + r.len <= addr || r.perms & need != need {
+            return None;
+        }
+        let off = (addr - s) as usize + r.host_off;
+        let mut end = addr.checked_add(len)?;
+        // Allow ranges that continue into adjacent pieces of the same host mapping.
+        let mut cur_end = s + r.len;
+        while end > cur_end {
+            let (&ns, nr) = self.regions.range(cur_end..).next()?;
+            if ns != cur_end || !std::rc::Rc::ptr_eq(&nr.host, &r.host) || nr.perms & need != need {
+                return None;
+            }
+            cur_end = ns + nr.len;
+        }
+        end = end.min(cur_end);
+        let _ = end;
+        Some(r.host.as_ptr().wrapping_add(off) as *mut u8)
+    }
+
+    /// A readable guest byte slice.
+    pub fn slice(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        if len == 0 {
+            return Some(&[]);
+        }
+        let p = self.host_ptr(addr, len, prot::READ)?;
+        // SAFETY: host_ptr checked the whole range lies in live host memory.
+        Some(unsafe { std::slice::from_raw_parts(p, len as usize) })
+    }
+
+    /// A writable guest byte slice.
+    #[allow(clippy::mut_from_ref)] // guest memory is shared with unicorn by design
+    pub fn slice_mut(&self, addr: u64, len: u64) -> Option<&mut [u8]> {
+        if len == 0 {
+            return Some(&mut []);
+        }
+        let p = self.host_ptr(addr, len, prot::WRITE)?;
+        // SAFETY: as above; the emulator is single-threaded, so no other
+        // reference to these guest bytes is alive while the slice is used.
+        Some(unsafe { std::slice::from_raw_parts_mut(p, len as usize) })
+    }
+
+    /// Reads a little-endian u32 from guest memory.
+    pub fn read_u32(&self, addr: u64) -> Option<u32> {
+        self.slice(addr, 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    }
+
+    /// Reads a little-endian u64 from guest memory.
+    pub fn read_u64(&self, addr: u64) -> Option<u64> {
+        self.slice(addr, 8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    /// Writes bytes into guest memory (needs write permission).
+    pub fn write(&self, addr: u64, bytes: &[u8]) -> Option<()> {
+        self.slice_mut(addr, bytes.len() as u64)?
+            .copy_from_slice(bytes);
+        Some(())
+    }
+
+    /// Writes bytes ignoring permissions (loader, initial stack).
+    pub fn poke(&self, addr: u64, bytes: &[u8]) -> Option<()> {
+        let p = self.host_ptr(addr, bytes.len() as u64, 0)?;
+        // SAFETY: host_ptr validated the range.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        Some(())
+    }
+
+    /// Reads a NUL-terminated string (at most `max` bytes).
+    pub fn read_cstr(&self, addr: u64, max: usize) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        for i in 0..max as u64 {
+            let b = *self.slice(addr + i, 1)?.first()?;
+            if b == 0 {
+                return Some(out);
+            }
+            out.push(b);
+        }
+        None
+    }
+
+    /// Sets up the program break just above `end` (the highest loaded byte).
+    pub fn init_brk(&mut self, end: u64) {
+        self.brk_start = page_ceil(end);
+        self.brk_cur = self.brk_start;
+        self.brk_mapped = self.brk_start;
+    }
+
+    /// The brk system call: moves the break if possible, returns the break.
+    pub fn brk(&mut self, want: u64) -> u64 {
+        if want < self.brk_start {
+            return self.brk_cur;
+        }
+        let need = page_ceil(want);
+        if need > self.brk_mapped {
+            let len = need - self.brk_mapped;
+            if self
+                .map(self.brk_mapped, len, prot::READ | prot::WRITE, "[heap]")
+                .is_err()
+            {
+                return self.brk_cur;
+            }
+            self.brk_mapped = need;
+        }
+        self.brk_cur = want;
+        self.brk_cur
+    }
+
+    /// The name of the region containing `addr`, for fault messages.
+    pub fn region_name(&self, addr: u64) -> Option<&'static str> {
+        let (&s, r) = self.regions.range(..=addr).next_back()?;
+        (s + r.len > addr).then_some(r.name)
+    }
+
+    /// The mapped region containing `addr`: (start, len).
+    pub fn region_of(&self, addr: u64) -> Option<(u64, u64)> {
+        let (&s, r) = self.regions.range(..=addr).next_back()?;
+        (s + r.len > addr).then_some((s, r.len))
+    }
+
+    /// Executable regions: (start, len) — for scanning code for LARDx86.
+    pub fn executable_regions(&self) -> Vec<(u64, u64)> {
+        self.regions
+            .iter()
+            .filter(|(_, r)| r.perms & prot::EXEC != 0)
+            .map(|(&s, r)| (s, r.len))
+            .collect()
+    }
+}

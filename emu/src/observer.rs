@@ -1,0 +1,143 @@
+//! The detector/observer interface: how the emulator delivers events.
+//!
+//! Events are delivered synchronously, on the emulation thread, *before* the
+//! instruction that caused them takes effect (for Tracked accesses and LARD
+//! ops) or at the system call (for kernel-visible synchronization), so an
+//! observer can stop the guest before a racy access happens.
+
+use lard_detector_hw::event::{AccessKind, Event, EventKind};
+use lard_isa_ext::OpKind;
+use std::collections::BTreeMap;
+
+/// Which memory accesses an observer needs delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum AccessMode {
+    /// None: no per-access cost at all.
+    None,
+    /// Tracked accesses only (computed at the Tracked instruction; no memory hook).
+    Tracked,
+    /// Every data access, tracked or not (a memory hook on all accesses).
+    All,
+}
+
+/// What the emulator should do after delivering an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// Go on.
+    Continue,
+    /// Stop the guest before the instruction that caused the event executes.
+    Stop,
+}
+
+/// Receives the event stream of one execution.
+pub trait Observer {
+    /// Which accesses to deliver.
+    fn access_mode(&self) -> AccessMode;
+    /// Whether to deliver low-level synchronization (atomics, futexes, clone).
+    fn wants_sync(&self) -> bool {
+        false
+    }
+    /// One event.
+    fn event(&mut self, e: &Event) -> Control;
+}
+
+/// Counts events by kind and hashes the whole stream (FNV-1a over each
+/// event's fields), so two runs can be compared event for event.
+#[derive(Clone, Debug)]
+pub struct CountingObserver {
+    mode: AccessMode,
+    sync: bool,
+    /// Tracked reads and writes.
+    pub tracked: [u64; 2],
+    /// Untracked non-stack reads and writes.
+    pub untracked: [u64; 2],
+    /// Untracked stack reads and writes.
+    pub stack: [u64; 2],
+    /// LARD ops by kind.
+    pub ops: BTreeMap<OpKind, u64>,
+    /// Low-level synchronization events.
+    pub sync_events: u64,
+    /// Context switches.
+    pub switches: u64,
+    /// FNV-1a hash of the stream.
+    pub hash: u64,
+}
+
+impl CountingObserver {
+    /// A counter for the given access mode.
+    pub fn new(mode: AccessMode, sync: bool) -> Self {
+        CountingObserver {
+            mode,
+            sync,
+            tracked: [0; 2],
+            untracked: [0; 2],
+            stack: [0; 2],
+            ops: BTreeMap::new(),
+            sync_events: 0,
+            switches: 0,
+            hash: 0xcbf2_9ce4_8422_2325,
+        }
+    }
+
+    fn mix(&mut self, v: u64) {
+        for b in v.to_le_bytes() {
+            self.hash ^= u64::from(b);
+            self.hash = self.hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// The LARDx86 op kind of an event's op.
+pub fn op_kind(op: &lard_detector_hw::event::LardOp) -> OpKind {
+    use lard_detector_hw::event::LardOp as E;
+    match op {
+        E::Thread { .. } => OpKind::Thread,
+        E::ReadVc { .. } => OpKind::ReadVc,
+        E::WriteVc { .. } => OpKind::WriteVc,
+        E::ClearHistory { .. } => OpKind::ClearHistory,
+        E::CopyHistory { .. } => OpKind::CopyHistory,
+    }
+}
+
+impl Observer for CountingObserver {
+    fn access_mode(&self) -> AccessMode {
+        self.mode
+    }
+
+    fn wants_sync(&self) -> bool {
+        self.sync
+    }
+
+    fn event(&mut self, e: &Event) -> Control {
+        self.mix(e.pc);
+        self.mix(u64::from(e.origin.kthread));
+        self.mix(e.origin.lthread.unwrap_or(u64::MAX));
+        match &e.kind {
+            EventKind::Access(a) => {
+                let w = usize::from(a.kind == AccessKind::Write);
+                if a.tracked {
+                    self.tracked[w] += 1;
+                } else if a.stack {
+                    self.stack[w] += 1;
+                } else {
+                    self.untracked[w] += 1;
+                }
+                self.mix(a.addr);
+                self.mix(u64::from(a.size) << 1 | w as u64);
+            }
+            EventKind::Lard(op) => {
+                *self.ops.entry(op_kind(op)).or_default() += 1;
+                self.mix(op_kind(op) as u64);
+            }
+            EventKind::Sync(_) => {
+                self.sync_events += 1;
+                self.mix(0x5e);
+            }
+            EventKind::ContextSwitch => {
+                self.switches += 1;
+                self.mix(0xc5);
+            }
+        }
+        Control::Continue
+    }
+}

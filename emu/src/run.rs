@@ -1,0 +1,401 @@
+//! Setting up a process and running it to completion: `lard run`.
+
+use crate::code::CodeMap;
+use crate::elf::ElfFile;
+use crate::functions::function_ranges;
+use crate::loader::{self, ProcessArgs};
+use crate::machine::{Config, GuestFault, Machine, Stop, Thread, ThreadState, Wait, GUEST_PID};
+use crate::memory::Memory;
+use crate::observer::{AccessMode, Observer};
+use crate::sched::{Scheduler, SplitMix64};
+use crate::stats::{Report, Stats};
+use crate::symbols::Symbolizer;
+use crate::uc::{Context, Reg, Uc, UcError};
+use crate::vclock::VcFile;
+use iced_x86::InstructionInfoFactory;
+use lard_detector_hw::event::EventKind;
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The process exited with this status.
+    Exited(i32),
+    /// The process was killed by a signal (abort) or faulted.
+    Signaled {
+        /// The signal.
+        signal: i32,
+        /// The fault, if the CPU raised one.
+        fault: Option<GuestFault>,
+    },
+    /// Every live thread was blocked with no timeout pending.
+    Deadlock(String),
+    /// An unknown system call under `--strict-syscalls`.
+    UnsupportedSyscall {
+        /// System call number.
+        nr: u64,
+        /// Where it was made.
+        pc: u64,
+    },
+    /// An observer stopped the guest before the instruction at `pc`.
+    ObserverStop {
+        /// The instruction that did not execute.
+        pc: u64,
+    },
+}
+
+/// A loaded process, ready to run.
+pub struct Emulator {
+    // Field order matters: the machine (which holds contexts and host memory)
+    // must be dropped before the engine is closed.
+    machine: Box<Machine>,
+    _uc: Uc,
+    started: Option<Instant>,
+    wall: Duration,
+}
+
+/// Why a process could not be set up.
+#[derive(Debug)]
+pub enum SetupError {
+    /// Loading the ELF failed.
+    Load(loader::LoadError),
+    /// Unicorn refused something.
+    Uc(UcError),
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SetupError::Load(e) => write!(f, "{e}"),
+            SetupError::Uc(e) => write!(f, "emulator error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+impl From<UcError> for SetupError {
+    fn from(e: UcError) -> Self {
+        SetupError::Uc(e)
+    }
+}
+
+/// AT_HWCAP for the emulated CPU (CPUID.1:EDX of unicorn's qemu64 model).
+const HWCAP: u64 = 0x078b_fbff;
+
+impl Emulator {
+    /// Loads `file` with `argv` and `envp` under `config`, delivering events to `observer`.
+    pub fn new(
+        file: &ElfFile,
+        argv: &[Vec<u8>],
+        envp: &[Vec<u8>],
+        config: Config,
+        observer: Box<dyn Observer>,
+    ) -> Result<Emulator, SetupError> {
+        let uc = Uc::new_x86_64()?;
+        let r = uc.r();
+        let mut mem = Memory::new(r);
+        let image = loader::load(&mut mem, file).map_err(SetupError::Load)?;
+        mem.init_brk(image.end);
+        let mut rng = SplitMix64(config.seed);
+        let mut random = [0u8; 16];
+        random[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+        random[8..].copy_from_slice(&rng.next_u64().to_le_bytes());
+        let args = ProcessArgs {
+            argv,
+            envp,
+            random,
+            hwcap: HWCAP,
+        };
+        let rsp = loader::build_stack(&mut mem, &image, &args).map_err(SetupError::Load)?;
+        r.set_reg(Reg::RSP, rsp);
+        r.set_reg(Reg::RIP, image.entry);
+        r.set_reg(Reg::RDX, 0);
+        let mut ctx = Context::new(r)?;
+        ctx.save(r)?;
+        let mode = observer.access_mode();
+        let report_sync = observer.wants_sync();
+        let realtime_base = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let exe_path = std::fs::canonicalize(&file.path)
+            .unwrap_or_else(|_| file.path.clone())
+            .into_os_string()
+            .into_encoded_bytes();
+        let mut machine = Box::new(Machine {
+            uc: r,
+            mem,
+            threads: vec![Thread {
+                tid: GUEST_PID,
+                ctx,
+                state: ThreadState::Runnable,
+                clear_child_tid: 0,
+                lthread: None,
+                core: 0,
+                insns: 0,
+                parent: None,
+            }],
+            cur: 0,
+            sched: Scheduler::new(config.sched, config.seed, config.quantum),
+            code: CodeMap::default(),
+            vc: VcFile::default(),
+            observer,
+            mode,
+            report_sync,
+            stats: Stats::default(),
+            stop: None,
+            vtime: 0,
+            quantum_left: 0,
+            symbols: Symbolizer::new(&file.symbols, image.bias),
+            stacks: Vec::new(),
+            warned: HashSet::new(),
+            config,
+            next_tid: GUEST_PID + 1,
+            futex_seq: 0,
+            bad_access: None,
+            sigactions: Vec::new(),
+            info: InstructionInfoFactory::new(),
+            realtime_base,
+            exe_path,
+            last_exit_status: 0,
+        });
+        machine.add_stack(rsp);
+        machine.install_hooks()?;
+        let (ranges, _) = function_ranges(file);
+        let ranges: Vec<(u64, u64)> = ranges
+            .iter()
+            .map(|&(s, e)| (s.wrapping_add(image.bias), e.wrapping_add(image.bias)))
+            .collect();
+        for (start, len) in machine.mem.executable_regions() {
+            machine.scan_code(start, len, &ranges)?;
+        }
+        Ok(Emulator {
+            machine,
+            _uc: uc,
+            started: None,
+            wall: Duration::ZERO,
+        })
+    }
+
+    /// The machine (statistics, symbols, observer) after or during a run.
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+
+    /// The machine, mutably (to take the observer back, for instance).
+    pub fn machine_mut(&mut self) -> &mut Machine {
+        &mut self.machine
+    }
+
+    /// Runs until the process ends, deadlocks, faults or is stopped.
+    pub fn run(&mut self) -> Outcome {
+        let start = Instant::now();
+        self.started = Some(start);
+        let out = self.run_loop();
+        self.wall = start.elapsed();
+        out
+    }
+
+    fn run_loop(&mut self) -> Outcome {
+        let m = &mut *self.machine;
+        let uc = m.uc;
+        let mut live = 0usize; // whose registers are in the CPU
+        let mut rotate = false;
+        loop {
+            m.expire_timeouts();
+            let runnable: Vec<usize> = (0..m.threads.len())
+                .filter(|&i| m.threads[i].state == ThreadState::Runnable)
+                .collect();
+            if runnable.is_empty() {
+                if m.threads.iter().all(|t| t.state == ThreadState::Exited) {
+                    return Outcome::Exited(m.last_exit_status);
+                }
+                // Advance virtual time to the earliest timeout, if any.
+                let next = m
+                    .threads
+                    .iter()
+                    .filter_map(|t| match t.state {
+                        ThreadState::Blocked(Wait::Futex { deadline, .. }) => deadline,
+                        ThreadState::Blocked(Wait::Sleep { deadline }) => Some(deadline),
+                        _ => None,
+                    })
+                    .min();
+                match next {
+                    Some(d) => {
+                        m.vtime = m.vtime.max(d);
+                        continue;
+                    }
+                    None => return Outcome::Deadlock(deadlock_report(m)),
+                }
+            }
+            let next = if !rotate && m.threads[m.cur].state == ThreadState::Runnable {
+                m.cur
+            } else {
+                m.sched.pick(&runnable, m.cur)
+            };
+            if next != live {
+                if let Err(e) = m.threads[next].ctx.restore(uc) {
+                    return internal(m, &format!("cannot switch threads: {e}"));
+                }
+                m.stats.switches += 1;
+                live = next;
+            }
+            if next != m.cur || m.stats.switches == 0 {
+                m.cur = next;
+                let pc = uc.reg(Reg::RIP);
+                m.emit(pc, EventKind::ContextSwitch);
+            }
+            m.cur = next;
+            m.quantum_left = m.sched.next_quantum();
+            m.stop = None;
+            m.bad_access = None;
+            let rip = uc.reg(Reg::RIP);
+            let result = uc.start(rip);
+            if let Err(e) = m.threads[m.cur].ctx.save(uc) {
+                return internal(m, &format!("cannot save thread state: {e}"));
+            }
+            rotate = false;
+            match (m.stop.take(), result) {
+                (Some(Stop::ExitGroup(code)), _) => return Outcome::Exited(code),
+                (Some(Stop::Killed(signal)), _) => {
+                    return Outcome::Signaled {
+                        signal,
+                        fault: None,
+                    }
+                }
+                (Some(Stop::Fault(f)), _) => {
+                    return Outcome::Signaled {
+                        signal: f.signal,
+                        fault: Some(f),
+                    }
+                }
+                (Some(Stop::StrictSyscall(nr)), _) => {
+                    return Outcome::UnsupportedSyscall {
+                        nr,
+                        pc: uc.reg(Reg::RIP),
+                    }
+                }
+                (Some(Stop::ObserverStop(pc)), _) => return Outcome::ObserverStop { pc },
+                (_, Err(e)) => {
+                    return Outcome::Signaled {
+                        signal: signal_of(e),
+                        fault: Some(cpu_fault(m, e)),
+                    }
+                }
+                (Some(Stop::Preempt), Ok(())) => rotate = true,
+                (Some(Stop::Blocked), Ok(())) | (Some(Stop::ThreadExit), Ok(())) => {}
+                (None, Ok(())) => {
+                    let pc = uc.reg(Reg::RIP);
+                    return internal(m, &format!("emulation stopped unexpectedly at {pc:#x}"));
+                }
+            }
+        }
+    }
+
+    /// The statistics report of the finished run.
+    pub fn report(&self) -> Report<'_> {
+        let m = &self.machine;
+        Report {
+            stats: &m.stats,
+            threads: m
+                .threads
+                .iter()
+                .map(|t| (t.tid, t.lthread, t.insns))
+                .collect(),
+            wall: self.wall,
+            observed: match m.mode {
+                AccessMode::None => "none",
+                AccessMode::Tracked => "tracked",
+                AccessMode::All => "all",
+            },
+        }
+    }
+
+    /// Describes a code address: `symbol+off` and the disassembled instruction.
+    pub fn describe(&self, pc: u64) -> String {
+        describe_pc(&self.machine, pc)
+    }
+}
+
+fn internal(m: &Machine, why: &str) -> Outcome {
+    Outcome::Signaled {
+        signal: libc::SIGABRT,
+        fault: Some(GuestFault {
+            signal: libc::SIGABRT,
+            pc: m.uc.reg(Reg::RIP),
+            addr: None,
+            what: format!("internal emulator error: {why}"),
+        }),
+    }
+}
+
+fn signal_of(e: UcError) -> i32 {
+    use unicorn_engine_sys::uc_error as E;
+    match e.0 {
+        E::INSN_INVALID | E::EXCEPTION => libc::SIGILL,
+        _ => libc::SIGSEGV,
+    }
+}
+
+fn cpu_fault(m: &Machine, e: UcError) -> GuestFault {
+    let pc = m.uc.reg(Reg::RIP);
+    let (addr, what) = match m.bad_access {
+        Some((a, w)) => (Some(a), w.to_string()),
+        None => (None, format!("CPU exception: {e}")),
+    };
+    GuestFault {
+        signal: signal_of(e),
+        pc,
+        addr,
+        what,
+    }
+}
+
+/// `symbol+off: instruction` for a guest code address.
+pub fn describe_pc(m: &Machine, pc: u64) -> String {
+    let sym = m.symbols.describe_pc(pc).unwrap_or_else(|| "??".into());
+    let insn = match m.mem.slice(pc, 1) {
+        Some(_) => {
+            let avail = (1..=15u64)
+                .rev()
+                .find(|&n| m.mem.slice(pc, n).is_some())
+                .unwrap_or(0);
+            let bytes = m.mem.slice(pc, avail).unwrap_or(&[]);
+            CodeMap::describe(bytes, pc)
+        }
+        None => "(unmapped)".into(),
+    };
+    format!("{pc:#x} <{sym}>: {insn}")
+}
+
+fn deadlock_report(m: &Machine) -> String {
+    let mut s = String::from("deadlock: every live thread is blocked");
+    for t in &m.threads {
+        let what = match t.state {
+            ThreadState::Blocked(Wait::Futex { addr, .. }) => {
+                let obj = m
+                    .symbols
+                    .object(addr)
+                    .map_or(String::new(), |(o, off)| format!(" ({}+{off:#x})", o.name));
+                format!("futex wait on {addr:#x}{obj}")
+            }
+            ThreadState::Blocked(Wait::Sleep { .. }) => "sleep".into(),
+            ThreadState::Runnable => "runnable".into(),
+            ThreadState::Exited => continue,
+        };
+        // A blocked thread's saved RIP is just past its `syscall`.
+        let pc = t.ctx.reg(Reg::RIP).wrapping_sub(2);
+        let lang = t
+            .lthread
+            .map_or(String::new(), |l| format!(" (language thread {l})"));
+        let _ = write!(
+            s,
+            "\n  thread {}{lang}: {what} at {}",
+            t.tid,
+            describe_pc(m, pc)
+        );
+    }
+    s
+}

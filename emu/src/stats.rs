@@ -1,0 +1,150 @@
+//! Run statistics (`--stats`, `--stats-json`).
+
+use lard_detector_hw::event::AccessKind;
+use lard_isa_ext::OpKind;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// Counters kept by the emulator itself (observer-independent).
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Guest instructions retired (all threads).
+    pub insns: u64,
+    /// Tracked reads and writes delivered.
+    pub tracked: [u64; 2],
+    /// Untracked non-stack reads and writes delivered (AccessMode::All only).
+    pub untracked: [u64; 2],
+    /// Untracked stack reads and writes delivered (AccessMode::All only).
+    pub stack: [u64; 2],
+    /// LARD ops executed, by kind.
+    pub ops: BTreeMap<OpKind, u64>,
+    /// Low-level synchronization events seen.
+    pub sync_events: u64,
+    /// Context switches.
+    pub switches: u64,
+    /// System calls.
+    pub syscalls: u64,
+}
+
+impl Stats {
+    /// Counts one delivered access.
+    #[inline]
+    pub fn count_access(&mut self, tracked: bool, stack: bool, kind: AccessKind) {
+        let w = usize::from(kind == AccessKind::Write);
+        if tracked {
+            self.tracked[w] += 1;
+        } else if stack {
+            self.stack[w] += 1;
+        } else {
+            self.untracked[w] += 1;
+        }
+    }
+
+    /// Counts one LARD op.
+    pub fn count_op(&mut self, k: OpKind) {
+        *self.ops.entry(k).or_default() += 1;
+    }
+}
+
+/// A finished run's statistics, with per-thread counts and timing.
+pub struct Report<'a> {
+    /// The counters.
+    pub stats: &'a Stats,
+    /// (kernel tid, language thread, instructions) per thread.
+    pub threads: Vec<(u32, Option<u64>, u64)>,
+    /// Wall-clock time of the emulation.
+    pub wall: Duration,
+    /// Whether accesses were observed (else the access counts are not measured).
+    pub observed: &'static str,
+}
+
+impl Report<'_> {
+    fn mips(&self) -> f64 {
+        self.stats.insns as f64 / self.wall.as_secs_f64().max(1e-9) / 1e6
+    }
+
+    /// Human-readable text for stderr.
+    pub fn text(&self) -> String {
+        let s = self.stats;
+        let mut o = String::new();
+        let _ = writeln!(o, "== lard stats ==");
+        let _ = writeln!(o, "instructions retired   {}", s.insns);
+        for (tid, l, n) in &self.threads {
+            let lang = l.map_or(String::new(), |l| format!(" (language thread {l})"));
+            let _ = writeln!(o, "  thread {tid}{lang:<24} {n}");
+        }
+        let _ = writeln!(o, "accesses observed      {}", self.observed);
+        let _ = writeln!(
+            o,
+            "  tracked              {} reads, {} writes",
+            s.tracked[0], s.tracked[1]
+        );
+        let _ = writeln!(
+            o,
+            "  untracked non-stack  {} reads, {} writes",
+            s.untracked[0], s.untracked[1]
+        );
+        let _ = writeln!(
+            o,
+            "  untracked stack      {} reads, {} writes",
+            s.stack[0], s.stack[1]
+        );
+        let ops: Vec<String> = s
+            .ops
+            .iter()
+            .map(|(k, n)| format!("{} {n}", k.mnemonic()))
+            .collect();
+        let _ = writeln!(
+            o,
+            "LARD ops               {}",
+            if ops.is_empty() {
+                "none".into()
+            } else {
+                ops.join(", ")
+            }
+        );
+        let _ = writeln!(o, "sync events            {}", s.sync_events);
+        let _ = writeln!(o, "system calls           {}", s.syscalls);
+        let _ = writeln!(o, "context switches       {}", s.switches);
+        let _ = writeln!(o, "wall time              {:.3} s", self.wall.as_secs_f64());
+        let _ = writeln!(o, "guest MIPS             {:.1}", self.mips());
+        o
+    }
+
+    /// JSON (schema in docs/cli.md).
+    pub fn json(&self) -> String {
+        let s = self.stats;
+        let threads: Vec<String> = self
+            .threads
+            .iter()
+            .map(|(t, l, n)| {
+                let l = l.map_or("null".to_string(), |l| l.to_string());
+                format!("{{\"tid\":{t},\"lthread\":{l},\"instructions\":{n}}}")
+            })
+            .collect();
+        let ops: Vec<String> = s
+            .ops
+            .iter()
+            .map(|(k, n)| format!("\"{}\":{n}", k.mnemonic()))
+            .collect();
+        format!(
+            "{{\"instructions\":{},\"threads\":[{}],\"accesses_observed\":\"{}\",\"tracked\":{{\"reads\":{},\"writes\":{}}},\"untracked\":{{\"reads\":{},\"writes\":{}}},\"stack\":{{\"reads\":{},\"writes\":{}}},\"lard_ops\":{{{}}},\"sync_events\":{},\"syscalls\":{},\"context_switches\":{},\"wall_seconds\":{:.6},\"guest_mips\":{:.3}}}\n",
+            s.insns,
+            threads.join(","),
+            self.observed,
+            s.tracked[0],
+            s.tracked[1],
+            s.untracked[0],
+            s.untracked[1],
+            s.stack[0],
+            s.stack[1],
+            ops.join(","),
+            s.sync_events,
+            s.syscalls,
+            s.switches,
+            self.wall.as_secs_f64(),
+            self.mips()
+        )
+    }
+}

@@ -1,0 +1,952 @@
+//! Linux x86-64 system calls for static glibc, musl and Rust std programs.
+//!
+//! File and terminal I/O pass through to the host: guest memory *is* host
+//! memory (see [`crate::memory`]), so a pointer argument is translated and
+//! handed to the host kernel, and struct layouts are the host's own.
+//! Memory, threads, futexes, time and randomness are emulated, the last two
+//! deterministically: clocks run on virtual time (1 ns per retired
+//! instruction plus virtual sleeps) and getrandom/AT_RANDOM come from the
+//! seed. An unknown call returns -ENOSYS with a one-time warning, or stops the
+//! guest under `--strict-syscalls`.
+
+use crate::machine::{Machine, Stop, Thread, ThreadState, Wait, GUEST_PID};
+use crate::memory::{page_ceil, MemError, PAGE};
+use crate::sched::SplitMix64;
+use crate::uc::{prot, Context, Reg};
+use lard_detector_hw::event::{Event, EventKind, LowLevelSync};
+use log::warn;
+
+const ENOENT: i64 = 2;
+const EINTR: i64 = 4;
+const EAGAIN: i64 = 11;
+const ENOMEM: i64 = 12;
+const EFAULT: i64 = 14;
+const EINVAL: i64 = 22;
+const ENOTTY: i64 = 25;
+const ENOSYS: i64 = 38;
+const ETIMEDOUT: i64 = 110;
+
+const CLONE_VM: u64 = 0x100;
+const CLONE_SETTLS: u64 = 0x80000;
+const CLONE_PARENT_SETTID: u64 = 0x100000;
+const CLONE_CHILD_CLEARTID: u64 = 0x200000;
+const CLONE_CHILD_SETTID: u64 = 0x01000000;
+const CLONE_THREAD: u64 = 0x10000;
+
+const MAP_SHARED: u64 = 0x01;
+const MAP_FIXED: u64 = 0x10;
+const MAP_ANONYMOUS: u64 = 0x20;
+const MAP_FIXED_NOREPLACE: u64 = 0x100000;
+
+/// The name of a system call, for warnings.
+pub fn name(nr: u64) -> &'static str {
+    match nr {
+        0 => "read",
+        1 => "write",
+        2 => "open",
+        3 => "close",
+        4 => "stat",
+        5 => "fstat",
+        6 => "lstat",
+        7 => "poll",
+        8 => "lseek",
+        9 => "mmap",
+        10 => "mprotect",
+        11 => "munmap",
+        12 => "brk",
+        13 => "rt_sigaction",
+        14 => "rt_sigprocmask",
+        15 => "rt_sigreturn",
+        16 => "ioctl",
+        17 => "pread64",
+        18 => "pwrite64",
+        19 => "readv",
+        20 => "writev",
+        21 => "access",
+        22 => "pipe",
+        23 => "select",
+        24 => "sched_yield",
+        25 => "mremap",
+        28 => "madvise",
+        32 => "dup",
+        33 => "dup2",
+        35 => "nanosleep",
+        39 => "getpid",
+        41 => "socket",
+        56 => "clone",
+        57 => "fork",
+        58 => "vfork",
+        59 => "execve",
+        60 => "exit",
+        61 => "wait4",
+        62 => "kill",
+        63 => "uname",
+        72 => "fcntl",
+        74 => "fsync",
+        77 => "ftruncate",
+        79 => "getcwd",
+        80 => "chdir",
+        82 => "rename",
+        83 => "mkdir",
+        84 => "rmdir",
+        87 => "unlink",
+        89 => "readlink",
+        95 => "umask",
+        96 => "gettimeofday",
+        97 => "getrlimit",
+        98 => "getrusage",
+        99 => "sysinfo",
+        102 => "getuid",
+        104 => "getgid",
+        107 => "geteuid",
+        108 => "getegid",
+        110 => "getppid",
+        131 => "sigaltstack",
+        158 => "arch_prctl",
+        186 => "gettid",
+        200 => "tkill",
+        201 => "time",
+        202 => "futex",
+        203 => "sched_setaffinity",
+        204 => "sched_getaffinity",
+        217 => "getdents64",
+        218 => "set_tid_address",
+        228 => "clock_gettime",
+        229 => "clock_getres",
+        230 => "clock_nanosleep",
+        231 => "exit_group",
+        234 => "tgkill",
+        257 => "openat",
+        258 => "mkdirat",
+        262 => "newfstatat",
+        263 => "unlinkat",
+        267 => "readlinkat",
+        269 => "faccessat",
+        270 => "pselect6",
+        271 => "ppoll",
+        273 => "set_robust_list",
+        274 => "get_robust_list",
+        292 => "dup3",
+        293 => "pipe2",
+        302 => "prlimit64",
+        318 => "getrandom",
+        324 => "membarrier",
+        332 => "statx",
+        334 => "rseq",
+        435 => "clone3",
+        439 => "faccessat2",
+        _ => "unknown",
+    }
+}
+
+/// Result of a system call: a value for RAX, or no return (blocked, exited).
+enum Ret {
+    Val(i64),
+    NoReturn,
+}
+
+use Ret::{NoReturn, Val};
+
+fn host_ret(r: i64) -> i64 {
+    if r < 0 {
+        -i64::from(
+            std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(EINVAL as i32),
+        )
+    } else {
+        r
+    }
+}
+
+/// Calls the host kernel with already-translated arguments.
+fn host(nr: u64, a: [u64; 6]) -> i64 {
+    // SAFETY: the caller translated every pointer argument to a valid host
+    // pointer into guest memory of the size the call uses.
+    host_ret(unsafe { libc::syscall(nr as i64, a[0], a[1], a[2], a[3], a[4], a[5]) })
+}
+
+impl Machine {
+    /// A host pointer for `len` guest bytes with permission `need`, or None.
+    fn ptr(&self, addr: u64, len: u64, need: u32) -> Option<u64> {
+        if len == 0 {
+            return Some(addr);
+        }
+        self.mem.host_ptr(addr, len, need).map(|p| p as u64)
+    }
+
+    /// A host pointer to a NUL-terminated guest string.
+    fn cstr(&self, addr: u64) -> Option<u64> {
+        let s = self.mem.read_cstr(addr, 4096)?;
+        self.ptr(addr, s.len() as u64 + 1, prot::READ)
+    }
+
+    fn warn_unknown(&mut self, nr: u64, pc: u64) -> Ret {
+        if self.config.strict_syscalls {
+            self.stop = Some(Stop::StrictSyscall(nr));
+            self.uc.stop();
+            return NoReturn;
+        }
+        if self.warned.insert(nr) {
+            let at = self.symbols.describe_pc(pc).unwrap_or_default();
+            warn!(
+                "unsupported system call {nr} ({}) at {pc:#x} {at}: returning -ENOSYS",
+                name(nr)
+            );
+        }
+        Val(-ENOSYS)
+    }
+
+    /// Virtual monotonic time in ns.
+    pub fn monotonic_ns(&self) -> u64 {
+        self.vtime
+    }
+
+    fn write_timespec(&self, addr: u64, ns: u64) -> bool {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&(ns / 1_000_000_000).to_le_bytes());
+        b[8..].copy_from_slice(&(ns % 1_000_000_000).to_le_bytes());
+        self.mem.write(addr, &b).is_some()
+    }
+
+    fn read_timespec(&self, addr: u64) -> Option<u64> {
+        let s = self.mem.read_u64(addr)?;
+        let ns = self.mem.read_u64(addr + 8)?;
+        Some(s.saturating_mul(1_000_000_000).saturating_add(ns))
+    }
+
+    fn clock_ns(&self, clock: u64) -> Option<u64> {
+        match clock {
+            0 | 5 | 8 => Some(self.realtime_base + self.vtime),
+            1 | 4 | 6 | 7 | 9 => Some(self.vtime),
+            2 => Some(self.stats.insns),
+            3 => Some(self.threads[self.cur].insns),
+            _ => None,
+        }
+    }
+
+    /// Blocks the current thread; the run loop picks another.
+    fn block(&mut self, w: Wait) -> Ret {
+        self.threads[self.cur].state = ThreadState::Blocked(w);
+        self.stop = Some(Stop::Blocked);
+        self.uc.stop();
+        NoReturn
+    }
+
+    /// Wakes up to `n` futex waiters on `addr` whose mask intersects `bitset`.
+    pub fn futex_wake(&mut self, addr: u64, n: u64, bitset: u32, pc: u64) -> u64 {
+        let mut waiters: Vec<(u64, usize)> = self
+            .threads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| match t.state {
+                ThreadState::Blocked(Wait::Futex {
+                    addr: a,
+                    bitset: b,
+                    seq,
+                    ..
+                }) if a == addr && b & bitset != 0 => Some((seq, i)),
+                _ => None,
+            })
+            .collect();
+        waiters.sort_unstable();
+        let mut woken = 0;
+        for (_, i) in waiters.into_iter().take(n.min(usize::MAX as u64) as usize) {
+            self.wake(i, 0, pc);
+            woken += 1;
+        }
+        if woken > 0 {
+            self.emit_sync(pc, LowLevelSync::FutexWake { addr });
+        }
+        woken
+    }
+
+    /// Makes thread `i` runnable with system-call result `ret`.
+    fn wake(&mut self, i: usize, ret: i64, pc: u64) {
+        let addr = match self.threads[i].state {
+            ThreadState::Blocked(Wait::Futex { addr, .. }) => Some(addr),
+            _ => None,
+        };
+        self.threads[i].state = ThreadState::Runnable;
+        self.threads[i].ctx.set_reg(Reg::RAX, ret as u64);
+        if let (Some(addr), 0) = (addr, ret) {
+            let t = &self.threads[i];
+            let origin = lard_detector_hw::event::Origin {
+                kthread: t.tid,
+                lthread: t.lthread,
+                core: t.core,
+            };
+            let joined = self
+                .threads
+                .iter()
+                .find(|c| c.state == ThreadState::Exited && c.clear_child_tid == addr)
+                .map(|c| c.tid);
+            let mut events = vec![LowLevelSync::FutexWaitDone { addr }];
+            if let Some(child) = joined {
+                events.push(LowLevelSync::ThreadJoin { child });
+            }
+            for s in events {
+                self.stats.sync_events += 1;
+                if self.report_sync {
+                    let e = Event {
+                        pc,
+                        origin,
+                        kind: EventKind::Sync(s),
+                    };
+                    self.observer.event(&e);
+                }
+            }
+        }
+    }
+
+    /// Wakes threads whose timed wait expired at the current virtual time.
+    pub fn expire_timeouts(&mut self) {
+        let now = self.vtime;
+        for i in 0..self.threads.len() {
+            let deadline = match self.threads[i].state {
+                ThreadState::Blocked(Wait::Futex {
+                    deadline: Some(d), ..
+                }) => Some((d, -ETIMEDOUT)),
+                ThreadState::Blocked(Wait::Sleep { deadline }) => Some((deadline, 0)),
+                _ => None,
+            };
+            if let Some((d, ret)) = deadline {
+                if d <= now {
+                    self.wake(i, ret, 0);
+                }
+            }
+        }
+    }
+
+    /// Emulates the system call the current thread is executing.
+    pub fn syscall(&mut self) {
+        self.stats.syscalls += 1;
+        let uc = self.uc;
+        let nr = uc.reg(Reg::RAX);
+        let a = [
+            uc.reg(Reg::RDI),
+            uc.reg(Reg::RSI),
+            uc.reg(Reg::RDX),
+            uc.reg(Reg::R10),
+            uc.reg(Reg::R8),
+            uc.reg(Reg::R9),
+        ];
+        let pc = uc.reg(Reg::RIP);
+        if let Val(v) = self.dispatch(nr, a, pc) {
+            uc.set_reg(Reg::RAX, v as u64);
+        }
+    }
+
+    fn dispatch(&mut self, nr: u64, a: [u64; 6], pc: u64) -> Ret {
+        let efault = Val(-EFAULT);
+        macro_rules! p {
+            ($addr:expr, $len:expr, $need:expr) => {
+                match self.ptr($addr, $len, $need) {
+                    Some(p) => p,
+                    None => return efault,
+                }
+            };
+        }
+        macro_rules! s {
+            ($addr:expr) => {
+                match self.cstr($addr) {
+                    Some(p) => p,
+                    None => return efault,
+                }
+            };
+        }
+        const R: u32 = prot::READ;
+        const W: u32 = prot::WRITE;
+        match nr {
+            // read, pread64
+            0 | 17 => Val(host(nr, [a[0], p!(a[1], a[2], W), a[2], a[3], 0, 0])),
+            // write, pwrite64
+            1 | 18 => Val(host(nr, [a[0], p!(a[1], a[2], R), a[2], a[3], 0, 0])),
+            2 => Val(host(nr, [s!(a[0]), a[1], a[2], 0, 0, 0])),
+            3 | 8 | 32 | 33 | 292 | 74 | 75 | 77 | 95 | 81 => Val(host(nr, a)),
+            // stat, lstat
+            4 | 6 => Val(host(nr, [s!(a[0]), p!(a[1], 144, W), 0, 0, 0, 0])),
+            5 => Val(host(nr, [a[0], p!(a[1], 144, W), 0, 0, 0, 0])),
+            7 => Val(host(nr, [p!(a[0], a[1] * 8, W), a[1], a[2], 0, 0, 0])),
+            9 => self.sys_mmap(a),
+            10 => self.sys_mprotect(a),
+            11 => {
+                let len = page_ceil(a[1]);
+                if a[0] % PAGE != 0 || len == 0 {
+                    return Val(-EINVAL);
+                }
+                self.code.forget(a[0], len);
+                match self.mem.unmap(a[0], len) {
+                    Ok(()) => Val(0),
+                    Err(_) => Val(-EINVAL),
+                }
+            }
+            12 => Val(self.mem.brk(a[0]) as i64),
+            13 => {
+                let sig = a[0] as usize;
+                if sig == 0 || sig > 64 {
+                    return Val(-EINVAL);
+                }
+                if self.sigactions.len() <= sig {
+                    self.sigactions.resize(65, [0; 32]);
+                }
+                let old = self.sigactions[sig];
+                if a[2] != 0 && self.mem.write(a[2], &old).is_none() {
+                    return efault;
+                }
+                if a[1] != 0 {
+                    let Some(new) = self.mem.slice(a[1], 32) else {
+                        return efault;
+                    };
+                    self.sigactions[sig].copy_from_slice(new);
+                }
+                Val(0)
+            }
+            14 => {
+                if a[2] != 0 && self.mem.write(a[2], &[0u8; 8]).is_none() {
+                    return efault;
+                }
+                Val(0)
+            }
+            16 => match a[1] {
+                // TCGETS, TIOCGWINSZ, TIOCGPGRP: pass through with the buffer
+                0x5401 => Val(host(nr, [a[0], a[1], p!(a[2], 60, W), 0, 0, 0])),
+                0x5413 => Val(host(nr, [a[0], a[1], p!(a[2], 8, W), 0, 0, 0])),
+                _ => Val(-ENOTTY),
+            },
+            // readv, writev
+            19 | 20 => self.sys_iov(nr, a),
+            21 => Val(host(nr, [s!(a[0]), a[1], 0, 0, 0, 0])),
+            22 => Val(host(nr, [p!(a[0], 8, W), 0, 0, 0, 0, 0])),
+            293 => Val(host(nr, [p!(a[0], 8, W), a[1], 0, 0, 0, 0])),
+            24 => {
+                self.stop = Some(Stop::Preempt);
+                self.uc.stop();
+                Val(0)
+            }
+            25 => self.sys_mremap(a),
+            28 => {
+                // MADV_DONTNEED on private anonymous memory reads back zeros.
+                if a[2] == 4 {
+                    if let Some(b) = self.mem.slice_mut(a[0], a[1]) {
+                        b.fill(0);
+                    }
+                }
+                Val(0)
+            }
+            35 => {
+                let Some(ns) = self.read_timespec(a[0]) else {
+                    return efault;
+                };
+                self.block(Wait::Sleep {
+                    deadline: self.vtime.saturating_add(ns),
+                })
+            }
+            39 => Val(i64::from(GUEST_PID)),
+            110 => Val(1),
+            56 => self.sys_clone(a, pc),
+            57 | 58 | 59 | 61 => self.warn_unknown(nr, pc),
+            60 => self.sys_exit(a[0] as i32, pc),
+            231 => {
+                self.stop = Some(Stop::ExitGroup(a[0] as i32));
+                self.uc.stop();
+                NoReturn
+            }
+            62 | 200 | 234 => {
+                let sig = if nr == 234 { a[2] } else { a[1] };
+                if sig == 0 {
+                    return Val(0);
+                }
+                self.stop = Some(Stop::Killed(sig as i32));
+                self.uc.stop();
+                NoReturn
+            }
+            63 => Val(host(nr, [p!(a[0], 390, W), 0, 0, 0, 0, 0])),
+            72 => Val(host(nr, [a[0], a[1], a[2], 0, 0, 0])),
+            79 => Val(host(nr, [p!(a[0], a[1], W), a[1], 0, 0, 0, 0])),
+            80 | 84 | 87 => Val(host(nr, [s!(a[0]), 0, 0, 0, 0, 0])),
+            83 => Val(host(nr, [s!(a[0]), a[1], 0, 0, 0, 0])),
+            82 => Val(host(nr, [s!(a[0]), s!(a[1]), 0, 0, 0, 0])),
+            89 => self.sys_readlink(libc::AT_FDCWD as u64, a[0], a[1], a[2]),
+            267 => self.sys_readlink(a[0], a[1], a[2], a[3]),
+            96 => {
+                if a[0] != 0 {
+                    let ns = self.realtime_base + self.vtime;
+                    let mut b = [0u8; 16];
+                    b[..8].copy_from_slice(&(ns / 1_000_000_000).to_le_bytes());
+                    b[8..].copy_from_slice(&((ns % 1_000_000_000) / 1000).to_le_bytes());
+                    if self.mem.write(a[0], &b).is_none() {
+                        return efault;
+                    }
+                }
+                Val(0)
+            }
+            97 => Val(host(nr, [a[0], p!(a[1], 16, W), 0, 0, 0, 0])),
+            98 => Val(host(nr, [a[0], p!(a[1], 144, W), 0, 0, 0, 0])),
+            99 => Val(host(nr, [p!(a[0], 112, W), 0, 0, 0, 0, 0])),
+            102 | 104 | 107 | 108 => Val(host(nr, [0; 6])),
+            131 => {
+                if a[1] != 0 && self.mem.write(a[1], &[0u8; 24]).is_none() {
+                    return efault;
+                }
+                Val(0)
+            }
+            158 => self.sys_arch_prctl(a),
+            186 => Val(i64::from(self.threads[self.cur].tid)),
+            201 => {
+                let secs = (self.realtime_base + self.vtime) / 1_000_000_000;
+                if a[0] != 0 && self.mem.write(a[0], &secs.to_le_bytes()).is_none() {
+                    return efault;
+                }
+                Val(secs as i64)
+            }
+            202 => self.sys_futex(a, pc),
+            203 => Val(0),
+            204 => {
+                let n = (a[1] as usize).min(8);
+                let cores = u64::from(self.config.cores.clamp(1, 64));
+                let mask = if cores == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << cores) - 1
+                };
+                if n < 8 {
+                    return Val(-EINVAL);
+                }
+                if self.mem.write(a[2], &mask.to_le_bytes()).is_none() {
+                    return efault;
+                }
+                Val(8)
+            }
+            217 => Val(host(nr, [a[0], p!(a[1], a[2], W), a[2], 0, 0, 0])),
+            218 => {
+                self.threads[self.cur].clear_child_tid = a[0];
+                Val(i64::from(self.threads[self.cur].tid))
+            }
+            228 => {
+                let Some(ns) = self.clock_ns(a[0]) else {
+                    return Val(-EINVAL);
+                };
+                if !self.write_timespec(a[1], ns) {
+                    return efault;
+                }
+                Val(0)
+            }
+            229 => {
+                if a[1] != 0 && !self.write_timespec(a[1], 1) {
+                    return efault;
+                }
+                Val(0)
+            }
+            230 => {
+                let Some(req) = self.read_timespec(a[2]) else {
+                    return efault;
+                };
+                let Some(now) = self.clock_ns(a[0]) else {
+                    return Val(-EINVAL);
+                };
+                let ns = if a[1] & 1 != 0 {
+                    req.saturating_sub(now)
+                } else {
+                    req
+                };
+                self.block(Wait::Sleep {
+                    deadline: self.vtime.saturating_add(ns),
+                })
+            }
+            257 => Val(host(nr, [a[0], s!(a[1]), a[2], a[3], 0, 0])),
+            258 => Val(host(nr, [a[0], s!(a[1]), a[2], 0, 0, 0])),
+            262 => Val(host(nr, [a[0], s!(a[1]), p!(a[2], 144, W), a[3], 0, 0])),
+            263 => Val(host(nr, [a[0], s!(a[1]), a[2], 0, 0, 0])),
+            269 | 439 => Val(host(nr, [a[0], s!(a[1]), a[2], a[3], 0, 0])),
+            270 | 271 | 23 => self.warn_unknown(nr, pc),
+            273 => Val(0),
+            302 => {
+                let new = if a[2] != 0 { p!(a[2], 16, R) } else { 0 };
+                let old = if a[3] != 0 { p!(a[3], 16, W) } else { 0 };
+                let _ = new;
+                Val(host(nr, [0, a[1], 0, old, 0, 0]))
+            }
+            318 => {
+                let Some(buf) = self.mem.slice_mut(a[0], a[1]) else {
+                    return efault;
+                };
+                let mut rng =
+                    SplitMix64(self.config.seed ^ self.stats.syscalls.wrapping_mul(0x9e37));
+                for chunk in buf.chunks_mut(8) {
+                    let v = rng.next_u64().to_le_bytes();
+                    chunk.copy_from_slice(&v[..chunk.len()]);
+                }
+                Val(a[1] as i64)
+            }
+            332 => Val(host(nr, [a[0], s!(a[1]), a[2], a[3], p!(a[4], 256, W), 0])),
+            334 | 435 | 324 | 274 => Val(-ENOSYS),
+            _ => self.warn_unknown(nr, pc),
+        }
+    }
+
+    fn sys_iov(&mut self, nr: u64, a: [u64; 6]) -> Ret {
+        let n = a[2];
+        if n > 1024 {
+            return Val(-EINVAL);
+        }
+        let mut iov: Vec<u64> = Vec::with_capacity(2 * n as usize);
+        let need = if nr == 19 { prot::WRITE } else { prot::READ };
+        for i in 0..n {
+            let (Some(base), Some(len)) = (
+                self.mem.read_u64(a[1] + 16 * i),
+                self.mem.read_u64(a[1] + 16 * i + 8),
+            ) else {
+                return Val(-EFAULT);
+            };
+            let Some(p) = self.ptr(base, len, need) else {
+                return Val(-EFAULT);
+            };
+            iov.push(p);
+            iov.push(len);
+        }
+        Val(host(nr, [a[0], iov.as_ptr() as u64, n, 0, 0, 0]))
+    }
+
+    fn sys_readlink(&mut self, dirfd: u64, path: u64, buf: u64, len: u64) -> Ret {
+        let Some(p) = self.mem.read_cstr(path, 4096) else {
+            return Val(-EFAULT);
+        };
+        if p == b"/proc/self/exe" {
+            let exe = self.exe_path.clone();
+            let n = exe.len().min(len as usize);
+            return match self.mem.write(buf, &exe[..n]) {
+                Some(()) => Val(n as i64),
+                None => Val(-EFAULT),
+            };
+        }
+        let Some(pp) = self.cstr(path) else {
+            return Val(-EFAULT);
+        };
+        let Some(bp) = self.ptr(buf, len, prot::WRITE) else {
+            return Val(-EFAULT);
+        };
+        Val(host(267, [dirfd, pp, bp, len, 0, 0]))
+    }
+
+    fn sys_arch_prctl(&mut self, a: [u64; 6]) -> Ret {
+        match a[0] {
+            0x1001 => self.uc.set_reg(Reg::GS_BASE, a[1]),
+            0x1002 => self.uc.set_reg(Reg::FS_BASE, a[1]),
+            0x1003 | 0x1004 => {
+                let r = if a[0] == 0x1003 {
+                    Reg::FS_BASE
+                } else {
+                    Reg::GS_BASE
+                };
+                let v = self.uc.reg(r);
+                if self.mem.write(a[1], &v.to_le_bytes()).is_none() {
+                    return Val(-EFAULT);
+                }
+            }
+            _ => return Val(-EINVAL),
+        }
+        Val(0)
+    }
+
+    fn map_err(e: MemError) -> Ret {
+        match e {
+            MemError::NoMemory => Val(-ENOMEM),
+            _ => Val(-EINVAL),
+        }
+    }
+
+    fn sys_mmap(&mut self, a: [u64; 6]) -> Ret {
+        let [addr, len, prot_, flags, fd, off] = a;
+        if len == 0 || off % PAGE != 0 {
+            return Val(-EINVAL);
+        }
+        let len = page_ceil(len);
+        let perms = (prot_ & 7) as u32;
+        let fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0;
+        let at = if fixed {
+            if addr % PAGE != 0 {
+                return Val(-EINVAL);
+            }
+            if flags & MAP_FIXED != 0 {
+                self.code.forget(addr, len);
+                if let Err(e) = self.mem.unmap(addr, len) {
+                    return Self::map_err(e);
+                }
+            }
+            addr
+        } else if addr != 0
+            && addr % PAGE == 0
+            && !self.mem.is_mapped(addr, len)
+            && self.mem.find_free(len).is_some()
+        {
+            addr
+        } else {
+            match self.mem.find_free(len) {
+                Some(a) => a,
+                None => return Val(-ENOMEM),
+            }
+        };
+        // File contents are copied in (private mappings); the mapping is
+        // first made writable so the copy can land.
+        let file = flags & MAP_ANONYMOUS == 0;
+        if flags & MAP_SHARED != 0 && file {
+            warn!("MAP_SHARED file mapping emulated as a private copy");
+        }
+        let name = if file { "[file]" } else { "[mmap]" };
+        if let Err(e) = self
+            .mem
+            .map(at, len, perms | if file { prot::WRITE } else { 0 }, name)
+        {
+            return Self::map_err(e);
+        }
+        if file {
+            let p = self.mem.host_ptr(at, len, 0).expect("just mapped") as u64;
+            let r = host(17, [fd, p, len, off, 0, 0]);
+            if r < 0 {
+                let _ = self.mem.unmap(at, len);
+                return Val(r);
+            }
+            if perms & prot::WRITE == 0 && self.mem.protect(at, len, perms).is_err() {
+                return Val(-EINVAL);
+            }
+        }
+        if perms & prot::EXEC != 0 && self.scan_code(at, len, &[]).is_err() {
+            warn!("could not hook LARDx86 sites in new code at {at:#x}");
+        }
+        Val(at as i64)
+    }
+
+    fn sys_mprotect(&mut self, a: [u64; 6]) -> Ret {
+        if a[0] % PAGE != 0 {
+            return Val(-EINVAL);
+        }
+        let perms = (a[2] & 7) as u32;
+        match self.mem.protect(a[0], a[1], perms) {
+            Ok(()) => {
+                if perms & prot::EXEC != 0 && self.scan_code(a[0], page_ceil(a[1]), &[]).is_err() {
+                    warn!("could not hook LARDx86 sites after mprotect at {:#x}", a[0]);
+                }
+                Val(0)
+            }
+            Err(e) => Self::map_err(e),
+        }
+    }
+
+    fn sys_mremap(&mut self, a: [u64; 6]) -> Ret {
+        let [old, old_len, new_len, flags, _, _] = a;
+        let (old_len, new_len) = (page_ceil(old_len), page_ceil(new_len));
+        if old % PAGE != 0 || new_len == 0 {
+            return Val(-EINVAL);
+        }
+        if new_len <= old_len {
+            if new_len < old_len {
+                let _ = self.mem.unmap(old + new_len, old_len - new_len);
+            }
+            return Val(old as i64);
+        }
+        if flags & 1 == 0 {
+            return Val(-ENOMEM);
+        }
+        let Some(data) = self.mem.slice(old, old_len).map(|s| s.to_vec()) else {
+            return Val(-EFAULT);
+        };
+        let Some(at) = self.mem.find_free(new_len) else {
+            return Val(-ENOMEM);
+        };
+        if let Err(e) = self
+            .mem
+            .map(at, new_len, prot::READ | prot::WRITE, "[mmap]")
+        {
+            return Self::map_err(e);
+        }
+        self.mem.poke(at, &data);
+        let _ = self.mem.unmap(old, old_len);
+        Val(at as i64)
+    }
+
+    fn sys_clone(&mut self, a: [u64; 6], pc: u64) -> Ret {
+        let [flags, stack, ptid, ctid, tls, _] = a;
+        if flags & CLONE_VM == 0 || flags & CLONE_THREAD == 0 {
+            if self.warned.insert(56) {
+                warn!("clone without CLONE_VM|CLONE_THREAD (fork) is not supported: returning -ENOSYS");
+            }
+            return Val(-ENOSYS);
+        }
+        let tid = self.next_tid;
+        self.next_tid += 1;
+        let Ok(mut ctx) = Context::new(self.uc) else {
+            return Val(-ENOMEM);
+        };
+        if ctx.save(self.uc).is_err() {
+            return Val(-ENOMEM);
+        }
+        // Inside the hook RIP still addresses the `syscall` (0f 05).
+        let next = if self.mem.slice(pc, 2) == Some(&[0x0f, 0x05][..]) {
+            pc + 2
+        } else {
+            pc
+        };
+        ctx.set_reg(Reg::RIP, next);
+        ctx.set_reg(Reg::RAX, 0);
+        if stack != 0 {
+            ctx.set_reg(Reg::RSP, stack);
+        }
+        if flags & CLONE_SETTLS != 0 {
+            ctx.set_reg(Reg::FS_BASE, tls);
+        }
+        if flags & CLONE_PARENT_SETTID != 0 && self.mem.write(ptid, &tid.to_le_bytes()).is_none() {
+            return Val(-EFAULT);
+        }
+        if flags & CLONE_CHILD_SETTID != 0 && self.mem.write(ctid, &tid.to_le_bytes()).is_none() {
+            return Val(-EFAULT);
+        }
+        let core = (self.threads.len() % usize::from(self.config.cores.max(1))) as u16;
+        let parent = self.threads[self.cur].tid;
+        self.threads.push(Thread {
+            tid,
+            ctx,
+            state: ThreadState::Runnable,
+            clear_child_tid: if flags & CLONE_CHILD_CLEARTID != 0 {
+                ctid
+            } else {
+                0
+            },
+            lthread: None,
+            core,
+            insns: 0,
+            parent: Some(parent),
+        });
+        if stack != 0 {
+            self.add_stack(stack);
+        }
+        self.emit_sync(pc, LowLevelSync::ThreadCreate { child: tid });
+        Val(i64::from(tid))
+    }
+
+    fn sys_exit(&mut self, status: i32, pc: u64) -> Ret {
+        self.emit_sync(pc, LowLevelSync::ThreadExit);
+        let ctid = self.threads[self.cur].clear_child_tid;
+        self.threads[self.cur].state = ThreadState::Exited;
+        self.last_exit_status = status;
+        if ctid != 0 && self.mem.write(ctid, &0u32.to_le_bytes()).is_some() {
+            self.futex_wake(ctid, 1, u32::MAX, pc);
+        }
+        self.stop = Some(Stop::ThreadExit);
+        self.uc.stop();
+        NoReturn
+    }
+
+    fn sys_futex(&mut self, a: [u64; 6], pc: u64) -> Ret {
+        let [uaddr, op, val, timeout, uaddr2, val3] = a;
+        let cmd = op & 0x7f;
+        let realtime = op & 256 != 0;
+        match cmd {
+            // WAIT, WAIT_BITSET
+            0 | 9 => {
+                let Some(cur) = self.mem.read_u32(uaddr) else {
+                    return Val(-EFAULT);
+                };
+                if cur != val as u32 {
+                    return Val(-EAGAIN);
+                }
+                let bitset = if cmd == 9 { val3 as u32 } else { u32::MAX };
+                if bitset == 0 {
+                    return Val(-EINVAL);
+                }
+                let deadline = if timeout == 0 {
+                    None
+                } else {
+                    let Some(t) = self.read_timespec(timeout) else {
+                        return Val(-EFAULT);
+                    };
+                    Some(if cmd == 0 {
+                        self.vtime.saturating_add(t)
+                    } else if realtime {
+                        t.saturating_sub(self.realtime_base)
+                    } else {
+                        t
+                    })
+                };
+                self.futex_seq += 1;
+                self.block(Wait::Futex {
+                    addr: uaddr,
+                    bitset,
+                    deadline,
+                    seq: self.futex_seq,
+                })
+            }
+            // WAKE, WAKE_BITSET
+            1 | 10 => {
+                let bitset = if cmd == 10 { val3 as u32 } else { u32::MAX };
+                Val(self.futex_wake(uaddr, val, bitset, pc) as i64)
+            }
+            // REQUEUE, CMP_REQUEUE
+            3 | 4 => {
+                if cmd == 4 {
+                    let Some(cur) = self.mem.read_u32(uaddr) else {
+                        return Val(-EFAULT);
+                    };
+                    if cur != val3 as u32 {
+                        return Val(-EAGAIN);
+                    }
+                }
+                let woken = self.futex_wake(uaddr, val, u32::MAX, pc);
+                let mut moved = 0;
+                for t in &mut self.threads {
+                    if moved >= timeout {
+                        break;
+                    }
+                    if let ThreadState::Blocked(Wait::Futex { addr, .. }) = &mut t.state {
+                        if *addr == uaddr {
+                            *addr = uaddr2;
+                            moved += 1;
+                        }
+                    }
+                }
+                Val((woken + if cmd == 4 { moved } else { 0 }) as i64)
+            }
+            // WAKE_OP
+            5 => {
+                let Some(old) = self.mem.read_u32(uaddr2) else {
+                    return Val(-EFAULT);
+                };
+                let (opk, cmp) = ((val3 >> 28) & 0xf, (val3 >> 24) & 0xf);
+                let mut oparg = ((val3 >> 12) & 0xfff) as u32;
+                let cmparg = (val3 & 0xfff) as u32;
+                if opk & 8 != 0 {
+                    oparg = 1u32.checked_shl(oparg).unwrap_or(0);
+                }
+                let new = match opk & 7 {
+                    0 => oparg,
+                    1 => old.wrapping_add(oparg),
+                    2 => old | oparg,
+                    3 => old & !oparg,
+                    4 => old ^ oparg,
+                    _ => return Val(-ENOSYS),
+                };
+                if self.mem.write(uaddr2, &new.to_le_bytes()).is_none() {
+                    return Val(-EFAULT);
+                }
+                let mut n = self.futex_wake(uaddr, val, u32::MAX, pc);
+                let hit = match cmp {
+                    0 => old == cmparg,
+                    1 => old != cmparg,
+                    2 => (old as i32) < cmparg as i32,
+                    3 => (old as i32) <= cmparg as i32,
+                    4 => (old as i32) > cmparg as i32,
+                    5 => (old as i32) >= cmparg as i32,
+                    _ => false,
+                };
+                if hit {
+                    n += self.futex_wake(uaddr2, timeout, u32::MAX, pc);
+                }
+                Val(n as i64)
+            }
+            _ => {
+                let _ = (EINTR, ENOENT);
+                self.warn_unknown(202, pc)
+            }
+        }
+    }
+}

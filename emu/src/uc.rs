@@ -1,0 +1,348 @@
+//! A thin wrapper over unicorn's C API (`unicorn-engine-sys`).
+//!
+//! The emulator calls unicorn from inside its own hooks (system calls map
+//! memory, the scheduler saves contexts, LARD ops write registers), so it uses
+//! the raw handle everywhere rather than the `unicorn-engine` crate's safe
+//! wrapper, whose hook proxy upgrades a weak reference and borrows a RefCell
+//! on every call (≈110 ns per memory access, shared/notes). [`Uc`] owns the
+//! engine; [`UcRef`] is a copyable handle used inside hooks.
+
+use std::ffi::{c_void, CStr};
+use std::fmt;
+use unicorn_engine_sys as sys;
+
+pub use sys::RegisterX86 as Reg;
+
+/// A unicorn error code with its message.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct UcError(pub sys::uc_error);
+
+impl fmt::Debug for UcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for UcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // SAFETY: uc_strerror returns a static C string for every code.
+        let msg = unsafe { CStr::from_ptr(sys::uc_strerror(self.0)) };
+        write!(f, "{} ({:?})", msg.to_string_lossy(), self.0)
+    }
+}
+
+impl std::error::Error for UcError {}
+
+fn check(e: sys::uc_error) -> Result<(), UcError> {
+    if e == sys::uc_error::OK {
+        Ok(())
+    } else {
+        Err(UcError(e))
+    }
+}
+
+/// Page permissions as unicorn encodes them.
+pub mod prot {
+    /// Readable.
+    pub const READ: u32 = 1;
+    /// Writable.
+    pub const WRITE: u32 = 2;
+    /// Executable.
+    pub const EXEC: u32 = 4;
+    /// All three.
+    pub const ALL: u32 = 7;
+}
+
+/// A hook callback for code and block hooks.
+pub type CodeCallback = unsafe extern "C" fn(*mut sys::uc_engine, u64, u32, *mut c_void);
+/// A hook callback for memory accesses.
+pub type MemCallback =
+    unsafe extern "C" fn(*mut sys::uc_engine, sys::MemType, u64, i32, i64, *mut c_void);
+/// A hook callback for invalid memory accesses; returns true to continue.
+pub type BadMemCallback =
+    unsafe extern "C" fn(*mut sys::uc_engine, sys::MemType, u64, i32, i64, *mut c_void) -> bool;
+/// A hook callback for the `syscall` instruction.
+pub type SyscallCallback = unsafe extern "C" fn(*mut sys::uc_engine, *mut c_void);
+/// A hook callback for invalid instructions; returns true to continue.
+pub type InvalidCallback = unsafe extern "C" fn(*mut sys::uc_engine, *mut c_void) -> bool;
+
+/// A copyable handle to a live engine, for use inside hooks.
+#[derive(Clone, Copy, Debug)]
+pub struct UcRef(*mut sys::uc_engine);
+
+/// The owned engine (closed on drop).
+pub struct Uc(UcRef);
+
+impl Uc {
+    /// Opens an x86-64 engine.
+    pub fn new_x86_64() -> Result<Uc, UcError> {
+        let mut h = std::ptr::null_mut();
+        // SAFETY: plain FFI call with a valid out-pointer.
+        check(unsafe { sys::uc_open(sys::Arch::X86, sys::Mode::MODE_64, &mut h) })?;
+        Ok(Uc(UcRef(h)))
+    }
+
+    /// The handle for hooks and calls.
+    pub fn r(&self) -> UcRef {
+        self.0
+    }
+}
+
+impl Drop for Uc {
+    fn drop(&mut self) {
+        // SAFETY: the handle was opened by uc_open and is closed once.
+        unsafe {
+            sys::uc_close(self.0 .0);
+        }
+    }
+}
+
+impl UcRef {
+    /// Wraps the handle unicorn passes to a hook.
+    ///
+    /// # Safety
+    /// `h` must be a live engine.
+    pub unsafe fn from_raw(h: *mut sys::uc_engine) -> UcRef {
+        UcRef(h)
+    }
+
+    /// Reads a 64-bit register (0 if unicorn refuses, which it does only for
+    /// register ids it does not know).
+    #[inline]
+    pub fn reg(self, r: Reg) -> u64 {
+        let mut v = 0u64;
+        // SAFETY: the engine is live; v is a valid 8-byte out buffer.
+        unsafe { sys::uc_reg_read(self.0, r as i32, &mut v as *mut u64 as *mut c_void) };
+        v
+    }
+
+    /// Writes a 64-bit register.
+    #[inline]
+    pub fn set_reg(self, r: Reg, v: u64) {
+        // SAFETY: as above.
+        unsafe { sys::uc_reg_write(self.0, r as i32, &v as *const u64 as *const c_void) };
+    }
+
+    /// Maps host memory at `addr` (page-aligned, `len` a page multiple).
+    ///
+    /// # Safety
+    /// `host` must stay valid for `len` bytes until the range is unmapped.
+    pub unsafe fn map_ptr(
+        self,
+        addr: u64,
+        len: u64,
+        perms: u32,
+        host: *mut u8,
+    ) -> Result<(), UcError> {
+        check(sys::uc_mem_map_ptr(
+            self.0,
+            addr,
+            len,
+            perms,
+            host as *mut c_void,
+        ))
+    }
+
+    /// Unmaps a page range.
+    pub fn unmap(self, addr: u64, len: u64) -> Result<(), UcError> {
+        // SAFETY: the engine is live.
+        check(unsafe { sys::uc_mem_unmap(self.0, addr, len) })
+    }
+
+    /// Changes the permissions of a page range.
+    pub fn protect(self, addr: u64, len: u64, perms: u32) -> Result<(), UcError> {
+        // SAFETY: the engine is live.
+        check(unsafe { sys::uc_mem_protect(self.0, addr, len, perms) })
+    }
+
+    /// Reads guest memory through unicorn (ignores page permissions).
+    pub fn read(self, addr: u64, buf: &mut [u8]) -> Result<(), UcError> {
+        // SAFETY: buf is a valid buffer of the given length.
+        check(unsafe {
+            sys::uc_mem_read(
+                self.0,
+                addr,
+                buf.as_mut_ptr() as *mut c_void,
+                buf.len() as u64,
+            )
+        })
+    }
+
+    /// Starts (or resumes) emulation at `begin` until stopped.
+    pub fn start(self, begin: u64) -> Result<(), UcError> {
+        // SAFETY: the engine is live; until=0 is never reached by user code.
+        check(unsafe { sys::uc_emu_start(self.0, begin, 0, 0, 0) })
+    }
+
+    /// Asks the running emulation to stop at the next block boundary.
+    #[inline]
+    pub fn stop(self) {
+        // SAFETY: the engine is live; callable from hooks.
+        unsafe { sys::uc_emu_stop(self.0) };
+    }
+
+    /// Discards translated code for `[begin, end)` so new hooks take effect.
+    pub fn remove_cache(self, begin: u64, end: u64) {
+        // UC_CTL_WRITE(UC_CTL_TB_REMOVE_CACHE, 2)
+        let ctl = sys::ControlType(sys::ControlType::TB_REMOVE_CACHE.0 | (1 << 30) | (2 << 26));
+        // SAFETY: variadic call with the two u64 arguments this control takes.
+        unsafe { sys::uc_ctl(self.0, ctl, begin, end) };
+    }
+
+    /// # Safety
+    /// `cb` must have the signature unicorn expects for `kind`, and `data`
+    /// must stay valid for as long as the engine runs.
+    unsafe fn hook_raw(
+        self,
+        kind: sys::HookType,
+        cb: *mut c_void,
+        data: *mut c_void,
+        begin: u64,
+        end: u64,
+    ) -> Result<(), UcError> {
+        let mut h: sys::uc_hook = 0;
+        // SAFETY: cb has the signature unicorn expects for `kind`; data stays
+        // valid for the engine's lifetime (the Machine is boxed and outlives it).
+        check(sys::uc_hook_add(
+            self.0,
+            &mut h,
+            kind.0 as i32,
+            cb,
+            data,
+            begin,
+            end,
+        ))
+    }
+
+    /// Adds a code hook on `[begin, end]` (inclusive; begin > end means everywhere).
+    ///
+    /// # Safety
+    /// `data` must stay valid for as long as the engine runs.
+    pub unsafe fn hook_code(
+        self,
+        cb: CodeCallback,
+        data: *mut c_void,
+        begin: u64,
+        end: u64,
+    ) -> Result<(), UcError> {
+        self.hook_raw(sys::HookType::CODE, cb as *mut c_void, data, begin, end)
+    }
+
+    /// Adds a block hook everywhere.
+    ///
+    /// # Safety
+    /// `data` must stay valid for as long as the engine runs.
+    pub unsafe fn hook_block(self, cb: CodeCallback, data: *mut c_void) -> Result<(), UcError> {
+        self.hook_raw(sys::HookType::BLOCK, cb as *mut c_void, data, 1, 0)
+    }
+
+    /// Adds a read+write memory hook everywhere.
+    ///
+    /// # Safety
+    /// `data` must stay valid for as long as the engine runs.
+    pub unsafe fn hook_mem(self, cb: MemCallback, data: *mut c_void) -> Result<(), UcError> {
+        let kind = sys::HookType(sys::HookType::MEM_READ.0 | sys::HookType::MEM_WRITE.0);
+        self.hook_raw(kind, cb as *mut c_void, data, 1, 0)
+    }
+
+    /// Adds a hook on accesses to unmapped or protected memory.
+    ///
+    /// # Safety
+    /// `data` must stay valid for as long as the engine runs.
+    pub unsafe fn hook_bad_mem(self, cb: BadMemCallback, data: *mut c_void) -> Result<(), UcError> {
+        let kind = sys::HookType(
+            sys::HookType::MEM_READ_UNMAPPED.0
+                | sys::HookType::MEM_WRITE_UNMAPPED.0
+                | sys::HookType::MEM_FETCH_UNMAPPED.0
+                | sys::HookType::MEM_READ_PROT.0
+                | sys::HookType::MEM_WRITE_PROT.0
+                | sys::HookType::MEM_FETCH_PROT.0,
+        );
+        self.hook_raw(kind, cb as *mut c_void, data, 1, 0)
+    }
+
+    /// Adds the `syscall` instruction hook.
+    ///
+    /// # Safety
+    /// `data` must stay valid for as long as the engine runs.
+    pub unsafe fn hook_syscall(
+        self,
+        cb: SyscallCallback,
+        data: *mut c_void,
+    ) -> Result<(), UcError> {
+        let mut h: sys::uc_hook = 0;
+        // UC_HOOK_INSN takes the instruction id as an extra variadic int.
+        check({
+            sys::uc_hook_add(
+                self.0,
+                &mut h,
+                sys::HookType::INSN.0 as i32,
+                cb as *mut c_void,
+                data,
+                1,
+                0,
+                sys::X86Insn::SYSCALL as i32,
+            )
+        })
+    }
+
+    /// Adds the invalid-instruction hook.
+    ///
+    /// # Safety
+    /// `data` must stay valid for as long as the engine runs.
+    pub unsafe fn hook_invalid(
+        self,
+        cb: InvalidCallback,
+        data: *mut c_void,
+    ) -> Result<(), UcError> {
+        self.hook_raw(sys::HookType::INSN_INVALID, cb as *mut c_void, data, 1, 0)
+    }
+}
+
+/// A saved CPU context (all registers), owned.
+pub struct Context(*mut sys::uc_context);
+
+impl Context {
+    /// Allocates a context for `uc`.
+    pub fn new(uc: UcRef) -> Result<Context, UcError> {
+        let mut c = std::ptr::null_mut();
+        // SAFETY: valid out-pointer.
+        check(unsafe { sys::uc_context_alloc(uc.0, &mut c) })?;
+        Ok(Context(c))
+    }
+
+    /// Saves the engine's current registers into this context.
+    pub fn save(&mut self, uc: UcRef) -> Result<(), UcError> {
+        // SAFETY: both pointers are live.
+        check(unsafe { sys::uc_context_save(uc.0, self.0) })
+    }
+
+    /// Loads this context into the engine's registers.
+    pub fn restore(&self, uc: UcRef) -> Result<(), UcError> {
+        // SAFETY: both pointers are live.
+        check(unsafe { sys::uc_context_restore(uc.0, self.0) })
+    }
+
+    /// Reads a register of the saved context.
+    pub fn reg(&self, r: Reg) -> u64 {
+        let mut v = 0u64;
+        // SAFETY: valid context and out buffer.
+        unsafe { sys::uc_context_reg_read(self.0, r as i32, &mut v as *mut u64 as *mut c_void) };
+        v
+    }
+
+    /// Writes a register of the saved context.
+    pub fn set_reg(&mut self, r: Reg, v: u64) {
+        // SAFETY: valid context and input buffer.
+        unsafe { sys::uc_context_reg_write(self.0, r as i32, &v as *const u64 as *const c_void) };
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: allocated by uc_context_alloc, freed once.
+        unsafe {
+            sys::uc_context_free(self.0);
+        }
+    }
+}
