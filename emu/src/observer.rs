@@ -39,6 +39,10 @@ pub trait Observer {
     }
     /// One event.
     fn event(&mut self, e: &Event) -> Control;
+    /// A hash of the whole event stream so far, if the observer keeps one.
+    fn stream_hash(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Counts events by kind and hashes the whole stream (FNV-1a over each
@@ -139,5 +143,9 @@ impl Observer for CountingObserver {
             }
         }
         Control::Continue
+    }
+
+    fn stream_hash(&self) -> Option<u64> {
+        Some(self.hash)
     }
 }

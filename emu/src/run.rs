@@ -310,6 +310,7 @@ impl Emulator {
                 AccessMode::Tracked => "tracked",
                 AccessMode::All => "all",
             },
+            event_hash: m.observer.stream_hash(),
         }
     }
 

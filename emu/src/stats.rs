@@ -57,6 +57,8 @@ pub struct Report<'a> {
     pub wall: Duration,
     /// Whether accesses were observed (else the access counts are not measured).
     pub observed: &'static str,
+    /// The observer's hash of the event stream, if it keeps one.
+    pub event_hash: Option<u64>,
 }
 
 impl Report<'_> {
@@ -109,6 +111,9 @@ impl Report<'_> {
         let _ = writeln!(o, "context switches       {}", s.switches);
         let _ = writeln!(o, "wall time              {:.3} s", self.wall.as_secs_f64());
         let _ = writeln!(o, "guest MIPS             {:.1}", self.mips());
+        if let Some(h) = self.event_hash {
+            let _ = writeln!(o, "event stream hash      {h:016x}");
+        }
         o
     }
 
@@ -129,7 +134,7 @@ impl Report<'_> {
             .map(|(k, n)| format!("\"{}\":{n}", k.mnemonic()))
             .collect();
         format!(
-            "{{\"instructions\":{},\"threads\":[{}],\"accesses_observed\":\"{}\",\"tracked\":{{\"reads\":{},\"writes\":{}}},\"untracked\":{{\"reads\":{},\"writes\":{}}},\"stack\":{{\"reads\":{},\"writes\":{}}},\"lard_ops\":{{{}}},\"sync_events\":{},\"syscalls\":{},\"context_switches\":{},\"wall_seconds\":{:.6},\"guest_mips\":{:.3}}}\n",
+            "{{\"instructions\":{},\"threads\":[{}],\"accesses_observed\":\"{}\",\"tracked\":{{\"reads\":{},\"writes\":{}}},\"untracked\":{{\"reads\":{},\"writes\":{}}},\"stack\":{{\"reads\":{},\"writes\":{}}},\"lard_ops\":{{{}}},\"sync_events\":{},\"syscalls\":{},\"context_switches\":{},\"wall_seconds\":{:.6},\"guest_mips\":{:.3},\"event_hash\":{}}}\n",
             s.insns,
             threads.join(","),
             self.observed,
@@ -144,7 +149,8 @@ impl Report<'_> {
             s.syscalls,
             s.switches,
             self.wall.as_secs_f64(),
-            self.mips()
+            self.mips(),
+            self.event_hash.map_or("null".to_string(), |h| format!("\"{h:016x}\""))
         )
     }
 }

@@ -10,6 +10,8 @@
 
         .section .bss
         .balign 64
+        .type buf, @object
+        .size buf, 128
 buf:    .skip 128
 
         .section .rodata

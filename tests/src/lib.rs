@@ -1,1 +1,247 @@
-//! Helpers shared by the end-to-end tests.
+//! Helpers shared by the end-to-end tests: building guests from `guests/`
+//! with the machine's compilers, and running them natively and under `lard`.
+//!
+//! Nothing is checked in as a binary: every guest is compiled by the test run
+//! itself into `target/e2e-guests/`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .expect("repository root")
+}
+
+/// Where tests put the guests they build.
+pub fn guest_dir() -> PathBuf {
+    let d = root().join("target/e2e-guests");
+    std::fs::create_dir_all(&d).expect("create target/e2e-guests");
+    d
+}
+
+/// The `lard` binary of this build (built by `cargo test --workspace`, or
+/// `cargo build --workspace --bins` as `make test` does first).
+pub fn lard() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let bin = profile_dir.join("lard");
+    assert!(
+        bin.exists(),
+        "{} not built: run `cargo build -p lard-emu` (make test does)",
+        bin.display()
+    );
+    bin
+}
+
+/// A C library to build guests against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Libc {
+    /// glibc, with `gcc -static`.
+    Glibc,
+    /// musl, with `musl-gcc -static`.
+    Musl,
+}
+
+impl Libc {
+    /// Both.
+    pub const ALL: [Libc; 2] = [Libc::Glibc, Libc::Musl];
+
+    fn cc(self) -> &'static str {
+        match self {
+            Libc::Glibc => "gcc",
+            Libc::Musl => "musl-gcc",
+        }
+    }
+
+    /// Directory name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Libc::Glibc => "glibc",
+            Libc::Musl => "musl",
+        }
+    }
+}
+
+static BUILD_LOCK: Mutex<()> = Mutex::new(());
+
+fn run_checked(cmd: &mut Command, what: &str) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot run: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn fresh(out: &Path, src: &Path) -> bool {
+    match (
+        out.metadata().and_then(|m| m.modified()),
+        src.metadata().and_then(|m| m.modified()),
+    ) {
+        (Ok(o), Ok(s)) => o >= s,
+        _ => false,
+    }
+}
+
+/// Builds the C guest `guests/<rel>` statically against `libc`, with debug info.
+pub fn build_c(rel: &str, libc: Libc) -> PathBuf {
+    let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let src = root().join("guests").join(rel);
+    let dir = guest_dir().join(libc.name());
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = Path::new(rel)
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let out = dir.join(&name);
+    if !fresh(&out, &src) {
+        let tmp = dir.join(format!(".{name}.tmp"));
+        run_checked(
+            Command::new(libc.cc())
+                .args(["-static", "-O2", "-g", "-pthread", "-o"])
+                .arg(&tmp)
+                .arg(&src),
+            &format!("{} {rel}", libc.cc()),
+        );
+        std::fs::rename(&tmp, &out).unwrap();
+    }
+    out
+}
+
+/// Assembles the no-libc demo guest `guests/asm/lard_ops.S` with the SDK's macros.
+pub fn build_lard_ops() -> PathBuf {
+    let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let src = root().join("guests/asm/lard_ops.S");
+    let out = guest_dir().join("lard_ops");
+    if !fresh(&out, &src) {
+        let tmp = guest_dir().join(".lard_ops.tmp");
+        run_checked(
+            Command::new("gcc")
+                .args(["-static", "-nostdlib", "-I"])
+                .arg(root().join("guest-sdk/include"))
+                .arg("-o")
+                .arg(&tmp)
+                .arg(&src),
+            "gcc lard_ops.S",
+        );
+        std::fs::rename(&tmp, &out).unwrap();
+    }
+    out
+}
+
+/// Builds a single-file Rust guest `guests/<rel>` as a static executable.
+pub fn build_rust(rel: &str) -> PathBuf {
+    let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let src = root().join("guests").join(rel);
+    let dir = guest_dir().join("rust");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = Path::new(rel)
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let out = dir.join(&name);
+    if !fresh(&out, &src) {
+        let tmp = dir.join(format!(".{name}.tmp"));
+        run_checked(
+            Command::new("rustc")
+                .args(["-O", "-g", "-C", "target-feature=+crt-static", "-o"])
+                .arg(&tmp)
+                .arg(&src),
+            &format!("rustc {rel}"),
+        );
+        std::fs::rename(&tmp, &out).unwrap();
+    }
+    out
+}
+
+/// Builds the SDK and every manifest guest (`make -C guests`) once per test
+/// binary; returns the build directory (`<dir>/<libc>/<name>`).
+pub fn build_manifest_guests() -> PathBuf {
+    static DONE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let build = guest_dir().join("manifest");
+        run_checked(
+            Command::new("make")
+                .arg("-s")
+                .arg("-C")
+                .arg(root().join("guests"))
+                .arg(format!("BUILD={}", build.display())),
+            "make -C guests",
+        );
+        build
+    })
+    .clone()
+}
+
+/// Runs a program natively.
+pub fn native(guest: &Path, args: &[&str]) -> Output {
+    Command::new(guest)
+        .args(args)
+        .env("LARD_TEST_VAR", "from-the-test")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", guest.display()))
+}
+
+/// Runs `lard <lard_args…> <guest> <args…>`.
+pub fn lard_run(lard_args: &[&str], guest: &Path, args: &[&str]) -> Output {
+    Command::new(lard())
+        .arg("run")
+        .args(lard_args)
+        .arg(guest)
+        .args(args)
+        .env("LARD_TEST_VAR", "from-the-test")
+        .output()
+        .expect("cannot run lard")
+}
+
+/// The exit status as a shell shows it: the code, or 128 + signal.
+pub fn shell_status(o: &Output) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    o.status
+        .code()
+        .unwrap_or_else(|| 128 + o.status.signal().unwrap_or(0))
+}
+
+/// stdout as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts that a guest behaves the same natively and under `lard run`.
+pub fn assert_parity(guest: &Path, args: &[&str]) -> Output {
+    let n = native(guest, args);
+    let l = lard_run(&[], guest, args);
+    assert_eq!(
+        stdout(&l),
+        stdout(&n),
+        "{}: stdout differs under lard (stderr: {})",
+        guest.display(),
+        stderr(&l)
+    );
+    assert_eq!(
+        shell_status(&l),
+        shell_status(&n),
+        "{}: exit status differs; stderr: {}",
+        guest.display(),
+        stderr(&l)
+    );
+    l
+}

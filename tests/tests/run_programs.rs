@@ -1,0 +1,215 @@
+//! `lard run` on real programs: glibc, musl and Rust std builds, threads,
+//! faults, deadlock, determinism, and parity with the native run.
+
+use lard_e2e::*;
+
+const PLAIN: &[(&str, &[&str])] = &[
+    ("plain/hello.c", &[]),
+    ("plain/args_env.c", &["one", "two words", "--flag"]),
+    ("plain/mutex_counter.c", &[]),
+    ("plain/condvar_pc.c", &[]),
+    ("plain/exit_code.c", &["7"]),
+    ("plain/exit_code.c", &["42", "thread"]),
+    ("plain/unknown_syscall.c", &[]),
+];
+
+#[test]
+fn glibc_and_musl_programs_match_their_native_runs() {
+    for libc in Libc::ALL {
+        for (src, args) in PLAIN {
+            let guest = build_c(src, libc);
+            assert_parity(&guest, args);
+        }
+    }
+}
+
+#[test]
+fn threaded_counters_are_exact_under_the_emulator() {
+    for libc in Libc::ALL {
+        let out = lard_run(
+            &["--sched", "random", "--seed", "3"],
+            &build_c("plain/mutex_counter.c", libc),
+            &[],
+        );
+        assert_eq!(
+            stdout(&out),
+            "counter=20000 expected=20000\n",
+            "{libc:?}: {}",
+            stderr(&out)
+        );
+        let out = lard_run(
+            &["--sched", "random", "--seed", "5", "--quantum", "7"],
+            &build_c("plain/condvar_pc.c", libc),
+            &[],
+        );
+        assert_eq!(
+            stdout(&out),
+            "consumed sum=2001000 expected=2001000\n",
+            "{libc:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn files_are_written_and_read_back_through_the_host() {
+    let dir = std::env::temp_dir().join(format!("lard-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.to_string_lossy().to_string();
+    for libc in Libc::ALL {
+        let out = assert_parity(&build_c("plain/file_rw.c", libc), &[&d]);
+        assert_eq!(stdout(&out), "size=790 lines=100 sum=4950\n");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn rust_std_threads_with_arc_mutex() {
+    let guest = build_rust("rust-std/threads.rs");
+    let out = assert_parity(&guest, &["a", "b"]);
+    assert_eq!(stdout(&out), "total=10000 args=[\"a\", \"b\"]\n");
+}
+
+#[test]
+fn segfaults_are_reported_with_pc_address_and_instruction() {
+    for libc in Libc::ALL {
+        let guest = build_c("plain/segfault.c", libc);
+        for (arg, what, addr) in [
+            ("null", "write to unmapped memory", "at address 0x0 "),
+            ("rodata", "write to read-only memory", "at address 0x"),
+        ] {
+            let n = native(&guest, &[arg]);
+            let l = lard_run(&[], &guest, &[arg]);
+            assert_eq!(shell_status(&n), 139);
+            assert_eq!(shell_status(&l), 139, "{}", stderr(&l));
+            assert_eq!(stdout(&l), "about to fault\n");
+            let e = stderr(&l);
+            assert!(e.contains(what) && e.contains(addr), "{e}");
+            assert!(e.contains("<main") && e.contains("mov byte ptr"), "{e}");
+            assert_eq!(e.lines().count(), 1, "one line: {e}");
+        }
+    }
+}
+
+#[test]
+fn deadlock_is_reported_with_every_thread_and_its_wait() {
+    for libc in Libc::ALL {
+        let l = lard_run(&[], &build_c("plain/deadlock.c", libc), &[]);
+        assert_eq!(shell_status(&l), 122, "{}", stderr(&l));
+        let e = stderr(&l);
+        assert!(e.contains("deadlock"), "{e}");
+        for t in ["thread 4000", "thread 4001", "thread 4002"] {
+            assert!(e.contains(t), "{t} missing: {e}");
+        }
+        // The two workers wait on the two mutexes, named by symbol.
+        assert!(e.contains("(a+0x") && e.contains("(b+0x"), "{e}");
+        assert_eq!(stdout(&l), "");
+    }
+}
+
+fn event_hash(libc: Libc, seed: &str) -> (String, String) {
+    let guest = build_c("plain/racy_sum.c", libc);
+    let json = guest_dir().join(format!(
+        "racy-{}-{seed}-{}.json",
+        libc.name(),
+        std::process::id()
+    ));
+    let j = json.to_string_lossy().to_string();
+    let l = lard_run(
+        &[
+            "--sched",
+            "random",
+            "--quantum",
+            "20",
+            "--seed",
+            seed,
+            "--observe",
+            "all",
+            "--stats-json",
+            &j,
+        ],
+        &guest,
+        &[],
+    );
+    assert_eq!(shell_status(&l), 0, "{}", stderr(&l));
+    let text = std::fs::read_to_string(&json).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    let hash = text
+        .split("\"event_hash\":\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    let threads = text
+        .split("\"threads\":")
+        .nth(1)
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap()
+        .to_string();
+    (hash, threads)
+}
+
+#[test]
+fn same_seed_same_interleaving_different_seeds_differ() {
+    for libc in Libc::ALL {
+        // Every access with its PC, address, thread and order is hashed.
+        let a = event_hash(libc, "1");
+        let b = event_hash(libc, "1");
+        assert_eq!(a, b, "{libc:?}: same seed, different event streams");
+        let others: std::collections::HashSet<String> = ["2", "3", "4"]
+            .iter()
+            .map(|s| event_hash(libc, s).0)
+            .collect();
+        assert!(
+            others.iter().any(|h| *h != a.0),
+            "{libc:?}: seeds do not change the interleaving"
+        );
+    }
+}
+
+#[test]
+fn unknown_syscalls_warn_once_or_stop_when_strict() {
+    let guest = build_c("plain/unknown_syscall.c", Libc::Glibc);
+    let l = lard_run(&[], &guest, &[]);
+    assert_eq!(
+        stdout(&l),
+        "syscall(1000) = -1 errno=38\nsyscall(1000) = -1 errno=38\n"
+    );
+    let e = stderr(&l);
+    assert_eq!(e.matches("unsupported system call 1000").count(), 1, "{e}");
+    let l = lard_run(&["--strict-syscalls"], &guest, &[]);
+    assert_eq!(shell_status(&l), 123);
+    assert!(
+        stderr(&l).contains("unsupported system call 1000"),
+        "{}",
+        stderr(&l)
+    );
+}
+
+#[test]
+fn bad_guests_get_one_line_errors_and_documented_statuses() {
+    let dir = guest_dir();
+    let not_elf = dir.join("not-an-elf");
+    std::fs::write(&not_elf, b"#!/bin/sh\necho hi\n").unwrap();
+    let hello = build_c("plain/hello.c", Libc::Glibc);
+    let truncated = dir.join("truncated-elf");
+    std::fs::write(&truncated, &std::fs::read(&hello).unwrap()[..200]).unwrap();
+    let cases: [(std::path::PathBuf, i32, &str); 4] = [
+        (dir.join("does-not-exist"), 127, "cannot read"),
+        (not_elf, 126, "not an ELF file"),
+        (truncated, 126, "corrupt ELF"),
+        ("/bin/sh".into(), 126, "dynamically linked"),
+    ];
+    for (path, status, msg) in cases {
+        let l = lard_run(&[], &path, &[]);
+        let e = stderr(&l);
+        assert_eq!(shell_status(&l), status, "{}: {e}", path.display());
+        assert!(e.contains(msg), "{}: {e}", path.display());
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(!e.contains("panicked"), "{e}");
+    }
+}
