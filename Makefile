@@ -31,14 +31,21 @@ prereqs:
 build: prereqs
 	$(CARGO) build --release --workspace
 
-# The bundled default: a guest that issues every LARDx86 op, built from source,
-# run natively (the ops are harmless there) and disassembled by `lard`.
+# The bundled default: the SDK's multi-threaded race-free counter (locks
+# reported through ReadVC/WriteVC) and its racy twin, built from source and
+# run under the emulator with the LARDISH hardware model; then the asm guest
+# that issues every LARDx86 op, disassembled.
 demo: build
 	@mkdir -p $(GUEST_BUILD)
+	$(MAKE) -s -C guest-sdk BUILD=$(GUEST_BUILD)
+	gcc -static -O2 -g -pthread -I guest-sdk/include -o $(GUEST_BUILD)/locked_counter guests/c/locked_counter.c -L$(GUEST_BUILD) -llard
+	gcc -static -O2 -g -pthread -I guest-sdk/include -o $(GUEST_BUILD)/racy_counter guests/c/racy_counter.c -L$(GUEST_BUILD) -llard
 	gcc -static -nostdlib -I guest-sdk/include -o $(GUEST_BUILD)/lard_ops guests/asm/lard_ops.S
-	@echo "== native run (LARDx86 ops are NOPs on this CPU) =="
-	$(GUEST_BUILD)/lard_ops
-	@echo "== lard disasm --symbol _start =="
+	@echo "== lard run --detector lardish --stats --hw-stats locked_counter =="
+	./target/release/lard run --detector lardish --stats --hw-stats $(GUEST_BUILD)/locked_counter
+	@echo "== lard run racy_counter (FastTrack) =="
+	./target/release/lard run $(GUEST_BUILD)/racy_counter
+	@echo "== lard disasm --symbol _start lard_ops =="
 	./target/release/lard disasm $(GUEST_BUILD)/lard_ops --symbol _start
 
 lint: prereqs
@@ -51,3 +58,8 @@ test: lint
 
 clean:
 	$(CARGO) clean
+
+# Wall-time ratios of lard vs native and qemu-user (bench/README.md).
+# BENCH_SCALE=N for longer runs, BENCH_REPS=K for more repetitions.
+bench: prereqs
+	CARGO="$(CARGO)" python3 bench/run.py

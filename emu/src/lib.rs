@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 pub mod code;
+pub mod detect;
 pub mod disasm;
 pub mod elf;
 pub mod functions;

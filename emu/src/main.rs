@@ -1,14 +1,18 @@
 //! `lard`: run and inspect programs on a LARDx86 CPU.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use lard_detector_hw::{HwConfig, Lardish};
+use lard_emu::detect::DetectorObserver;
 use lard_emu::disasm;
 use lard_emu::elf::{ElfError, ElfFile};
 use lard_emu::machine::Config;
-use lard_emu::observer::{AccessMode, CountingObserver};
+use lard_emu::observer::{AccessMode, CountingObserver, Observer};
 use lard_emu::run::{Emulator, Outcome};
 use lard_emu::sched::SchedPolicy;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::rc::Rc;
 
 /// Exit status of `lard disasm` when its input is unusable.
 const EXIT_BAD_INPUT: u8 = 1;
@@ -91,6 +95,21 @@ struct RunArgs {
     /// Also observe low-level synchronization (atomics, futexes, clone).
     #[arg(long)]
     observe_sync: bool,
+    /// Race detector: fasttrack (default), canonical or lardish.
+    #[arg(long, value_parser = ["fasttrack", "canonical", "lardish", "none"], default_value = "fasttrack")]
+    detector: String,
+    /// LARDISH hardware configuration (TOML; docs/lardish.md).
+    #[arg(long, value_name = "FILE")]
+    hw_config: Option<PathBuf>,
+    /// Print LARDISH hardware-model statistics on stderr.
+    #[arg(long)]
+    hw_stats: bool,
+    /// Write LARDISH statistics as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    hw_stats_json: Option<PathBuf>,
+    /// Write the race report as JSON to FILE (docs/cli.md).
+    #[arg(long, value_name = "FILE")]
+    report_json: Option<PathBuf>,
     /// Print run statistics on stderr.
     #[arg(long)]
     stats: bool,
@@ -141,7 +160,39 @@ fn run_guest(args: RunArgs) -> ExitCode {
         ObserveArg::Tracked => AccessMode::Tracked,
         ObserveArg::All => AccessMode::All,
     };
-    let observer = Box::new(CountingObserver::new(mode, args.observe_sync));
+    let mut hw_model = None;
+    let mut race_log = None;
+    let observer: Box<dyn Observer> = match args.detector.as_str() {
+        "none" => Box::new(CountingObserver::new(mode, args.observe_sync)),
+        "lardish" => {
+            let cfg = match &args.hw_config {
+                None => HwConfig::default(),
+                Some(p) => match std::fs::read_to_string(p) {
+                    Err(e) => {
+                        eprintln!("lard: cannot read {}: {e}", p.display());
+                        return ExitCode::from(EXIT_BAD_INPUT);
+                    }
+                    Ok(text) => match HwConfig::from_toml_str(&text) {
+                        Ok(c) => c,
+                        Err(e) => {
+                            eprintln!("lard: {}: {e}", p.display());
+                            return ExitCode::from(EXIT_BAD_INPUT);
+                        }
+                    },
+                },
+            };
+            let model = Rc::new(RefCell::new(Lardish::new(cfg)));
+            hw_model = Some(model.clone());
+            let (obs, log) = DetectorObserver::hardware(model);
+            race_log = Some(log);
+            Box::new(obs)
+        }
+        name => {
+            let (obs, log) = DetectorObserver::software(name).expect("clap checked the name");
+            race_log = Some(log);
+            Box::new(obs)
+        }
+    };
     let mut argv: Vec<Vec<u8>> = vec![args.guest.as_os_str().as_encoded_bytes().to_vec()];
     argv.extend(args.args.iter().map(|a| a.as_bytes().to_vec()));
     let envp: Vec<Vec<u8>> = std::env::vars_os()
@@ -161,6 +212,33 @@ fn run_guest(args: RunArgs) -> ExitCode {
     };
     let outcome = emu.run();
     let status = report_outcome(&emu, &outcome, &args.guest);
+    let mut status = status;
+    if let Some(log) = &race_log {
+        let log = log.borrow();
+        eprint!("{}", log.text(emu.machine()));
+        if let Some(path) = &args.report_json {
+            let json = format!("{{\"detectors\":{{{}}}}}\n", log.json(emu.machine()));
+            if let Err(e) = std::fs::write(path, json) {
+                eprintln!("lard: cannot write {}: {e}", path.display());
+                status = EXIT_INTERNAL;
+            }
+        }
+    }
+    if let Some(model) = &hw_model {
+        let mut model = model.borrow_mut();
+        for t in &emu.machine().threads {
+            model.add_instructions(t.core, t.insns);
+        }
+        if args.hw_stats {
+            eprint!("{}", model.stats());
+        }
+        if let Some(path) = &args.hw_stats_json {
+            if let Err(e) = std::fs::write(path, model.stats().to_json()) {
+                eprintln!("lard: cannot write {}: {e}", path.display());
+                status = EXIT_INTERNAL;
+            }
+        }
+    }
     if args.stats {
         eprint!("{}", emu.report().text());
     }

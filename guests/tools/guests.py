@@ -13,8 +13,20 @@ Per libc: glibc builds with $CC_GLIBC (default gcc), musl with $CC_MUSL
 (default musl-gcc); both -std=c99 -D_POSIX_C_SOURCE=200809L -static -g -O2
 against the SDK built into
 BUILD/<libc>/sdk.  Binaries: BUILD/<libc>/<name>.
+
+Rust guests (lang = "rust", glibc only): one cargo build of guests/rust
+(`cargo build --release --target x86_64-unknown-linux-gnu` with
+RUSTFLAGS=$GUEST_RUSTFLAGS, default "-C target-feature=+crt-static -g") into
+BUILD/glibc/rust-target; binary src/bin/<stem>.rs is copied to
+BUILD/glibc/<name>.  Their racy lines are marked `// RACE`.
+
+minivm guests (runtime = "minivm"): C workloads linked with the minivm
+managed runtime (guests/minivm/src, -Iguests/minivm/include); `check` runs
+them once per entry of `configs` (extra command-line arguments), each run
+compared with the guest's fields as overridden by that config's.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -27,6 +39,56 @@ COMPILERS = {"glibc": os.environ.get("CC_GLIBC", "gcc"),
              "musl": os.environ.get("CC_MUSL", "musl-gcc")}
 CFLAGS = os.environ.get("GUEST_CFLAGS", "-O2 -g").split()
 RACE_MARK = "/* RACE */"
+# Rust guests: see rust_build().
+RACE_MARKS = {"rust": "// RACE"}
+RUST_TARGET = "x86_64-unknown-linux-gnu"
+RUSTFLAGS = os.environ.get("GUEST_RUSTFLAGS",
+                           "-C target-feature=+crt-static -g")
+# minivm guests: extra compiler arguments; per-config overridable fields.
+MINIVM = os.path.join(GUESTS, "minivm")
+RUNTIME_ARGS = {"minivm": ["-I" + os.path.join(MINIVM, "include")]
+                + [os.path.join(MINIVM, "src", f)
+                   for f in ("vm.c", "heap.c", "ctx_x86_64.S")]}
+CONFIG_KEYS = ("expect", "race_lines", "race_lines_any", "race_lines_always",
+               "stdout", "exit")
+
+
+def runs(g):
+    """(label, args, fields) of each native run of guest g: one run without
+    arguments, or one per config (its fields override the guest's)."""
+    if "configs" not in g:
+        return [("", [], g)]
+    return [("[%s]" % c["id"], list(c["args"]),
+             dict(g, **{k: c[k] for k in CONFIG_KEYS if k in c}))
+            for c in g["configs"]]
+
+
+def lint_configs(g, marked):
+    n, errors, ids = g.get("name"), [], set()
+    if "runtime" in g and g["runtime"] not in RUNTIME_ARGS:
+        errors.append("%s: unknown runtime" % n)
+    if "configs" not in g:
+        return errors
+    if not g["configs"]:
+        errors.append("%s: empty configs" % n)
+    for c in g["configs"]:
+        if "id" not in c or not isinstance(c.get("args"), list) or c["id"] in ids:
+            errors.append("%s: each config needs a unique id and args" % n)
+            return errors
+        ids.add(c["id"])
+        bad = set(c) - set(CONFIG_KEYS) - {"id", "args"}
+        if bad:
+            errors.append("%s[%s]: unknown keys %s" % (n, c["id"], sorted(bad)))
+    for label, _, r in runs(g):
+        if not set(r["race_lines"]) <= set(marked):
+            errors.append("%s%s: race_lines not marked" % (n, label))
+        if r["expect"] not in ("racy", "race-free") or \
+                (r["expect"] == "racy") != bool(r["race_lines"]):
+            errors.append("%s%s: bad expect/race_lines" % (n, label))
+        if not set(r.get("race_lines_always", [])) <= set(r["race_lines"]):
+            errors.append("%s%s: race_lines_always not within race_lines"
+                          % (n, label))
+    return errors
 
 
 def manifest():
@@ -48,10 +110,13 @@ def lint():
                 errors.append("%s: missing %s" % (n, key))
         src = os.path.join(GUESTS, g["source"])
         lines = open(src).read().splitlines()
-        marked = [i + 1 for i, l in enumerate(lines) if RACE_MARK in l]
+        mark = RACE_MARKS.get(g.get("lang"), RACE_MARK)
+        marked = [i + 1 for i, l in enumerate(lines) if mark in l]
         if sorted(g["race_lines"]) != marked:
-            errors.append("%s: race_lines %s but /* RACE */ on lines %s"
-                          % (n, g["race_lines"], marked))
+            errors.append("%s: race_lines %s but %s on lines %s"
+                          % (n, g["race_lines"], mark, marked))
+        if g.get("lang") == "rust" and g["libc"] != ["glibc"]:
+            errors.append("%s: Rust guests are built for glibc only" % n)
         if g["expect"] not in ("racy", "race-free"):
             errors.append("%s: bad expect" % n)
         if (g["expect"] == "racy") != bool(g["race_lines"]):
@@ -63,6 +128,9 @@ def lint():
             errors.append("%s: unknown libc" % n)
         if g["issue"] not in (1, 2, 3, 4, 5, "plain"):
             errors.append("%s: bad issue" % n)
+        if not set(g.get("issues", [])) <= {1, 2, 3, 4, 5}:
+            errors.append("%s: bad issues" % n)
+        errors += lint_configs(g, marked)
     for e in errors:
         print("lint: " + e, file=sys.stderr)
     return not errors
@@ -77,7 +145,8 @@ def build(out):
     out = os.path.abspath(out)
     guests = manifest()
     for libc, cc in COMPILERS.items():
-        wanted = [g for g in guests if libc in g["libc"]]
+        wanted = [g for g in guests if libc in g["libc"]
+                  and g.get("lang", "c") != "rust"]
         if not wanted:
             continue
         sdk = os.path.join(out, libc, "sdk")
@@ -86,9 +155,31 @@ def build(out):
             run([cc, "-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra",
                  "-Werror", *CFLAGS,
                  "-static", "-pthread", "-I" + os.path.join(SDK, "include"),
-                 os.path.join(GUESTS, g["source"]), "-L" + sdk, "-llard",
+                 os.path.join(GUESTS, g["source"]),
+                 *RUNTIME_ARGS.get(g.get("runtime"), []), "-L" + sdk, "-llard",
                  "-o", os.path.join(out, libc, g["name"])])
+    rust_build(out, guests)
     return True
+
+
+def rust_build(out, guests):
+    """Build the Rust guests (one cargo package, guests/rust) statically."""
+    wanted = [g for g in guests if g.get("lang") == "rust"]
+    if not wanted:
+        return
+    tdir = os.path.join(out, "glibc", "rust-target")
+    cmd = [os.environ.get("CARGO", "cargo"), "build", "--release", "--bins",
+           "--manifest-path", os.path.join(GUESTS, "rust", "Cargo.toml"),
+           "--target", RUST_TARGET, "--target-dir", tdir]
+    print("+ RUSTFLAGS=%r %s" % (RUSTFLAGS, " ".join(cmd)), flush=True)
+    env = dict(os.environ, RUSTFLAGS=RUSTFLAGS)
+    env.pop("CARGO_ENCODED_RUSTFLAGS", None)  # would override RUSTFLAGS
+    subprocess.run(cmd, check=True, env=env)
+    os.makedirs(os.path.join(out, "glibc"), exist_ok=True)
+    for g in wanted:
+        stem = os.path.splitext(os.path.basename(g["source"]))[0]
+        shutil.copy2(os.path.join(tdir, RUST_TARGET, "release", stem),
+                     os.path.join(out, "glibc", g["name"]))
 
 
 def check(out):
@@ -101,19 +192,21 @@ def check(out):
                 print("MISSING %s/%s" % (libc, g["name"]))
                 ok = False
                 continue
-            try:
-                p = subprocess.run([exe], capture_output=True, text=True,
-                                   timeout=60)
-                got, code = p.stdout, p.returncode
-            except subprocess.TimeoutExpired:
-                got, code = "<timeout>", None
-            n += 1
-            if got == g["stdout"] and code == g["exit"]:
-                print("ok   %s/%s" % (libc, g["name"]))
-            else:
-                ok = False
-                print("FAIL %s/%s: exit %s (want %s), stdout %r (want %r)"
-                      % (libc, g["name"], code, g["exit"], got, g["stdout"]))
+            for label, args, r in runs(g):
+                try:
+                    p = subprocess.run([exe, *args], capture_output=True,
+                                       text=True, timeout=60)
+                    got, code = p.stdout, p.returncode
+                except subprocess.TimeoutExpired:
+                    got, code = "<timeout>", None
+                n += 1
+                if got == r["stdout"] and code == r["exit"]:
+                    print("ok   %s/%s%s" % (libc, g["name"], label))
+                else:
+                    ok = False
+                    print("FAIL %s/%s%s: exit %s (want %s), stdout %r (want %r)"
+                          % (libc, g["name"], label, code, r["exit"], got,
+                             r["stdout"]))
     print("%d runs, %s" % (n, "all passed" if ok else "FAILURES"))
     return ok
 

@@ -77,14 +77,24 @@ fn gas_macros_encode_every_op_and_register_as_isa_ext_does() {
         let regs: Vec<String> = op
             .operands()
             .iter()
-            .map(|r| if i % 2 == 0 { format!("%{r}") } else { r.to_string() })
+            .map(|r| {
+                if i % 2 == 0 {
+                    format!("%{r}")
+                } else {
+                    r.to_string()
+                }
+            })
             .collect();
         src += &format!("{} {}\n", macro_name(op.kind()), regs.join(", "));
     }
     src += "lard_tracked movl %eax, (%rbx)\nlard_tracked movq 8(%rdi), %r11\n";
     let bytes = text_bytes("gas_macros", &src, "S");
     let expected: Vec<u8> = ops.iter().flat_map(encode).collect();
-    assert_eq!(&bytes[..expected.len()], &expected[..], "macro encodings differ from isa-ext");
+    assert_eq!(
+        &bytes[..expected.len()],
+        &expected[..],
+        "macro encodings differ from isa-ext"
+    );
     let rest = &bytes[expected.len()..];
     let a = decode(rest, 0).unwrap();
     assert!(matches!(a.kind, DecodedKind::Tracked(_)), "{a:?}");
@@ -121,7 +131,13 @@ void t_store(void *p, uint64_t v) { lard_store64(p, v); }
         }
     }
     for k in OpKind::ALL {
-        assert!(kinds.contains(&k), "{k:?} missing from lard.h output: {kinds:?}");
+        assert!(
+            kinds.contains(&k),
+            "{k:?} missing from lard.h output: {kinds:?}"
+        );
     }
-    assert_eq!(tracked, 2, "one Tracked instruction per lard_load32/lard_store64");
+    assert_eq!(
+        tracked, 2,
+        "one Tracked instruction per lard_load32/lard_store64"
+    );
 }

@@ -1,0 +1,228 @@
+//! Race detectors as observers: `lard run --detector fasttrack|canonical|lardish`.
+//!
+//! The detector sees every event synchronously, before the access takes
+//! effect. Races are aggregated per (PC, previous PC) pair with a count; the
+//! number of racy dynamic accesses (DRE) and of distinct racy PCs are the
+//! LARD paper's Table 3 measures. The report format is in docs/cli.md.
+
+use crate::machine::Machine;
+use crate::observer::{AccessMode, Control, Observer};
+use crate::run::describe_pc;
+use lard_detector_hw::event::{AccessKind, Event, EventKind, ThreadKey};
+use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, RaceKind};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::rc::Rc;
+
+/// One distinct race: the later access's PC and the earlier one's.
+#[derive(Clone, Debug)]
+pub struct RacePair {
+    /// Kind (earlier access first).
+    pub kind: RaceKind,
+    /// Thread of the later access.
+    pub thread: ThreadKey,
+    /// Kernel thread of the later access.
+    pub kthread: u32,
+    /// Thread of the earlier access.
+    pub prev_thread: ThreadKey,
+    /// Data address of the first occurrence.
+    pub addr: u64,
+    /// Access size of the first occurrence.
+    pub size: u32,
+    /// Later access is a write.
+    pub write: bool,
+    /// How many racy dynamic accesses had this pair.
+    pub count: u64,
+}
+
+/// What a detector found in one run.
+#[derive(Clone, Debug, Default)]
+pub struct RaceLog {
+    /// Detector name.
+    pub detector: &'static str,
+    /// Racy dynamic accesses.
+    pub dre: u64,
+    /// Distinct racy PCs.
+    pub pcs: BTreeSet<u64>,
+    /// Distinct (pc, prev_pc) pairs.
+    pub pairs: BTreeMap<(u64, u64), RacePair>,
+}
+
+/// The detector behind an observer; LARDISH is kept reachable for its statistics.
+pub enum Engine {
+    /// A software detector.
+    Software(Box<dyn Detector>),
+    /// The hardware model.
+    Hardware(Rc<RefCell<Lardish>>),
+}
+
+/// An observer that runs a detector and logs its races.
+pub struct DetectorObserver {
+    engine: Engine,
+    log: Rc<RefCell<RaceLog>>,
+}
+
+/// The detectors `--detector` accepts.
+pub const DETECTORS: [&str; 3] = ["fasttrack", "canonical", "lardish"];
+
+impl DetectorObserver {
+    /// A software detector by name (`fasttrack` or `canonical`).
+    pub fn software(name: &str) -> Option<(DetectorObserver, Rc<RefCell<RaceLog>>)> {
+        let det: Box<dyn Detector> = match name {
+            "fasttrack" => Box::new(FastTrack::new()),
+            "canonical" => Box::new(Canonical::new()),
+            _ => return None,
+        };
+        Some(Self::with(Engine::Software(det)))
+    }
+
+    /// The LARDISH model.
+    pub fn hardware(model: Rc<RefCell<Lardish>>) -> (DetectorObserver, Rc<RefCell<RaceLog>>) {
+        Self::with(Engine::Hardware(model))
+    }
+
+    fn with(engine: Engine) -> (DetectorObserver, Rc<RefCell<RaceLog>>) {
+        let name = match &engine {
+            Engine::Software(d) => d.name(),
+            Engine::Hardware(_) => "lardish",
+        };
+        let log = Rc::new(RefCell::new(RaceLog {
+            detector: name,
+            ..RaceLog::default()
+        }));
+        (
+            DetectorObserver {
+                engine,
+                log: log.clone(),
+            },
+            log,
+        )
+    }
+}
+
+impl Observer for DetectorObserver {
+    fn access_mode(&self) -> AccessMode {
+        AccessMode::Tracked
+    }
+
+    fn event(&mut self, e: &Event) -> Control {
+        let race = match &mut self.engine {
+            Engine::Software(d) => d.event(e),
+            Engine::Hardware(h) => h.borrow_mut().event(e),
+        };
+        if let (Some(r), EventKind::Access(a)) = (race, &e.kind) {
+            let mut log = self.log.borrow_mut();
+            log.dre += 1;
+            log.pcs.insert(a.pc);
+            for p in &r.priors {
+                log.pairs
+                    .entry((a.pc, p.pc))
+                    .and_modify(|x| x.count += 1)
+                    .or_insert(RacePair {
+                        kind: p.kind,
+                        thread: r.thread,
+                        kthread: a.origin.kthread,
+                        prev_thread: p.thread,
+                        addr: a.addr,
+                        size: a.size,
+                        write: a.kind == AccessKind::Write,
+                        count: 1,
+                    });
+            }
+        }
+        Control::Continue
+    }
+}
+
+fn kind_name(k: RaceKind) -> &'static str {
+    match k {
+        RaceKind::WriteWrite => "write-write",
+        RaceKind::WriteRead => "write-read",
+        RaceKind::ReadWrite => "read-write",
+    }
+}
+
+fn data_name(m: &Machine, addr: u64) -> String {
+    match m.symbols.object(addr) {
+        Some((o, off)) => format!("{}+{off:#x}", o.name),
+        None => m.mem.region_name(addr).unwrap_or("?").to_string(),
+    }
+}
+
+impl RaceLog {
+    /// The human summary for stderr.
+    pub fn text(&self, m: &Machine) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "== lard races ({}) ==\nracy dynamic accesses (DRE): {}, distinct racy PCs: {}",
+            self.detector,
+            self.dre,
+            self.pcs.len()
+        );
+        for (i, ((pc, prev), p)) in self.pairs.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "race {}: {} race, {} time(s)",
+                i + 1,
+                kind_name(p.kind),
+                p.count
+            );
+            let _ = writeln!(
+                s,
+                "  {} of {} bytes at {:#x} <{}> by thread {} (kernel {})\n    at {}",
+                if p.write { "write" } else { "read" },
+                p.size,
+                p.addr,
+                data_name(m, p.addr),
+                p.thread,
+                p.kthread,
+                describe_pc(m, *pc)
+            );
+            let _ = writeln!(
+                s,
+                "  previous access by thread {}\n    at {}",
+                p.prev_thread,
+                describe_pc(m, *prev)
+            );
+        }
+        s
+    }
+
+    /// This detector's entry in the report JSON (docs/cli.md).
+    pub fn json(&self, m: &Machine) -> String {
+        let esc = |t: String| t.replace('\\', "\\\\").replace('"', "\\\"");
+        let races: Vec<String> = self
+            .pairs
+            .iter()
+            .map(|((pc, prev), p)| {
+                format!(
+                    "{{\"pc\":{pc},\"symbol\":\"{}\",\"prev_pc\":{prev},\"prev_symbol\":\"{}\",\"addr\":{},\"data\":\"{}\",\"size\":{},\"kind\":\"{}\",\"thread\":\"{}\",\"kthread\":{},\"prev_thread\":\"{}\",\"count\":{}}}",
+                    esc(m.symbols.describe_pc(*pc).unwrap_or_default()),
+                    esc(m.symbols.describe_pc(*prev).unwrap_or_default()),
+                    p.addr,
+                    esc(data_name(m, p.addr)),
+                    p.size,
+                    kind_name(p.kind),
+                    p.thread,
+                    p.kthread,
+                    p.prev_thread,
+                    p.count
+                )
+            })
+            .collect();
+        format!(
+            "\"{}\":{{\"dre\":{},\"pcs\":{},\"racy_pcs\":[{}],\"races\":[{}]}}",
+            self.detector,
+            self.dre,
+            self.pcs.len(),
+            self.pcs
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            races.join(",")
+        )
+    }
+}
