@@ -72,12 +72,14 @@ pub struct CodeMap {
 }
 
 impl CodeMap {
-    /// Number of instructions in the block `[addr, addr+size)`, cached.
+    /// Number of instructions in the block at `addr`, if already counted.
     #[inline]
-    pub fn block_insns(&mut self, addr: u64, size: u32, code: Option<&[u8]>) -> u32 {
-        if let Some(&n) = self.blocks.get(&addr) {
-            return n;
-        }
+    pub fn cached_block_insns(&self, addr: u64) -> Option<u32> {
+        self.blocks.get(&addr).copied()
+    }
+
+    /// Counts and caches the instructions of the block `[addr, addr+size)`.
+    pub fn count_block_insns(&mut self, addr: u64, size: u32, code: Option<&[u8]>) -> u32 {
         let n = code.map_or(1, |bytes| {
             let bytes = &bytes[..bytes.len().min(size as usize)];
             let mut d = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);

@@ -61,6 +61,7 @@ pub enum Engine {
 pub struct DetectorObserver {
     engine: Engine,
     log: Rc<RefCell<RaceLog>>,
+    exception: bool,
 }
 
 /// The detectors `--detector` accepts.
@@ -95,9 +96,19 @@ impl DetectorObserver {
             DetectorObserver {
                 engine,
                 log: log.clone(),
+                exception: false,
             },
             log,
         )
+    }
+}
+
+impl DetectorObserver {
+    /// Makes the first race a data-race exception: the observer asks the
+    /// emulator to stop before the racy access takes effect.
+    pub fn raise_on_race(mut self, yes: bool) -> Self {
+        self.exception = yes;
+        self
     }
 }
 
@@ -129,6 +140,9 @@ impl Observer for DetectorObserver {
                         write: a.kind == AccessKind::Write,
                         count: 1,
                     });
+            }
+            if self.exception {
+                return Control::Stop;
             }
         }
         Control::Continue

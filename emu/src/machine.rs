@@ -449,8 +449,14 @@ unsafe fn machine<'a>(data: *mut c_void) -> &'a mut Machine {
 /// Block hook: counts instructions and ends the quantum.
 unsafe extern "C" fn on_block(_uc: *mut sys::uc_engine, addr: u64, size: u32, data: *mut c_void) {
     let m = machine(data);
-    let code = m.mem.slice(addr, u64::from(size));
-    let n = u64::from(m.code.block_insns(addr, size, code));
+    let n = match m.code.cached_block_insns(addr) {
+        Some(n) => u64::from(n),
+        None => {
+            let code = m.mem.slice(addr, u64::from(size));
+            let n = m.code.count_block_insns(addr, size, code);
+            u64::from(n)
+        }
+    };
     m.threads[m.cur].insns += n;
     m.stats.insns += n;
     m.vtime += n;

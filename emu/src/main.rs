@@ -20,8 +20,9 @@ const EXIT_BAD_INPUT: u8 = 1;
 const EXIT_DEADLOCK: u8 = 122;
 /// `lard run --strict-syscalls`: the guest made an unsupported system call.
 const EXIT_UNSUPPORTED_SYSCALL: u8 = 123;
-/// `lard run`: an observer stopped the guest before an instruction.
-const EXIT_OBSERVER_STOP: u8 = 124;
+/// `lard run --on-race exception`: a data-race exception stopped the guest
+/// before the racy access took effect.
+const EXIT_RACE_EXCEPTION: u8 = 124;
 /// `lard run`: lard itself failed (cannot write a report, emulator error).
 const EXIT_INTERNAL: u8 = 125;
 /// `lard run`: the guest is not a runnable static x86-64 executable.
@@ -107,6 +108,14 @@ struct RunArgs {
     /// Write LARDISH statistics as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     hw_stats_json: Option<PathBuf>,
+    /// What a race does: `report` (count and continue) or `exception`
+    /// (fail-stop before the racy access takes effect).
+    #[arg(long, value_parser = ["report", "exception"], default_value = "report")]
+    on_race: String,
+    /// Exit with N when races were reported and the guest exited normally
+    /// (like ThreadSanitizer's exitcode).
+    #[arg(long, value_name = "N")]
+    race_exit_code: Option<u8>,
     /// Write the race report as JSON to FILE (docs/cli.md).
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
@@ -185,12 +194,12 @@ fn run_guest(args: RunArgs) -> ExitCode {
             hw_model = Some(model.clone());
             let (obs, log) = DetectorObserver::hardware(model);
             race_log = Some(log);
-            Box::new(obs)
+            Box::new(obs.raise_on_race(args.on_race == "exception"))
         }
         name => {
             let (obs, log) = DetectorObserver::software(name).expect("clap checked the name");
             race_log = Some(log);
-            Box::new(obs)
+            Box::new(obs.raise_on_race(args.on_race == "exception"))
         }
     };
     let mut argv: Vec<Vec<u8>> = vec![args.guest.as_os_str().as_encoded_bytes().to_vec()];
@@ -215,6 +224,11 @@ fn run_guest(args: RunArgs) -> ExitCode {
     let mut status = status;
     if let Some(log) = &race_log {
         let log = log.borrow();
+        if let (Some(code), Outcome::Exited(_)) = (args.race_exit_code, &outcome) {
+            if log.dre > 0 {
+                status = code;
+            }
+        }
         eprint!("{}", log.text(emu.machine()));
         if let Some(path) = &args.report_json {
             let json = format!("{{\"detectors\":{{{}}}}}\n", log.json(emu.machine()));
@@ -286,11 +300,13 @@ fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path) -> u8 {
             EXIT_UNSUPPORTED_SYSCALL
         }
         Outcome::ObserverStop { pc } => {
+            let t = &emu.machine().threads[emu.machine().cur];
             eprintln!(
-                "lard: {g}: stopped by the observer before {}",
+                "lard: {g}: data-race exception in thread {}: the racy access did not take effect: {}",
+                t.tid,
                 emu.describe(*pc)
             );
-            EXIT_OBSERVER_STOP
+            EXIT_RACE_EXCEPTION
         }
     }
 }

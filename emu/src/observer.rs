@@ -45,8 +45,8 @@ pub trait Observer {
     }
 }
 
-/// Counts events by kind and hashes the whole stream (FNV-1a over each
-/// event's fields), so two runs can be compared event for event.
+/// Counts events by kind and hashes the whole stream (every field of every
+/// event, in order), so two runs can be compared event for event.
 #[derive(Clone, Debug)]
 pub struct CountingObserver {
     mode: AccessMode,
@@ -83,11 +83,13 @@ impl CountingObserver {
         }
     }
 
+    /// Folds one word into the stream hash (a multiply-xorshift step per
+    /// word: the per-access path must stay cheap; FNV-1a over bytes cost
+    /// ≈20% of an all-access run).
+    #[inline]
     fn mix(&mut self, v: u64) {
-        for b in v.to_le_bytes() {
-            self.hash ^= u64::from(b);
-            self.hash = self.hash.wrapping_mul(0x0100_0000_01b3);
-        }
+        let x = (self.hash ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.hash = x ^ (x >> 29);
     }
 }
 
@@ -114,7 +116,7 @@ impl Observer for CountingObserver {
 
     fn event(&mut self, e: &Event) -> Control {
         self.mix(e.pc);
-        self.mix(u64::from(e.origin.kthread));
+        self.mix(u64::from(e.origin.kthread) << 16 | u64::from(e.origin.core));
         self.mix(e.origin.lthread.unwrap_or(u64::MAX));
         match &e.kind {
             EventKind::Access(a) => {

@@ -138,3 +138,49 @@ fn a_history_region_crossing_a_page_is_a_lard_fault() {
         "{e}"
     );
 }
+
+#[test]
+fn a_data_race_exception_stops_before_the_racy_store_takes_effect() {
+    use lard_emu::detect::DetectorObserver;
+    // issue2_system_sync: `first` stores 1 to x, then (after an unreported
+    // runtime barrier) `second` stores 2 to x: a write-write race at the second store.
+    let bin = build_manifest_guests().join("glibc/issue2_system_sync");
+    let file = ElfFile::open(&bin).unwrap();
+    let x = file
+        .symbols
+        .iter()
+        .find(|s| s.name == "x")
+        .expect("symbol x")
+        .addr;
+    let (obs, log) = DetectorObserver::software("fasttrack").unwrap();
+    let mut emu = Emulator::new(
+        &file,
+        &[b"issue2_system_sync".to_vec()],
+        &[],
+        Config::default(),
+        Box::new(obs.raise_on_race(true)),
+    )
+    .unwrap();
+    let Outcome::ObserverStop { pc } = emu.run() else {
+        panic!("no data-race exception")
+    };
+    assert_eq!(log.borrow().dre, 1);
+    assert!(log.borrow().pcs.contains(&pc));
+    // The racy store of 2 did not happen: memory still holds the first store's 1.
+    assert_eq!(emu.machine().mem.read_u64(x), Some(1));
+    // And the stopped thread's PC is the racy instruction itself.
+    assert!(emu.describe(pc).contains("tracked mov qword ptr"));
+
+    // The same guest under `lard run`: exit status 124, the report on stderr.
+    let l = lard_run(&["--on-race", "exception"], &bin, &[]);
+    assert_eq!(shell_status(&l), 124, "{}", stderr(&l));
+    assert!(stderr(&l).contains("data-race exception") && stderr(&l).contains("write-write race"));
+    assert_eq!(
+        stdout(&l),
+        "",
+        "main never printed: the guest stopped at the race"
+    );
+    // --race-exit-code overrides the status of a run that reported races.
+    let l = lard_run(&["--race-exit-code", "66"], &bin, &[]);
+    assert_eq!((shell_status(&l), stdout(&l).as_str()), (66, "x = 2\n"));
+}
