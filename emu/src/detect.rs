@@ -5,6 +5,7 @@
 //! number of racy dynamic accesses (DRE) and of distinct racy PCs are the
 //! LARD paper's Table 3 measures. The report format is in docs/cli.md.
 
+use crate::lines::{Frame, SourceLines};
 use crate::machine::Machine;
 use crate::observer::{AccessMode, Control, Observer};
 use crate::run::describe_pc;
@@ -164,9 +165,43 @@ fn data_name(m: &Machine, addr: u64) -> String {
     }
 }
 
+fn frames_text(lines: &SourceLines, pc: u64) -> String {
+    let frames = lines.frames(pc);
+    let mut s = String::new();
+    for (i, f) in frames.iter().enumerate() {
+        let _ = write!(s, "\n      #{i} {}", f.text());
+        if i + 1 < frames.len() {
+            s += " (inlined)";
+        }
+    }
+    s
+}
+
+fn frames_json(frames: &[Frame]) -> String {
+    let esc = |t: &str| t.replace('\\', "\\\\").replace('"', "\\\"");
+    let items: Vec<String> = frames
+        .iter()
+        .map(|f| {
+            format!(
+                "{{\"function\":{},\"file\":{},\"line\":{}}}",
+                f.function
+                    .as_deref()
+                    .map_or("null".into(), |x| format!("\"{}\"", esc(x))),
+                f.file
+                    .as_deref()
+                    .map_or("null".into(), |x| format!("\"{}\"", esc(x))),
+                f.line.map_or("null".into(), |l| l.to_string())
+            )
+        })
+        .collect();
+    format!("[{}]", items.join(","))
+}
+
 impl RaceLog {
-    /// The human summary for stderr.
-    pub fn text(&self, m: &Machine) -> String {
+    /// The human summary for stderr: both accesses of every distinct race
+    /// with PC, symbol, source frames (innermost first), threads, kind,
+    /// size, data address and the disassembled instruction.
+    pub fn text(&self, m: &Machine, lines: &SourceLines) -> String {
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -185,34 +220,40 @@ impl RaceLog {
             );
             let _ = writeln!(
                 s,
-                "  {} of {} bytes at {:#x} <{}> by thread {} (kernel {})\n    at {}",
+                "  {} of {} bytes at {:#x} <{}> by thread {} (kernel {})\n    at {}{}",
                 if p.write { "write" } else { "read" },
                 p.size,
                 p.addr,
                 data_name(m, p.addr),
                 p.thread,
                 p.kthread,
-                describe_pc(m, *pc)
+                describe_pc(m, *pc),
+                frames_text(lines, *pc)
             );
+            let prev_kind = match p.kind {
+                RaceKind::ReadWrite => "read",
+                _ => "write",
+            };
             let _ = writeln!(
                 s,
-                "  previous access by thread {}\n    at {}",
+                "  previous {prev_kind} by thread {}\n    at {}{}",
                 p.prev_thread,
-                describe_pc(m, *prev)
+                describe_pc(m, *prev),
+                frames_text(lines, *prev)
             );
         }
         s
     }
 
     /// This detector's entry in the report JSON (docs/cli.md).
-    pub fn json(&self, m: &Machine) -> String {
+    pub fn json(&self, m: &Machine, lines: &SourceLines) -> String {
         let esc = |t: String| t.replace('\\', "\\\\").replace('"', "\\\"");
         let races: Vec<String> = self
             .pairs
             .iter()
             .map(|((pc, prev), p)| {
                 format!(
-                    "{{\"pc\":{pc},\"symbol\":\"{}\",\"prev_pc\":{prev},\"prev_symbol\":\"{}\",\"addr\":{},\"data\":\"{}\",\"size\":{},\"kind\":\"{}\",\"thread\":\"{}\",\"kthread\":{},\"prev_thread\":\"{}\",\"count\":{}}}",
+                    "{{\"pc\":{pc},\"symbol\":\"{}\",\"prev_pc\":{prev},\"prev_symbol\":\"{}\",\"addr\":{},\"data\":\"{}\",\"size\":{},\"kind\":\"{}\",\"thread\":\"{}\",\"kthread\":{},\"prev_thread\":\"{}\",\"count\":{},\"frames\":{},\"prev_frames\":{}}}",
                     esc(m.symbols.describe_pc(*pc).unwrap_or_default()),
                     esc(m.symbols.describe_pc(*prev).unwrap_or_default()),
                     p.addr,
@@ -222,7 +263,9 @@ impl RaceLog {
                     p.thread,
                     p.kthread,
                     p.prev_thread,
-                    p.count
+                    p.count,
+                    frames_json(&lines.frames(*pc)),
+                    frames_json(&lines.frames(*prev))
                 )
             })
             .collect();

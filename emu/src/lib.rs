@@ -8,6 +8,7 @@ pub mod detect;
 pub mod disasm;
 pub mod elf;
 pub mod functions;
+pub mod lines;
 pub mod loader;
 pub mod machine;
 pub mod memory;

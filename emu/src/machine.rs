@@ -193,6 +193,8 @@ pub struct Machine {
     pub exe_path: Vec<u8>,
     /// Status of the last thread that exited (the process status if it was the last).
     pub last_exit_status: i32,
+    /// Load bias of the executable (non-zero for static-PIE).
+    pub load_bias: u64,
 }
 
 impl Machine {

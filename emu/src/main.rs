@@ -229,9 +229,13 @@ fn run_guest(args: RunArgs) -> ExitCode {
                 status = code;
             }
         }
-        eprint!("{}", log.text(emu.machine()));
+        let lines = lard_emu::lines::SourceLines::open(&args.guest, emu.machine().load_bias);
+        eprint!("{}", log.text(emu.machine(), &lines));
         if let Some(path) = &args.report_json {
-            let json = format!("{{\"detectors\":{{{}}}}}\n", log.json(emu.machine()));
+            let json = format!(
+                "{{\"detectors\":{{{}}}}}\n",
+                log.json(emu.machine(), &lines)
+            );
             if let Err(e) = std::fs::write(path, json) {
                 eprintln!("lard: cannot write {}: {e}", path.display());
                 status = EXIT_INTERNAL;

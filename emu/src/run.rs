@@ -160,6 +160,7 @@ impl Emulator {
             realtime_base,
             exe_path,
             last_exit_status: 0,
+            load_bias: image.bias,
         });
         machine.add_stack(rsp);
         machine.install_hooks()?;

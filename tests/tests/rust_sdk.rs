@@ -74,7 +74,9 @@ fn rust_sdk_unit_and_doc_tests_pass() {
 #[test]
 fn rust_sdk_docs_build_without_warnings() {
     run(
-        cargo("doc").arg("--no-deps").env("RUSTDOCFLAGS", "-D warnings"),
+        cargo("doc")
+            .arg("--no-deps")
+            .env("RUSTDOCFLAGS", "-D warnings"),
         "cargo doc --no-deps (guest-sdk/rust, RUSTDOCFLAGS=-D warnings)",
     );
     assert!(root().join("target/rust-sdk/doc/lard/index.html").is_file());
