@@ -5,7 +5,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 # cmake + libclang-dev: unicorn-engine-sys (bindgen); musl-tools: musl guests;
 # clang: SDK portability check; qemu-user: `make bench`; pkg-config: SDK install test.
-APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc make python3
+APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils
 GUEST_BUILD := $(CURDIR)/target/guests
 
 .PHONY: all prereqs build demo test lint bench clean
@@ -52,6 +52,8 @@ lint: prereqs
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# g++ on top of the prerequisites: tests/tests/sdk_install.rs compile-tests
+# lard.h and an installed-SDK consumer as C++ (clang++ comes with clang).
 test: lint
 	$(CARGO) build --workspace --bins
 	$(CARGO) test --workspace
@@ -63,3 +65,4 @@ clean:
 # BENCH_SCALE=N for longer runs, BENCH_REPS=K for more repetitions.
 bench: prereqs
 	CARGO="$(CARGO)" python3 bench/run.py
+	CARGO="$(CARGO)" python3 bench/detectors.py

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""What each race detector adds to `lard run`, measured in one run.
+
+Runs bench/guests/tracked_memory.c (every data access Tracked, two language
+threads, race-free) under `lard run` with the counting observer receiving every
+Tracked access (`--detector none --observe tracked`, the baseline) and with
+each detector, best of BENCH_REPS (default 3) interleaved runs, and prints
+seconds, ratio to the counting observer and to the previous configuration.
+Every run must print the same checksum and every detector must report the
+same number of racy accesses (0). Scale with BENCH_SCALE (default 1).
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "target" / "bench"
+LARD = ROOT / "target" / "release" / "lard"
+CONFIGS = [
+    ("counting observer", ["--detector", "none", "--observe", "tracked"]),
+    ("fasttrack", ["--detector", "fasttrack"]),
+    ("canonical", ["--detector", "canonical"]),
+    ("lardish", ["--detector", "lardish"]),
+]
+
+
+def die(msg):
+    print(f"bench/detectors.py: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    if r.returncode != 0:
+        die(f"`{' '.join(map(str, cmd))}` failed ({r.returncode}):\n{r.stderr.decode(errors='replace')}")
+    return r
+
+
+def main():
+    scale = float(os.environ.get("BENCH_SCALE", "1"))
+    reps = int(os.environ.get("BENCH_REPS", "3"))
+    OUT.mkdir(parents=True, exist_ok=True)
+    sdk = OUT / "sdk"
+    run(["make", "-s", "-C", str(ROOT / "guest-sdk"), f"BUILD={sdk}"])
+    exe = OUT / "tracked_memory"
+    run(["gcc", "-static", "-O2", "-pthread", "-I", str(ROOT / "guest-sdk/include"), "-o", str(exe),
+         str(ROOT / "bench/guests/tracked_memory.c"), f"-L{sdk}", "-llard"])
+    run([os.environ.get("CARGO", "cargo"), "build", "--release", "-p", "lard-emu"], cwd=ROOT)
+    args = [str(max(1, int(40 * scale))), "256"]
+    best, outs, dres = {}, set(), {}
+    for rep in range(reps):
+        for name, flags in CONFIGS:
+            t0 = time.perf_counter()
+            r = run([str(LARD), "run", *flags, str(exe), *args])
+            dt = time.perf_counter() - t0
+            best[name] = min(best.get(name, dt), dt)
+            outs.add(r.stdout.decode())
+            m = re.search(r"racy dynamic accesses \(DRE\): (\d+)", r.stderr.decode())
+            if m:
+                dres.setdefault(name, set()).add(int(m.group(1)))
+            print(f"  rep {rep + 1}/{reps}  {name:18} {dt:7.3f} s", file=sys.stderr)
+    if len(outs) != 1:
+        die(f"configurations disagree on the guest's output: {outs}")
+    if any(v != {0} for v in dres.values()):
+        die(f"detectors disagree or report races on a race-free guest: {dres}")
+    print(f"\n== detectors on tracked_memory {' '.join(args)} (race-free, 2 language threads) ==")
+    print(f"   guest output: {outs.pop().strip()}")
+    print(f"{'configuration':20} {'seconds':>8} {'x counting':>11} {'x previous':>11}")
+    base, prev = best["counting observer"], None
+    for name, _ in CONFIGS:
+        b = best[name]
+        p = "-" if prev is None else f"{b / best[prev]:.2f}x"
+        print(f"{name:20} {b:8.3f} {b / base:10.2f}x {p:>11}")
+        prev = name
+    print(f"TARGETS: fasttrack <= 2x counting observer: {best['fasttrack'] / base:.2f}x; "
+          f"lardish <= 10x: {best['lardish'] / base:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
