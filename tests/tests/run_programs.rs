@@ -219,3 +219,23 @@ fn bad_guests_get_one_line_errors_and_documented_statuses() {
         assert!(!e.contains("panicked"), "{e}");
     }
 }
+
+#[test]
+fn cpuid_advertises_only_what_the_emulated_cpu_runs() {
+    // unicorn's CPU implements SSE up to SSE4.2 but no AVX: CPUID must say so,
+    // so that glibc's ifunc-selected string functions are ones it can run.
+    for libc in Libc::ALL {
+        let l = lard_run(
+            &["--detector", "none"],
+            &build_c("plain/cpu_features.c", libc),
+            &[],
+        );
+        assert_eq!(
+            stdout(&l),
+            "sse2=1 sse4.2=1 avx=0 avx2=0 avx512f=0\nstring functions ok\n",
+            "{libc:?}: {}",
+            stderr(&l)
+        );
+        assert_eq!(shell_status(&l), 0);
+    }
+}
