@@ -15,6 +15,8 @@
 //! * [`trace`]: seeded random traces and the runtime's lock model.
 //! * [`lardish`]: the LARDISH (RADISH + LARD) hardware model and its cost
 //!   accounting.
+//! * [`variants`]: the accuracy analysis' detector variants (LARD §5.2) and
+//!   the Table 3 aggregator.
 
 #![deny(missing_docs)]
 
@@ -28,9 +30,11 @@ pub mod lardish;
 pub mod race;
 pub mod shadow;
 pub mod trace;
+pub mod variants;
 
 pub use canonical::Canonical;
 pub use detector::{Detector, Granularity};
 pub use fasttrack::FastTrack;
 pub use lardish::{HwConfig, HwStats, Lardish};
 pub use race::{PriorAccess, Race, RaceKind, RaceKinds};
+pub use variants::{Accuracy, Variant, VariantDetector, VariantSet};

@@ -9,8 +9,8 @@ use crate::lines::{Frame, SourceLines};
 use crate::machine::Machine;
 use crate::observer::{AccessMode, Control, Observer};
 use crate::run::describe_pc;
-use lard_detector_hw::event::{AccessKind, Event, EventKind, ThreadKey};
-use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, RaceKind};
+use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, ThreadKey};
+use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, Race, RaceKind};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -124,24 +124,7 @@ impl Observer for DetectorObserver {
             Engine::Hardware(h) => h.borrow_mut().event(e),
         };
         if let (Some(r), EventKind::Access(a)) = (race, &e.kind) {
-            let mut log = self.log.borrow_mut();
-            log.dre += 1;
-            log.pcs.insert(a.pc);
-            for p in &r.priors {
-                log.pairs
-                    .entry((a.pc, p.pc))
-                    .and_modify(|x| x.count += 1)
-                    .or_insert(RacePair {
-                        kind: p.kind,
-                        thread: r.thread,
-                        kthread: a.origin.kthread,
-                        prev_thread: p.thread,
-                        addr: a.addr,
-                        size: a.size,
-                        write: a.kind == AccessKind::Write,
-                        count: 1,
-                    });
-            }
+            self.log.borrow_mut().record(a, &r);
             if self.exception {
                 return Control::Stop;
             }
@@ -198,6 +181,35 @@ fn frames_json(frames: &[Frame]) -> String {
 }
 
 impl RaceLog {
+    /// An empty log for `detector`.
+    pub fn new(detector: &'static str) -> RaceLog {
+        RaceLog {
+            detector,
+            ..RaceLog::default()
+        }
+    }
+
+    /// Records one racy access.
+    pub fn record(&mut self, a: &Access, r: &Race) {
+        self.dre += 1;
+        self.pcs.insert(a.pc);
+        for p in &r.priors {
+            self.pairs
+                .entry((a.pc, p.pc))
+                .and_modify(|x| x.count += 1)
+                .or_insert(RacePair {
+                    kind: p.kind,
+                    thread: r.thread,
+                    kthread: a.origin.kthread,
+                    prev_thread: p.thread,
+                    addr: a.addr,
+                    size: a.size,
+                    write: a.kind == AccessKind::Write,
+                    count: 1,
+                });
+        }
+    }
+
     /// The human summary for stderr: both accesses of every distinct race
     /// with PC, symbol, source frames (innermost first), threads, kind,
     /// size, data address and the disassembled instruction.
@@ -247,6 +259,11 @@ impl RaceLog {
 
     /// This detector's entry in the report JSON (docs/cli.md).
     pub fn json(&self, m: &Machine, lines: &SourceLines) -> String {
+        self.json_with(m, lines, "")
+    }
+
+    /// The JSON entry with `extra` fields (`"k":v,` pairs) after `pcs`.
+    pub fn json_with(&self, m: &Machine, lines: &SourceLines, extra: &str) -> String {
         let esc = |t: String| t.replace('\\', "\\\\").replace('"', "\\\"");
         let races: Vec<String> = self
             .pairs
@@ -270,7 +287,7 @@ impl RaceLog {
             })
             .collect();
         format!(
-            "\"{}\":{{\"dre\":{},\"pcs\":{},\"racy_pcs\":[{}],\"races\":[{}]}}",
+            "\"{}\":{{\"dre\":{},\"pcs\":{},{extra}\"racy_pcs\":[{}],\"races\":[{}]}}",
             self.detector,
             self.dre,
             self.pcs.len(),

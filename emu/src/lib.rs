@@ -3,6 +3,8 @@
 
 #![deny(missing_docs)]
 
+pub mod accuracy;
+pub mod accuracy_cmd;
 pub mod code;
 pub mod detect;
 pub mod disasm;
@@ -11,6 +13,7 @@ pub mod functions;
 pub mod lines;
 pub mod loader;
 pub mod machine;
+pub mod manifest;
 pub mod memory;
 pub mod observer;
 pub mod run;

@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use lard_detector_hw::{HwConfig, Lardish};
+use lard_emu::accuracy::{parse_variants, AccuracyObserver};
 use lard_emu::detect::DetectorObserver;
 use lard_emu::disasm;
 use lard_emu::elf::{ElfError, ElfFile};
@@ -71,6 +72,19 @@ enum Command {
     },
     /// Run a static x86-64 Linux program on the LARDx86 CPU.
     Run(RunArgs),
+    /// Every manifest guest under all detector variants: the LARD paper's
+    /// Table 3 for this project's guests, LARD checked against ground truth.
+    Accuracy {
+        /// The guests directory (with manifest.toml and its Makefile).
+        #[arg(long, default_value = "guests")]
+        guests: PathBuf,
+        /// Where to build the guests.
+        #[arg(long, default_value = "target/accuracy-guests")]
+        build: PathBuf,
+        /// Only runs whose label contains this text (e.g. `glibc/`, `minivm`).
+        #[arg(long)]
+        only: Option<String>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -99,6 +113,11 @@ struct RunArgs {
     /// Race detector: fasttrack (default), canonical or lardish.
     #[arg(long, value_parser = ["fasttrack", "canonical", "lardish", "none"], default_value = "fasttrack")]
     detector: String,
+    /// Run several detector variants on the same execution and compare them
+    /// with LARD (LARD paper Table 3): a comma-separated list of lard, allmem,
+    /// allsync, noclear, nocopy, nothread, naive, or `all` (docs/accuracy.md).
+    #[arg(long, value_name = "LIST", conflicts_with = "detector")]
+    detectors: Option<String>,
     /// LARDISH hardware configuration (TOML; docs/lardish.md).
     #[arg(long, value_name = "FILE")]
     hw_config: Option<PathBuf>,
@@ -140,6 +159,86 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Disasm { elf, symbol } => run_disasm(&elf, symbol.as_deref()),
         Command::Run(args) => run_guest(args),
+        Command::Accuracy {
+            guests,
+            build,
+            only,
+        } => run_accuracy(&guests, &build, only.as_deref()),
+    }
+}
+
+fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>) -> ExitCode {
+    let manifest = guests.join("manifest.toml");
+    if !manifest.is_file() {
+        eprintln!(
+            "lard: {}: no manifest (use --guests DIR)",
+            manifest.display()
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let build = std::path::absolute(build).unwrap_or_else(|_| build.to_path_buf());
+    eprintln!("lard: building the guests into {}", build.display());
+    let made = std::process::Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(guests)
+        .arg(format!("BUILD={}", build.display()))
+        .output();
+    match made {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            eprint!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            eprintln!(
+                "lard: building the guests failed (make -C {})",
+                guests.display()
+            );
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+        Err(e) => {
+            eprintln!("lard: cannot run make: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    }
+    let runs = match lard_emu::manifest::read(&manifest, &build) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("lard: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard"));
+    let mut results = Vec::new();
+    for r in runs
+        .iter()
+        .filter(|r| only.is_none_or(|o| r.label.contains(o)))
+    {
+        eprintln!("lard: {}", r.label);
+        results.push(lard_emu::accuracy_cmd::run_one(&me, r, &build));
+    }
+    print!("{}", lard_emu::accuracy_cmd::matrix(&results));
+    let mismatches = results.iter().filter(|r| r.verdict.is_err()).count();
+    let unmet = if only.is_none() {
+        lard_emu::accuracy_cmd::unmet_expectations(&results)
+    } else {
+        Vec::new()
+    };
+    for u in &unmet {
+        println!("expectation not met: {u}");
+    }
+    println!(
+        "{} runs: LARD matches ground truth in {}, mismatches {}",
+        results.len(),
+        results.len() - mismatches,
+        mismatches
+    );
+    if mismatches == 0 && unmet.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 
@@ -171,7 +270,27 @@ fn run_guest(args: RunArgs) -> ExitCode {
     };
     let mut hw_model = None;
     let mut race_log = None;
-    let observer: Box<dyn Observer> = match args.detector.as_str() {
+    let mut accuracy = None;
+    let detector = if args.detectors.is_some() {
+        "variants"
+    } else {
+        args.detector.as_str()
+    };
+    let observer: Box<dyn Observer> = match detector {
+        "variants" => {
+            let list = args.detectors.as_deref().unwrap_or("all");
+            let built = parse_variants(list).and_then(|v| AccuracyObserver::new(&v));
+            match built {
+                Ok((obs, log)) => {
+                    accuracy = Some(log);
+                    Box::new(obs.raise_on_race(args.on_race == "exception"))
+                }
+                Err(e) => {
+                    eprintln!("lard: --detectors: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
         "none" => Box::new(CountingObserver::new(mode, args.observe_sync)),
         "lardish" => {
             let cfg = match &args.hw_config {
@@ -237,6 +356,23 @@ fn run_guest(args: RunArgs) -> ExitCode {
                 log.json(emu.machine(), &lines)
             );
             if let Err(e) = std::fs::write(path, json) {
+                eprintln!("lard: cannot write {}: {e}", path.display());
+                status = EXIT_INTERNAL;
+            }
+        }
+    }
+    if let Some(acc) = &accuracy {
+        let acc = acc.borrow();
+        let lines = lard_emu::lines::SourceLines::open(&args.guest, emu.machine().load_bias);
+        eprint!("{}", acc.lard().text(emu.machine(), &lines));
+        eprint!("{}", acc.table());
+        if let (Some(code), Outcome::Exited(_)) = (args.race_exit_code, &outcome) {
+            if acc.lard().dre > 0 {
+                status = code;
+            }
+        }
+        if let Some(path) = &args.report_json {
+            if let Err(e) = std::fs::write(path, acc.json(emu.machine(), &lines)) {
                 eprintln!("lard: cannot write {}: {e}", path.display());
                 status = EXIT_INTERNAL;
             }

@@ -250,15 +250,15 @@ impl Machine {
             })
             .collect();
         waiters.sort_unstable();
-        let mut woken = 0;
-        for (_, i) in waiters.into_iter().take(n.min(usize::MAX as u64) as usize) {
-            self.wake(i, 0, pc);
-            woken += 1;
-        }
-        if woken > 0 {
+        waiters.truncate(n.min(usize::MAX as u64) as usize);
+        // The waker's release comes before the woken threads' acquires.
+        if !waiters.is_empty() {
             self.emit_sync(pc, LowLevelSync::FutexWake { addr });
         }
-        woken
+        for &(_, i) in &waiters {
+            self.wake(i, 0, pc);
+        }
+        waiters.len() as u64
     }
 
     /// Makes thread `i` runnable with system-call result `ret`.

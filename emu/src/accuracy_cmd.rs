@@ -1,0 +1,222 @@
+//! `lard accuracy`: every guest of the manifest (all libcs, every minivm
+//! collector and threading configuration) under all detector variants, as a
+//! Table-3 matrix, with LARD checked against the manifest's ground truth.
+//!
+//! Each run is a child `lard run --detectors all --report-json F` process, so
+//! a guest's output is captured and checked and one guest cannot take the
+//! others down.
+
+use crate::lines::SourceLines;
+use crate::manifest::GuestRun;
+use lard_detector_hw::variants::Variant;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+/// Table-3 counts of one detector in one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cell {
+    /// Racy dynamic accesses.
+    pub dre: u64,
+    /// False DREs (racy here, not under LARD).
+    pub false_dre: u64,
+    /// Missed DREs (racy under LARD, not here).
+    pub missed_dre: u64,
+}
+
+/// One run's results.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// The run.
+    pub label: String,
+    /// One cell per variant, in `Variant::ALL` order.
+    pub cells: Vec<Cell>,
+    /// `Ok` when output, status and LARD's racy lines match the manifest.
+    pub verdict: Result<(), String>,
+}
+
+fn field(obj: &str, key: &str) -> u64 {
+    obj.split(&format!("\"{key}\":"))
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn detector_obj<'a>(json: &'a str, name: &str) -> Option<&'a str> {
+    json.split(&format!("\"{name}\":{{\"dre\""))
+        .nth(1)
+        .map(|r| r.split("\"races\"").next().unwrap_or(r))
+}
+
+/// Runs one guest under all variants with the `lard` binary at `lard`.
+pub fn run_one(lard: &Path, r: &GuestRun, tmp: &Path) -> RunResult {
+    let json = tmp.join(format!("accuracy-{}.json", std::process::id()));
+    let out = Command::new(lard)
+        .args(["run", "--detectors", "all", "--report-json"])
+        .arg(&json)
+        .arg(&r.bin)
+        .args(&r.args)
+        .output();
+    let fail = |why: String| RunResult {
+        label: r.label.clone(),
+        cells: vec![Cell::default(); Variant::ALL.len()],
+        verdict: Err(why),
+    };
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => return fail(format!("cannot run lard: {e}")),
+    };
+    let text = match std::fs::read_to_string(&json) {
+        Ok(t) => t,
+        Err(_) => {
+            return fail(format!(
+                "no report: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            ))
+        }
+    };
+    let _ = std::fs::remove_file(&json);
+    let cells: Vec<Cell> = Variant::ALL
+        .iter()
+        .map(|v| {
+            detector_obj(&text, v.name()).map_or(Cell::default(), |o| Cell {
+                dre: field(&format!("\"dre\"{o}"), "dre"),
+                false_dre: field(o, "false_dre"),
+                missed_dre: field(o, "missed_dre"),
+            })
+        })
+        .collect();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let status = out.status.code().unwrap_or(-1);
+    let verdict = if stdout != r.stdout {
+        Err(format!("stdout {stdout:?}, expected {:?}", r.stdout))
+    } else if status != r.exit {
+        Err(format!("exit status {status}, expected {}", r.exit))
+    } else {
+        let pcs: Vec<u64> = detector_obj(&text, "lard")
+            .and_then(|o| o.split("\"racy_pcs\":[").nth(1))
+            .and_then(|l| l.split(']').next())
+            .map(|l| l.split(',').filter_map(|n| n.parse().ok()).collect())
+            .unwrap_or_default();
+        source_lines(&r.bin, &r.source, &pcs).and_then(|got| r.check_lines(&got))
+    };
+    RunResult {
+        label: r.label.clone(),
+        cells,
+        verdict,
+    }
+}
+
+/// The guest-source lines of racy PCs (innermost inline frame in `source`).
+fn source_lines(bin: &Path, source: &str, pcs: &[u64]) -> Result<BTreeSet<i64>, String> {
+    let file = Path::new(source)
+        .file_name()
+        .map(|f| f.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let elf = crate::elf::ElfFile::open(bin).map_err(|e| e.to_string())?;
+    let bias = if elf.is_pie() {
+        crate::loader::PIE_BASE
+    } else {
+        0
+    };
+    let lines = SourceLines::open(bin, bias);
+    let mut set = BTreeSet::new();
+    for &pc in pcs {
+        let frame = lines.frames(pc).into_iter().find(|f| {
+            f.file.as_deref().is_some_and(|p| {
+                Path::new(p)
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy() == file)
+            })
+        });
+        match frame.and_then(|f| f.line) {
+            Some(l) => {
+                set.insert(i64::from(l));
+            }
+            None => return Err(format!("racy pc {pc:#x} has no line in {file}")),
+        }
+    }
+    Ok(set)
+}
+
+/// The matrix as text: one row per run, `DRE +false/-missed` per variant.
+pub fn matrix(results: &[RunResult]) -> String {
+    let mut s = String::new();
+    let w = results
+        .iter()
+        .map(|r| r.label.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let _ = write!(s, "{:w$}", "guest");
+    for v in Variant::ALL {
+        let _ = write!(s, " {:>16}", v.name());
+    }
+    let _ = writeln!(s, "  LARD vs ground truth");
+    let mut total = vec![Cell::default(); Variant::ALL.len()];
+    for r in results {
+        let _ = write!(s, "{:w$}", r.label);
+        for (i, c) in r.cells.iter().enumerate() {
+            let _ = write!(
+                s,
+                " {:>16}",
+                format!("{} +{}/-{}", c.dre, c.false_dre, c.missed_dre)
+            );
+            total[i].dre += c.dre;
+            total[i].false_dre += c.false_dre;
+            total[i].missed_dre += c.missed_dre;
+        }
+        let _ = writeln!(
+            s,
+            "  {}",
+            match &r.verdict {
+                Ok(()) => "ok".to_string(),
+                Err(e) => format!("MISMATCH: {e}"),
+            }
+        );
+    }
+    let _ = write!(s, "{:w$}", "total");
+    for c in &total {
+        let _ = write!(
+            s,
+            " {:>16}",
+            format!("{} +{}/-{}", c.dre, c.false_dre, c.missed_dre)
+        );
+    }
+    let _ = writeln!(s, "\n(cell: racy dynamic accesses +false/-missed against LARD; LARD's own column is checked against the manifest)");
+    s
+}
+
+/// The paper's expectation: which variants must show false (+) and missed
+/// (-) races somewhere. Returns the variants that never did.
+pub fn unmet_expectations(results: &[RunResult]) -> Vec<String> {
+    let expect: [(Variant, bool, bool); 6] = [
+        (Variant::AllMem, true, false),
+        (Variant::AllSync, false, true),
+        (Variant::NoClear, true, false),
+        (Variant::NoCopy, false, true),
+        (Variant::NoThread, false, true),
+        (Variant::Naive, true, true),
+    ];
+    let mut out = Vec::new();
+    for (v, want_false, want_missed) in expect {
+        let i = Variant::ALL
+            .iter()
+            .position(|x| *x == v)
+            .expect("variant listed");
+        let f = results.iter().any(|r| r.cells[i].false_dre > 0);
+        let m = results.iter().any(|r| r.cells[i].missed_dre > 0);
+        if want_false && !f {
+            out.push(format!("{} shows no false race", v.name()));
+        }
+        if want_missed && !m {
+            out.push(format!("{} shows no missed race", v.name()));
+        }
+    }
+    out
+}

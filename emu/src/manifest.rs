@@ -1,0 +1,141 @@
+//! guests/manifest.toml: the guests with their ground truth (schema in the
+//! manifest's header), flattened into runs — one per (guest, libc, config).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use toml::Value;
+
+/// One run of one guest build with one argument list.
+#[derive(Clone, Debug)]
+pub struct GuestRun {
+    /// `libc/name config-id`.
+    pub label: String,
+    /// The guest's manifest name.
+    pub name: String,
+    /// `glibc` or `musl`.
+    pub libc: String,
+    /// The built executable.
+    pub bin: PathBuf,
+    /// Source file relative to guests/.
+    pub source: String,
+    /// Arguments.
+    pub args: Vec<String>,
+    /// True when the LARD detector must report races.
+    pub racy: bool,
+    /// Source lines of the racing (second) accesses.
+    pub race_lines: BTreeSet<i64>,
+    /// Reports may be any non-empty subset of race_lines.
+    pub race_lines_any: bool,
+    /// Lines reported in every schedule (with race_lines_any).
+    pub race_lines_always: BTreeSet<i64>,
+    /// Expected stdout.
+    pub stdout: String,
+    /// Expected exit status.
+    pub exit: i32,
+}
+
+fn lines(v: Option<&Value>) -> BTreeSet<i64> {
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_integer).collect())
+        .unwrap_or_default()
+}
+
+/// Reads the manifest; executables are looked up as `build/<libc>/<name>`.
+pub fn read(manifest: &Path, build: &Path) -> Result<Vec<GuestRun>, String> {
+    let text =
+        std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let doc: Value = toml::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let guests = doc
+        .get("guest")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{}: no [[guest]] tables", manifest.display()))?;
+    let mut out = Vec::new();
+    let bad = |what: &str| format!("{}: a guest has no valid '{what}'", manifest.display());
+    for g in guests {
+        let name = g
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("name"))?;
+        let source = g
+            .get("source")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("source"))?;
+        let libcs: Vec<&str> = g
+            .get("libc")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("libc"))?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        let none = [Value::Table(toml::map::Map::new())];
+        let configs = g
+            .get("configs")
+            .and_then(Value::as_array)
+            .map_or(&none[..], |c| &c[..]);
+        for libc in libcs {
+            for c in configs {
+                let field = |k: &str| c.get(k).or_else(|| g.get(k));
+                let id = c.get("id").and_then(Value::as_str).unwrap_or("");
+                out.push(GuestRun {
+                    label: format!("{libc}/{name}{}{id}", if id.is_empty() { "" } else { " " }),
+                    name: name.to_string(),
+                    libc: libc.to_string(),
+                    bin: build.join(libc).join(name),
+                    source: source.to_string(),
+                    args: c
+                        .get("args")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|x| x.as_str().map(String::from))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    racy: field("expect").and_then(Value::as_str) == Some("racy"),
+                    race_lines: lines(field("race_lines")),
+                    race_lines_any: field("race_lines_any")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                    race_lines_always: lines(field("race_lines_always")),
+                    stdout: field("stdout")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    exit: field("exit").and_then(Value::as_integer).unwrap_or(0) as i32,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl GuestRun {
+    /// Checks a set of reported guest-source lines against the ground truth;
+    /// `Err` says how they differ.
+    pub fn check_lines(&self, got: &BTreeSet<i64>) -> Result<(), String> {
+        if !self.racy {
+            return if got.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("false races on lines {got:?}"))
+            };
+        }
+        if self.race_lines_any {
+            if got.is_empty()
+                || !got.is_subset(&self.race_lines)
+                || !self.race_lines_always.is_subset(got)
+            {
+                return Err(format!(
+                    "lines {got:?}, expected a subset of {:?} with {:?}",
+                    self.race_lines, self.race_lines_always
+                ));
+            }
+            return Ok(());
+        }
+        if *got == self.race_lines {
+            Ok(())
+        } else {
+            Err(format!("lines {got:?}, expected {:?}", self.race_lines))
+        }
+    }
+}
