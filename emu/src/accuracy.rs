@@ -11,25 +11,74 @@ use crate::lines::SourceLines;
 use crate::machine::Machine;
 use crate::observer::{AccessMode, Control, Observer};
 use lard_detector_hw::event::{Event, EventKind};
-use lard_detector_hw::variants::{Variant, VariantSet};
+use lard_detector_hw::variants::{Accuracy, Variant, VariantSet};
 use lard_detector_hw::FastTrack;
 use std::cell::RefCell;
 use std::rc::Rc;
 
 /// What a multi-detector run found.
 pub struct AccuracyLog {
-    /// The variants and their table.
-    pub set: VariantSet,
+    /// The variants, while they run on this thread.
+    set: Option<VariantSet>,
+    /// The Table-3 aggregator, once the run has finished on another thread.
+    table: Option<Accuracy>,
     /// One race log per variant, in the same order.
     pub logs: Vec<RaceLog>,
 }
 
 /// An observer that runs several variants side by side.
+///
+/// In report mode the variants run on a second host thread: events go over a
+/// bounded crossbeam channel in batches, in emulation order, to one consumer
+/// that owns the detectors, so the results are exactly those of a sequential
+/// run while emulation and detection overlap. With `--on-race exception` the
+/// LARD verdict is needed before the access executes, so they run inline.
 pub struct AccuracyObserver {
     log: Rc<RefCell<AccuracyLog>>,
     mode: AccessMode,
     sync: bool,
     exception: bool,
+    variants: Vec<Variant>,
+    pipeline: Option<Pipeline>,
+}
+
+/// Events batched per channel message.
+const BATCH: usize = 8192;
+
+struct Pipeline {
+    batch: Vec<Event>,
+    tx: crossbeam_channel::Sender<Vec<Event>>,
+    worker: std::thread::JoinHandle<(Option<Accuracy>, Vec<RaceLog>)>,
+}
+
+fn consume(log: &mut AccuracyLog, e: &Event) -> bool {
+    let Some(set) = log.set.as_mut() else {
+        return false;
+    };
+    let Some(races) = set.event(e) else {
+        return false;
+    };
+    let EventKind::Access(a) = &e.kind else {
+        return false;
+    };
+    let mut lard_racy = false;
+    for (i, r) in races.iter().enumerate() {
+        if let Some(r) = r {
+            log.logs[i].record(a, r);
+            lard_racy |= i == 0;
+        }
+    }
+    lard_racy
+}
+
+fn new_log(variants: &[Variant]) -> Result<AccuracyLog, String> {
+    let set = VariantSet::new(variants, || Box::new(FastTrack::new()))?;
+    let logs = variants.iter().map(|v| RaceLog::new(v.name())).collect();
+    Ok(AccuracyLog {
+        set: Some(set),
+        table: None,
+        logs,
+    })
 }
 
 /// Parses `--detectors`: a comma-separated list of variant names, or `all`.
@@ -64,8 +113,6 @@ impl AccuracyObserver {
     pub fn new(
         variants: &[Variant],
     ) -> Result<(AccuracyObserver, Rc<RefCell<AccuracyLog>>), String> {
-        let set = VariantSet::new(variants, || Box::new(FastTrack::new()))?;
-        let logs = variants.iter().map(|v| RaceLog::new(v.name())).collect();
         let mode = if variants
             .iter()
             .any(|v| matches!(v, Variant::AllMem | Variant::Naive))
@@ -75,21 +122,56 @@ impl AccuracyObserver {
             AccessMode::Tracked
         };
         let sync = variants.iter().any(|v| v.uses_low_level_sync());
-        let log = Rc::new(RefCell::new(AccuracyLog { set, logs }));
-        Ok((
-            AccuracyObserver {
-                log: log.clone(),
-                mode,
-                sync,
-                exception: false,
-            },
-            log,
-        ))
+        let log = Rc::new(RefCell::new(new_log(variants)?));
+        let mut obs = AccuracyObserver {
+            log: log.clone(),
+            mode,
+            sync,
+            exception: false,
+            variants: variants.to_vec(),
+            pipeline: None,
+        };
+        obs.start_pipeline();
+        Ok((obs, log))
     }
 
-    /// Makes LARD's first race a data-race exception.
+    fn start_pipeline(&mut self) {
+        let (tx, rx) = crossbeam_channel::bounded::<Vec<Event>>(16);
+        let variants = self.variants.clone();
+        // The detectors are built and dropped on the worker; only plain
+        // results (the table and the race logs) come back.
+        let worker = std::thread::spawn(move || {
+            let mut log = new_log(&variants).expect("variants were validated");
+            for batch in rx {
+                for e in &batch {
+                    consume(&mut log, e);
+                }
+            }
+            let table = log.set.take().map(|s| s.accuracy().clone());
+            (table, log.logs)
+        });
+        self.pipeline = Some(Pipeline {
+            batch: Vec::with_capacity(BATCH),
+            tx,
+            worker,
+        });
+    }
+
+    /// Makes LARD's first race a data-race exception (the variants then run
+    /// inline, on the emulation thread).
     pub fn raise_on_race(mut self, yes: bool) -> Self {
         self.exception = yes;
+        self.inline(yes)
+    }
+
+    /// Runs the variants on the emulation thread (no detector thread).
+    pub fn inline(mut self, yes: bool) -> Self {
+        if yes {
+            if let Some(p) = self.pipeline.take() {
+                drop(p.tx);
+                let _ = p.worker.join();
+            }
+        }
         self
     }
 }
@@ -104,25 +186,40 @@ impl Observer for AccuracyObserver {
     }
 
     fn event(&mut self, e: &Event) -> Control {
-        let mut guard = self.log.borrow_mut();
-        let log = &mut *guard;
-        let Some(races) = log.set.event(e) else {
-            return Control::Continue;
-        };
-        let EventKind::Access(a) = &e.kind else {
-            return Control::Continue;
-        };
-        let mut lard_racy = false;
-        for (i, r) in races.iter().enumerate() {
-            if let Some(r) = r {
-                log.logs[i].record(a, r);
-                lard_racy |= i == 0;
+        if let Some(p) = &mut self.pipeline {
+            p.batch.push(*e);
+            if p.batch.len() == BATCH {
+                let full = std::mem::replace(&mut p.batch, Vec::with_capacity(BATCH));
+                // The worker only stops when the sender is dropped.
+                let _ = p.tx.send(full);
             }
+            return Control::Continue;
         }
+        let lard_racy = consume(&mut self.log.borrow_mut(), e);
         if lard_racy && self.exception {
             Control::Stop
         } else {
             Control::Continue
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(mut p) = self.pipeline.take() {
+            if !p.batch.is_empty() {
+                let _ = p.tx.send(std::mem::take(&mut p.batch));
+            }
+            drop(p.tx);
+            match p.worker.join() {
+                Ok((table, logs)) => {
+                    let mut log = self.log.borrow_mut();
+                    log.set = None;
+                    log.table = table;
+                    log.logs = logs;
+                }
+                Err(_) => {
+                    log::error!("the detector thread panicked; the accuracy report is incomplete")
+                }
+            }
         }
     }
 }
@@ -133,14 +230,22 @@ impl AccuracyLog {
         &self.logs[0]
     }
 
+    /// The Table-3 aggregator.
+    pub fn accuracy(&self) -> Option<&Accuracy> {
+        self.set
+            .as_ref()
+            .map(VariantSet::accuracy)
+            .or(self.table.as_ref())
+    }
+
     /// The Table-3 text for stderr.
     pub fn table(&self) -> String {
-        self.set.accuracy().to_table()
+        self.accuracy().map_or(String::new(), Accuracy::to_table)
     }
 
     /// The report JSON: every variant's counts, Table-3 columns and races.
     pub fn json(&self, m: &Machine, lines: &SourceLines) -> String {
-        let rows = self.set.accuracy().rows();
+        let rows = self.accuracy().map_or(Vec::new(), Accuracy::rows);
         let entries: Vec<String> = self
             .logs
             .iter()

@@ -118,6 +118,10 @@ struct RunArgs {
     /// allsync, noclear, nocopy, nothread, naive, or `all` (docs/accuracy.md).
     #[arg(long, value_name = "LIST", conflicts_with = "detector")]
     detectors: Option<String>,
+    /// With --detectors: run the variants on the emulation thread instead of
+    /// a second host thread (same results; for comparison and debugging).
+    #[arg(long)]
+    no_detector_thread: bool,
     /// LARDISH hardware configuration (TOML; docs/lardish.md).
     #[arg(long, value_name = "FILE")]
     hw_config: Option<PathBuf>,
@@ -283,7 +287,11 @@ fn run_guest(args: RunArgs) -> ExitCode {
             match built {
                 Ok((obs, log)) => {
                     accuracy = Some(log);
-                    Box::new(obs.raise_on_race(args.on_race == "exception"))
+                    let inline = args.on_race == "exception" || args.no_detector_thread;
+                    Box::new(
+                        obs.raise_on_race(args.on_race == "exception")
+                            .inline(inline),
+                    )
                 }
                 Err(e) => {
                     eprintln!("lard: --detectors: {e}");

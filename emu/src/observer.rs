@@ -39,6 +39,9 @@ pub trait Observer {
     }
     /// One event.
     fn event(&mut self, e: &Event) -> Control;
+    /// Called once when the run has ended, however it ended (exit, fault,
+    /// deadlock, exception), before any report is read.
+    fn finish(&mut self) {}
     /// A hash of the whole event stream so far, if the observer keeps one.
     fn stream_hash(&self) -> Option<u64> {
         None

@@ -195,6 +195,7 @@ impl Emulator {
         let start = Instant::now();
         self.started = Some(start);
         let out = self.run_loop();
+        self.machine.observer.finish();
         self.wall = start.elapsed();
         out
     }

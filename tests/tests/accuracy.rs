@@ -117,3 +117,36 @@ fn the_naive_detector_both_invents_and_misses_races() {
     let (_, m) = fm(&all_detectors("issue2_system_sync", &[]), "naive");
     assert!(m > 0, "naive: no missed race across the runtime's barrier");
 }
+
+#[test]
+fn the_detector_thread_gives_exactly_the_sequential_results() {
+    for (guest, args) in [
+        ("issue4_memory_move", &[][..]),
+        (
+            "minivm_gc_counter",
+            &["--gc=semispace", "--threads=m:n", "--kthreads=2"][..],
+        ),
+    ] {
+        let bin = build_manifest_guests().join("glibc").join(guest);
+        let mut reports = Vec::new();
+        for extra in [&[][..], &["--no-detector-thread"][..]] {
+            let json = guest_dir().join(format!(
+                "seq-{guest}-{}-{}.json",
+                extra.len(),
+                std::process::id()
+            ));
+            let j = json.to_string_lossy().to_string();
+            let mut flags = vec!["--detectors", "all", "--report-json", &j];
+            flags.extend_from_slice(extra);
+            let l = lard_run(&flags, &bin, args);
+            assert_eq!(shell_status(&l), 0, "{}", stderr(&l));
+            reports.push(std::fs::read_to_string(&json).unwrap());
+            std::fs::remove_file(&json).unwrap();
+        }
+        assert!(reports[0].contains("\"missed_dre\""));
+        assert_eq!(
+            reports[0], reports[1],
+            "{guest}: pipelined and sequential reports differ"
+        );
+    }
+}
