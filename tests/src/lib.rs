@@ -23,6 +23,14 @@ pub fn guest_dir() -> PathBuf {
     d
 }
 
+/// A fresh scratch file path under `target/e2e-guests/` (unique across the
+/// concurrently running tests of one binary and across binaries).
+pub fn scratch_file(prefix: &str) -> PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    guest_dir().join(format!("{prefix}-{}-{n}.json", std::process::id()))
+}
+
 /// The `lard` binary of this build (built by `cargo test --workspace`, or
 /// `cargo build --workspace --bins` as `make test` does first).
 pub fn lard() -> PathBuf {

@@ -27,11 +27,7 @@ fn fm(json: &str, detector: &str) -> (u64, u64) {
 
 fn all_detectors(guest: &str, args: &[&str]) -> String {
     let bin = build_manifest_guests().join("glibc").join(guest);
-    let json = guest_dir().join(format!(
-        "acc-{guest}-{}-{}.json",
-        args.join("_"),
-        std::process::id()
-    ));
+    let json = scratch_file(&format!("acc-{guest}"));
     let j = json.to_string_lossy().to_string();
     let l = lard_run(&["--detectors", "all", "--report-json", &j], &bin, args);
     assert_eq!(shell_status(&l), 0, "{guest}: {}", stderr(&l));
@@ -130,11 +126,7 @@ fn the_detector_thread_gives_exactly_the_sequential_results() {
         let bin = build_manifest_guests().join("glibc").join(guest);
         let mut reports = Vec::new();
         for extra in [&[][..], &["--no-detector-thread"][..]] {
-            let json = guest_dir().join(format!(
-                "seq-{guest}-{}-{}.json",
-                extra.len(),
-                std::process::id()
-            ));
+            let json = scratch_file(&format!("seq-{guest}"));
             let j = json.to_string_lossy().to_string();
             let mut flags = vec!["--detectors", "all", "--report-json", &j];
             flags.extend_from_slice(extra);

@@ -138,7 +138,7 @@ fn racy_pcs(json: &str) -> Vec<u64> {
 }
 
 fn verdict(r: &Run, detector: &str) -> (String, Vec<u64>) {
-    let json = guest_dir().join(format!("report-{}-{detector}.json", std::process::id()));
+    let json = scratch_file(&format!("report-{detector}"));
     let j = json.to_string_lossy().to_string();
     let args: Vec<&str> = r.args.iter().map(String::as_str).collect();
     let l = lard_run(

@@ -113,11 +113,7 @@ fn deadlock_is_reported_with_every_thread_and_its_wait() {
 
 fn event_hash(libc: Libc, seed: &str) -> (String, String) {
     let guest = build_c("plain/racy_sum.c", libc);
-    let json = guest_dir().join(format!(
-        "racy-{}-{seed}-{}.json",
-        libc.name(),
-        std::process::id()
-    ));
+    let json = scratch_file(&format!("racy-{}-{seed}", libc.name()));
     let j = json.to_string_lossy().to_string();
     let l = lard_run(
         &[
