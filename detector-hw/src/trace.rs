@@ -8,8 +8,47 @@
 //! address range (so that accesses conflict), ClearHistory/CopyHistory inside
 //! one 4 KiB page, and ignored low-level synchronization and context
 //! switches. The same seed and parameters always give the same trace.
+//!
+//! # Trace files
+//!
+//! Recorded event streams (`lard run --record-trace FILE`, or
+//! [`write_trace`]) use a compact little-endian binary format, written by
+//! [`TraceWriter`] and read back, streaming, by [`TraceReader`]:
+//!
+//! * header: the 8 bytes [`TRACE_MAGIC`] (`"LARDTRC\0"`), then the format
+//!   version [`TRACE_VERSION`] (1) as a `u32`;
+//! * one record per event: a tag byte, then fixed-width little-endian
+//!   fields. Tag bits 0–1 give the event kind (0 access, 1 LARDx86 op,
+//!   2 low-level sync, 3 other), bit 2 says that the origin has a language
+//!   thread, bits 3–7 are the kind's sub-tag. Every record continues with
+//!   `pc: u64, kthread: u32, core: u16` and, if bit 2 is set,
+//!   `lthread: u64`. Then:
+//!   * access: the sub-tag bits are `write`, `tracked`, `stack`, "own pc"
+//!     and "own origin"; fields `addr: u64, size: u32`, then the access's
+//!     pc (`u64`) and origin (`kthread: u32, core: u16, has_lthread: u8,
+//!     [lthread: u64]`) only if they differ from the event's (the emulator
+//!     reports them equal, so they are normally omitted);
+//!   * LARDx86 op, sub-tag 0 `Thread {id}`, 1 `ReadVc {tid, value}`,
+//!     2 `WriteVc {tid, value}`, 3 `ClearHistory {addr, len}`,
+//!     4 `CopyHistory {src, dst, len}` (all `u64`);
+//!   * sync, sub-tag 0 `AtomicRmw {addr: u64, size: u32}`,
+//!     1 `FutexWake {addr: u64}`, 2 `FutexWaitDone {addr: u64}`,
+//!     3 `ThreadCreate {child: u32}`, 4 `ThreadExit`,
+//!     5 `ThreadJoin {child: u32}`;
+//!   * other, sub-tag 0: `ContextSwitch` (no fields).
+//! * the end record: tag byte `0xFB` (kind 3, sub-tag 31) and the number of
+//!   events as a `u64`, then end of input.
+//!
+//! An access record is 27 bytes (35 with a language thread). Reading never
+//! panics: a file without its end record (a writer that was not
+//! [`finish`](TraceWriter::finish)ed, a cut file) yields its complete
+//! events and then [`TraceError::Truncated`]; a record that does not parse,
+//! a wrong event count or bytes after the end record give
+//! [`TraceError::Corrupt`]; a foreign file gives [`TraceError::BadMagic`].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::io::{self, Read, Write};
 
 use crate::clock::INITIAL_OWN_CLOCK;
 use crate::event::{
@@ -469,9 +508,798 @@ impl Generator<'_> {
     }
 }
 
+/// The first 8 bytes of a trace file.
+pub const TRACE_MAGIC: [u8; 8] = *b"LARDTRC\0";
+
+/// The trace format version this crate writes and reads.
+pub const TRACE_VERSION: u32 = 1;
+
+const KIND_ACCESS: u8 = 0;
+const KIND_LARD: u8 = 1;
+const KIND_SYNC: u8 = 2;
+const KIND_OTHER: u8 = 3;
+const TAG_LTHREAD: u8 = 1 << 2;
+const SUB_SHIFT: u32 = 3;
+const SUB_END: u8 = 31;
+/// The tag byte of the end record.
+const TAG_END: u8 = KIND_OTHER | (SUB_END << SUB_SHIFT);
+const ACC_WRITE: u8 = 1;
+const ACC_TRACKED: u8 = 2;
+const ACC_STACK: u8 = 4;
+const ACC_OWN_PC: u8 = 8;
+const ACC_OWN_ORIGIN: u8 = 16;
+/// Bytes of the header: magic and version.
+const HEADER: usize = 12;
+/// Largest record: an access with its own pc and origin, both with a
+/// language thread (tag, common fields, addr/size, pc, origin).
+const MAX_RECORD: usize = 1 + 22 + 12 + 8 + 15;
+/// Bytes the writer buffers before writing to its sink.
+const WRITE_BUFFER: usize = 64 << 10;
+/// Bytes the reader buffers.
+const READ_BUFFER: usize = 64 << 10;
+
+/// Why a trace could not be read.
+#[derive(Debug)]
+pub enum TraceError {
+    /// The underlying reader failed.
+    Io(io::Error),
+    /// The input does not start with [`TRACE_MAGIC`].
+    BadMagic,
+    /// The format version is not [`TRACE_VERSION`].
+    UnsupportedVersion(u32),
+    /// The input ended inside the header or a record, or before the end
+    /// record.
+    Truncated {
+        /// Bytes read (the length of the input).
+        offset: u64,
+    },
+    /// A record does not parse, or the end record is wrong.
+    Corrupt {
+        /// Offset of the offending record.
+        offset: u64,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TraceError::Io(e) => write!(f, "trace I/O error: {e}"),
+            TraceError::BadMagic => write!(f, "not a LARD trace (bad magic)"),
+            TraceError::UnsupportedVersion(v) => write!(
+                f,
+                "unsupported trace version {v} (this reader supports {TRACE_VERSION})"
+            ),
+            TraceError::Truncated { offset } => {
+                write!(f, "trace truncated after {offset} bytes")
+            }
+            TraceError::Corrupt { offset, reason } => {
+                write!(f, "corrupt trace at byte {offset}: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TraceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TraceError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for TraceError {
+    fn from(e: io::Error) -> TraceError {
+        TraceError::Io(e)
+    }
+}
+
+/// Appends the encoding of `e` (at most [`MAX_RECORD`] bytes) to `out`.
+fn encode(e: &Event, out: &mut Vec<u8>) {
+    let (kind, sub) = match &e.kind {
+        EventKind::Access(a) => {
+            let mut f = 0;
+            if a.kind == AccessKind::Write {
+                f |= ACC_WRITE;
+            }
+            if a.tracked {
+                f |= ACC_TRACKED;
+            }
+            if a.stack {
+                f |= ACC_STACK;
+            }
+            if a.pc != e.pc {
+                f |= ACC_OWN_PC;
+            }
+            if a.origin != e.origin {
+                f |= ACC_OWN_ORIGIN;
+            }
+            (KIND_ACCESS, f)
+        }
+        EventKind::Lard(op) => (
+            KIND_LARD,
+            match op {
+                LardOp::Thread { .. } => 0,
+                LardOp::ReadVc { .. } => 1,
+                LardOp::WriteVc { .. } => 2,
+                LardOp::ClearHistory { .. } => 3,
+                LardOp::CopyHistory { .. } => 4,
+            },
+        ),
+        EventKind::Sync(s) => (
+            KIND_SYNC,
+            match s {
+                LowLevelSync::AtomicRmw { .. } => 0,
+                LowLevelSync::FutexWake { .. } => 1,
+                LowLevelSync::FutexWaitDone { .. } => 2,
+                LowLevelSync::ThreadCreate { .. } => 3,
+                LowLevelSync::ThreadExit => 4,
+                LowLevelSync::ThreadJoin { .. } => 5,
+            },
+        ),
+        EventKind::ContextSwitch => (KIND_OTHER, 0),
+    };
+    let lt = if e.origin.lthread.is_some() {
+        TAG_LTHREAD
+    } else {
+        0
+    };
+    out.push(kind | lt | (sub << SUB_SHIFT));
+    out.extend_from_slice(&e.pc.to_le_bytes());
+    out.extend_from_slice(&e.origin.kthread.to_le_bytes());
+    out.extend_from_slice(&e.origin.core.to_le_bytes());
+    if let Some(l) = e.origin.lthread {
+        out.extend_from_slice(&l.to_le_bytes());
+    }
+    let mut u64s = |vs: &[u64]| {
+        for v in vs {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    };
+    match &e.kind {
+        EventKind::Access(a) => {
+            u64s(&[a.addr]);
+            out.extend_from_slice(&a.size.to_le_bytes());
+            if a.pc != e.pc {
+                out.extend_from_slice(&a.pc.to_le_bytes());
+            }
+            if a.origin != e.origin {
+                out.extend_from_slice(&a.origin.kthread.to_le_bytes());
+                out.extend_from_slice(&a.origin.core.to_le_bytes());
+                match a.origin.lthread {
+                    Some(l) => {
+                        out.push(1);
+                        out.extend_from_slice(&l.to_le_bytes());
+                    }
+                    None => out.push(0),
+                }
+            }
+        }
+        EventKind::Lard(op) => match *op {
+            LardOp::Thread { id } => u64s(&[id]),
+            LardOp::ReadVc { tid, value } | LardOp::WriteVc { tid, value } => u64s(&[tid, value]),
+            LardOp::ClearHistory { addr, len } => u64s(&[addr, len]),
+            LardOp::CopyHistory { src, dst, len } => u64s(&[src, dst, len]),
+        },
+        EventKind::Sync(s) => match *s {
+            LowLevelSync::AtomicRmw { addr, size } => {
+                u64s(&[addr]);
+                out.extend_from_slice(&size.to_le_bytes());
+            }
+            LowLevelSync::FutexWake { addr } | LowLevelSync::FutexWaitDone { addr } => {
+                u64s(&[addr])
+            }
+            LowLevelSync::ThreadCreate { child } | LowLevelSync::ThreadJoin { child } => {
+                out.extend_from_slice(&child.to_le_bytes())
+            }
+            LowLevelSync::ThreadExit => {}
+        },
+        EventKind::ContextSwitch => {}
+    }
+}
+
+/// Streams events into a trace file (see the module docs for the format).
+///
+/// Records are buffered internally (no `BufWriter` needed) and written to
+/// the sink in 64 KiB chunks; [`TraceWriter::finish`] writes the end record
+/// and flushes. A writer dropped without `finish` writes nothing more: the
+/// file then reads as its complete records followed by
+/// [`TraceError::Truncated`].
+#[derive(Debug)]
+pub struct TraceWriter<W: Write> {
+    sink: W,
+    buf: Vec<u8>,
+    events: u64,
+}
+
+impl<W: Write> TraceWriter<W> {
+    /// Starts a trace on `sink` (the header goes out with the first chunk).
+    pub fn new(sink: W) -> TraceWriter<W> {
+        let mut buf = Vec::with_capacity(WRITE_BUFFER + MAX_RECORD);
+        buf.extend_from_slice(&TRACE_MAGIC);
+        buf.extend_from_slice(&TRACE_VERSION.to_le_bytes());
+        TraceWriter {
+            sink,
+            buf,
+            events: 0,
+        }
+    }
+
+    /// Appends one event.
+    #[inline]
+    pub fn push(&mut self, e: &Event) -> io::Result<()> {
+        encode(e, &mut self.buf);
+        self.events += 1;
+        if self.buf.len() >= WRITE_BUFFER {
+            self.sink.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Events pushed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Writes the end record, flushes and returns the sink.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.buf.push(TAG_END);
+        self.buf.extend_from_slice(&self.events.to_le_bytes());
+        self.sink.write_all(&self.buf)?;
+        self.buf.clear();
+        self.sink.flush()?;
+        Ok(self.sink)
+    }
+}
+
+/// Writes `events` as a complete trace file to `w`.
+pub fn write_trace(w: &mut impl Write, events: &[Event]) -> io::Result<()> {
+    let mut tw = TraceWriter::new(w);
+    for e in events {
+        tw.push(e)?;
+    }
+    tw.finish()?;
+    Ok(())
+}
+
+/// Reads a whole trace into memory.
+pub fn read_trace(r: impl Read) -> Result<Vec<Event>, TraceError> {
+    TraceReader::new(r)?.collect()
+}
+
+/// A bounds-checked little-endian cursor over one record.
+struct Cursor<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Cursor<'_> {
+    #[inline]
+    fn bytes<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let s = self.b.get(self.i..self.i + N)?;
+        self.i += N;
+        let mut out = [0u8; N];
+        out.copy_from_slice(s);
+        Some(out)
+    }
+    #[inline]
+    fn u8(&mut self) -> Option<u8> {
+        self.bytes::<1>().map(|b| b[0])
+    }
+    #[inline]
+    fn u16(&mut self) -> Option<u16> {
+        self.bytes().map(u16::from_le_bytes)
+    }
+    #[inline]
+    fn u32(&mut self) -> Option<u32> {
+        self.bytes().map(u32::from_le_bytes)
+    }
+    #[inline]
+    fn u64(&mut self) -> Option<u64> {
+        self.bytes().map(u64::from_le_bytes)
+    }
+}
+
+/// Why one record did not decode.
+enum Bad {
+    /// The input ended inside it.
+    Short,
+    /// It is malformed.
+    Corrupt(&'static str),
+}
+
+/// What one record holds.
+enum Record {
+    Event(Event),
+    End(u64),
+}
+
+/// Decodes one record from the start of `b`; returns it and its length.
+fn decode(b: &[u8]) -> Result<(Record, usize), Bad> {
+    let mut c = Cursor { b, i: 0 };
+    let short = || Bad::Short;
+    let tag = c.u8().ok_or_else(short)?;
+    if tag == TAG_END {
+        let n = c.u64().ok_or_else(short)?;
+        return Ok((Record::End(n), c.i));
+    }
+    let kind = tag & 3;
+    let sub = tag >> SUB_SHIFT;
+    let pc = c.u64().ok_or_else(short)?;
+    let kthread = c.u32().ok_or_else(short)?;
+    let core = c.u16().ok_or_else(short)?;
+    let lthread = if tag & TAG_LTHREAD != 0 {
+        Some(c.u64().ok_or_else(short)?)
+    } else {
+        None
+    };
+    let origin = Origin {
+        kthread,
+        lthread,
+        core,
+    };
+    let kind = match kind {
+        KIND_ACCESS => {
+            let addr = c.u64().ok_or_else(short)?;
+            let size = c.u32().ok_or_else(short)?;
+            let apc = if sub & ACC_OWN_PC != 0 {
+                c.u64().ok_or_else(short)?
+            } else {
+                pc
+            };
+            let aorigin = if sub & ACC_OWN_ORIGIN != 0 {
+                let kthread = c.u32().ok_or_else(short)?;
+                let core = c.u16().ok_or_else(short)?;
+                let lthread = match c.u8().ok_or_else(short)? {
+                    0 => None,
+                    1 => Some(c.u64().ok_or_else(short)?),
+                    _ => return Err(Bad::Corrupt("bad language-thread flag")),
+                };
+                Origin {
+                    kthread,
+                    lthread,
+                    core,
+                }
+            } else {
+                origin
+            };
+            EventKind::Access(Access {
+                pc: apc,
+                addr,
+                size,
+                kind: if sub & ACC_WRITE != 0 {
+                    AccessKind::Write
+                } else {
+                    AccessKind::Read
+                },
+                tracked: sub & ACC_TRACKED != 0,
+                stack: sub & ACC_STACK != 0,
+                origin: aorigin,
+            })
+        }
+        KIND_LARD => {
+            let op = match sub {
+                0 => LardOp::Thread {
+                    id: c.u64().ok_or_else(short)?,
+                },
+                1 | 2 => {
+                    let tid = c.u64().ok_or_else(short)?;
+                    let value = c.u64().ok_or_else(short)?;
+                    if sub == 1 {
+                        LardOp::ReadVc { tid, value }
+                    } else {
+                        LardOp::WriteVc { tid, value }
+                    }
+                }
+                3 => LardOp::ClearHistory {
+                    addr: c.u64().ok_or_else(short)?,
+                    len: c.u64().ok_or_else(short)?,
+                },
+                4 => LardOp::CopyHistory {
+                    src: c.u64().ok_or_else(short)?,
+                    dst: c.u64().ok_or_else(short)?,
+                    len: c.u64().ok_or_else(short)?,
+                },
+                _ => return Err(Bad::Corrupt("unknown LARDx86 op")),
+            };
+            EventKind::Lard(op)
+        }
+        KIND_SYNC => {
+            let s = match sub {
+                0 => LowLevelSync::AtomicRmw {
+                    addr: c.u64().ok_or_else(short)?,
+                    size: c.u32().ok_or_else(short)?,
+                },
+                1 => LowLevelSync::FutexWake {
+                    addr: c.u64().ok_or_else(short)?,
+                },
+                2 => LowLevelSync::FutexWaitDone {
+                    addr: c.u64().ok_or_else(short)?,
+                },
+                3 => LowLevelSync::ThreadCreate {
+                    child: c.u32().ok_or_else(short)?,
+                },
+                4 => LowLevelSync::ThreadExit,
+                5 => LowLevelSync::ThreadJoin {
+                    child: c.u32().ok_or_else(short)?,
+                },
+                _ => return Err(Bad::Corrupt("unknown low-level sync")),
+            };
+            EventKind::Sync(s)
+        }
+        _ => match sub {
+            0 => EventKind::ContextSwitch,
+            _ => return Err(Bad::Corrupt("unknown record tag")),
+        },
+    };
+    Ok((Record::Event(Event { pc, origin, kind }), c.i))
+}
+
+/// Reads a trace file event by event (see the module docs for the format).
+///
+/// It reads through its own 64 KiB buffer, so a raw `File` is fine. As an
+/// iterator it yields `Ok(event)` per event and ends after the end record,
+/// or after yielding one `Err`.
+#[derive(Debug)]
+pub struct TraceReader<R: Read> {
+    src: R,
+    buf: Box<[u8]>,
+    /// Unconsumed bytes are `buf[pos..end]`.
+    pos: usize,
+    end: usize,
+    /// Input offset of `buf[pos]`.
+    offset: u64,
+    events: u64,
+    done: bool,
+}
+
+impl<R: Read> TraceReader<R> {
+    /// Reads and checks the header of the trace on `src`.
+    pub fn new(src: R) -> Result<TraceReader<R>, TraceError> {
+        let mut r = TraceReader {
+            src,
+            buf: vec![0; READ_BUFFER].into_boxed_slice(),
+            pos: 0,
+            end: 0,
+            offset: 0,
+            events: 0,
+            done: false,
+        };
+        r.fill(HEADER)?;
+        let got = &r.buf[..r.end.min(HEADER)];
+        let magic = &got[..got.len().min(TRACE_MAGIC.len())];
+        if magic != &TRACE_MAGIC[..magic.len()] {
+            return Err(TraceError::BadMagic);
+        }
+        if got.len() < HEADER {
+            return Err(TraceError::Truncated {
+                offset: got.len() as u64,
+            });
+        }
+        let version = u32::from_le_bytes([got[8], got[9], got[10], got[11]]);
+        if version != TRACE_VERSION {
+            return Err(TraceError::UnsupportedVersion(version));
+        }
+        r.pos = HEADER;
+        r.offset = HEADER as u64;
+        Ok(r)
+    }
+
+    /// Events read so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Makes at least `n` bytes available in `buf[pos..end]` unless the
+    /// input ends first.
+    fn fill(&mut self, n: usize) -> io::Result<()> {
+        if self.end - self.pos >= n {
+            return Ok(());
+        }
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.end -= self.pos;
+        self.pos = 0;
+        while self.end < n {
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => break,
+                Ok(k) => self.end += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next event, `Ok(None)` after the end record.
+    pub fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        if self.done {
+            return Ok(None);
+        }
+        let r = self.next_record();
+        if !matches!(r, Ok(Some(_))) {
+            self.done = true;
+        }
+        r
+    }
+
+    fn next_record(&mut self) -> Result<Option<Event>, TraceError> {
+        self.fill(MAX_RECORD)?;
+        let avail = &self.buf[self.pos..self.end];
+        let at = self.offset;
+        match decode(avail) {
+            Ok((Record::Event(e), n)) => {
+                self.pos += n;
+                self.offset += n as u64;
+                self.events += 1;
+                Ok(Some(e))
+            }
+            Ok((Record::End(count), n)) => {
+                self.pos += n;
+                self.offset += n as u64;
+                if count != self.events {
+                    return Err(TraceError::Corrupt {
+                        offset: at,
+                        reason: "end record's event count differs",
+                    });
+                }
+                self.fill(1)?;
+                if self.end > self.pos {
+                    return Err(TraceError::Corrupt {
+                        offset: self.offset,
+                        reason: "data after the end record",
+                    });
+                }
+                Ok(None)
+            }
+            Err(Bad::Short) => Err(TraceError::Truncated {
+                offset: at + avail.len() as u64,
+            }),
+            Err(Bad::Corrupt(reason)) => Err(TraceError::Corrupt { offset: at, reason }),
+        }
+    }
+}
+
+impl<R: Read> Iterator for TraceReader<R> {
+    type Item = Result<Event, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_event().transpose()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every event kind, with and without a language thread, and accesses
+    /// whose pc/origin differ from the event's.
+    fn every_kind() -> Vec<Event> {
+        let o = Origin {
+            kthread: 3,
+            lthread: Some(u64::MAX - 1),
+            core: 7,
+        };
+        let k = Origin {
+            kthread: u32::MAX,
+            lthread: None,
+            core: u16::MAX,
+        };
+        let access = |kind, tracked, stack, pc, origin| {
+            EventKind::Access(Access {
+                pc,
+                addr: 0xdead_beef_0000_0001,
+                size: 16,
+                kind,
+                tracked,
+                stack,
+                origin,
+            })
+        };
+        let kinds = vec![
+            access(AccessKind::Read, true, false, 0x40_0000, o),
+            access(AccessKind::Write, false, true, 0x40_0000, o),
+            access(AccessKind::Write, true, true, 5, k),
+            access(AccessKind::Read, false, false, 0x40_0000, k),
+            EventKind::Lard(LardOp::Thread { id: 9 }),
+            EventKind::Lard(LardOp::ReadVc { tid: 1, value: 2 }),
+            EventKind::Lard(LardOp::WriteVc {
+                tid: 3,
+                value: u64::MAX,
+            }),
+            EventKind::Lard(LardOp::ClearHistory { addr: 4, len: 5 }),
+            EventKind::Lard(LardOp::CopyHistory {
+                src: 6,
+                dst: 7,
+                len: 8,
+            }),
+            EventKind::Sync(LowLevelSync::AtomicRmw { addr: 1, size: 8 }),
+            EventKind::Sync(LowLevelSync::FutexWake { addr: 2 }),
+            EventKind::Sync(LowLevelSync::FutexWaitDone { addr: 3 }),
+            EventKind::Sync(LowLevelSync::ThreadCreate { child: 4 }),
+            EventKind::Sync(LowLevelSync::ThreadExit),
+            EventKind::Sync(LowLevelSync::ThreadJoin { child: 5 }),
+            EventKind::ContextSwitch,
+        ];
+        let mut out = Vec::new();
+        for origin in [o, k] {
+            for kind in &kinds {
+                out.push(Event {
+                    pc: 0x40_0000,
+                    origin,
+                    kind: *kind,
+                });
+            }
+        }
+        out
+    }
+
+    fn encoded(events: &[Event]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        write_trace(&mut bytes, events).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn trace_file_round_trip() {
+        let mut events = every_kind();
+        events.extend(random_trace(
+            3,
+            &TraceParams {
+                events: 20_000,
+                ..TraceParams::default()
+            },
+        ));
+        let bytes = encoded(&events);
+        assert_eq!(&bytes[..8], b"LARDTRC\0");
+        assert_eq!(read_trace(&bytes[..]).unwrap(), events);
+        // Byte-at-a-time input (short reads) and the streaming API.
+        struct Dribble<'a>(&'a [u8]);
+        impl Read for Dribble<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                match (self.0.split_first(), buf.first_mut()) {
+                    (Some((b, rest)), Some(out)) => {
+                        *out = *b;
+                        self.0 = rest;
+                        Ok(1)
+                    }
+                    _ => Ok(0),
+                }
+            }
+        }
+        let mut r = TraceReader::new(Dribble(&bytes)).unwrap();
+        let mut n = 0;
+        while let Some(e) = r.next_event().unwrap() {
+            assert_eq!(e, events[n]);
+            n += 1;
+        }
+        assert_eq!(n, events.len());
+        assert_eq!(r.events(), n as u64);
+        assert!(r.next().is_none());
+        // The empty trace.
+        assert_eq!(read_trace(&encoded(&[])[..]).unwrap(), vec![]);
+        // The writer streams; pushes equal write_trace.
+        let mut w = TraceWriter::new(Vec::new());
+        for e in &events {
+            w.push(e).unwrap();
+        }
+        assert_eq!(w.events(), events.len() as u64);
+        assert_eq!(w.finish().unwrap(), bytes);
+    }
+
+    #[test]
+    fn truncated_traces_are_errors() {
+        let events = every_kind();
+        let bytes = encoded(&events);
+        for cut in 0..bytes.len() {
+            let mut got = 0usize;
+            let mut err = None;
+            match TraceReader::new(&bytes[..cut]) {
+                Err(e) => err = Some(e),
+                Ok(r) => {
+                    for x in r {
+                        match x {
+                            Ok(e) => {
+                                assert_eq!(e, events[got], "cut {cut}");
+                                got += 1;
+                            }
+                            Err(e) => err = Some(e),
+                        }
+                    }
+                }
+            }
+            match err {
+                Some(TraceError::Truncated { offset }) => assert_eq!(offset, cut as u64),
+                other => panic!("cut at {cut}: {other:?}"),
+            }
+        }
+        // A writer dropped without finish: complete events, then Truncated.
+        let mut w = TraceWriter::new(Vec::new());
+        for e in &events {
+            w.push(e).unwrap();
+        }
+        let unfinished = w.buf.clone();
+        let all: Vec<_> = TraceReader::new(&unfinished[..]).unwrap().collect();
+        assert_eq!(all.len(), events.len() + 1);
+        assert!(matches!(
+            all.last(),
+            Some(Err(TraceError::Truncated { .. }))
+        ));
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        assert!(matches!(
+            TraceReader::new(&b"ELF\x7f not a trace"[..]),
+            Err(TraceError::BadMagic)
+        ));
+        assert!(matches!(
+            TraceReader::new(&b"LARX"[..]),
+            Err(TraceError::BadMagic)
+        ));
+        let mut v2 = TRACE_MAGIC.to_vec();
+        v2.extend_from_slice(&2u32.to_le_bytes());
+        assert!(matches!(
+            TraceReader::new(&v2[..]),
+            Err(TraceError::UnsupportedVersion(2))
+        ));
+        let good = encoded(&every_kind());
+        // Bytes after the end record, a wrong count, unknown tags.
+        let mut extra = good.clone();
+        extra.push(0);
+        assert!(matches!(
+            read_trace(&extra[..]),
+            Err(TraceError::Corrupt { .. })
+        ));
+        let mut count = good.clone();
+        let n = count.len();
+        count[n - 8] ^= 1;
+        assert!(matches!(
+            read_trace(&count[..]),
+            Err(TraceError::Corrupt { .. })
+        ));
+        let mut header = TRACE_MAGIC.to_vec();
+        header.extend_from_slice(&TRACE_VERSION.to_le_bytes());
+        for tag in [
+            KIND_LARD | 7 << SUB_SHIFT,
+            KIND_SYNC | 6 << SUB_SHIFT,
+            KIND_OTHER | 8,
+        ] {
+            let mut bad = header.clone();
+            bad.push(tag);
+            bad.extend_from_slice(&[0; 64]);
+            assert!(
+                matches!(read_trace(&bad[..]), Err(TraceError::Corrupt { .. })),
+                "tag {tag:#x}"
+            );
+        }
+        // Random bytes after a valid header, and random flips of a valid
+        // trace: any result but a panic; every error displays.
+        let mut rng = SplitMix64::new(42);
+        for round in 0..2_000 {
+            let mut input = if round % 2 == 0 {
+                let mut v = header.clone();
+                let len = rng.below(300) as usize;
+                v.extend((0..len).map(|_| rng.next_u64() as u8));
+                v
+            } else {
+                let mut v = good.clone();
+                for _ in 0..1 + rng.below(4) {
+                    let i = rng.below(v.len() as u64) as usize;
+                    v[i] = rng.next_u64() as u8;
+                }
+                v
+            };
+            if round % 7 == 0 {
+                input.truncate(rng.below(input.len() as u64 + 1) as usize);
+            }
+            if let Err(e) = read_trace(&input[..]) {
+                assert!(!e.to_string().is_empty());
+            }
+        }
+    }
 
     #[test]
     fn deterministic_and_exact_length() {

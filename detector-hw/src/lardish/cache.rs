@@ -59,6 +59,9 @@ const EMPTY_WAY: Way = Way {
 #[derive(Clone, Debug)]
 pub struct Cache {
     sets: usize,
+    /// `sets - 1` when `sets` is a power of two (the set index is then a
+    /// mask instead of a division), else `u64::MAX`.
+    set_mask: u64,
     ways: usize,
     slots: Vec<Way>,
     tick: u64,
@@ -78,8 +81,14 @@ pub struct Evicted {
 impl Cache {
     /// An empty cache of `sets` × `ways` lines.
     pub fn new(sets: usize, ways: usize) -> Cache {
+        let n = sets.max(1);
         Cache {
-            sets: sets.max(1),
+            sets: n,
+            set_mask: if n.is_power_of_two() {
+                n as u64 - 1
+            } else {
+                u64::MAX
+            },
             ways: ways.max(1),
             slots: vec![EMPTY_WAY; sets.max(1) * ways.max(1)],
             tick: 0,
@@ -94,7 +103,12 @@ impl Cache {
 
     #[inline]
     fn set_range(&self, line: u64) -> std::ops::Range<usize> {
-        let s = (line % self.sets as u64) as usize * self.ways;
+        let set = if self.set_mask != u64::MAX {
+            line & self.set_mask
+        } else {
+            line % self.sets as u64
+        };
+        let s = set as usize * self.ways;
         s..s + self.ways
     }
 
@@ -344,11 +358,15 @@ impl Hierarchy {
         }
         let mut cycles = self.latency(level);
         if write {
+            // MESI: a line this core's L2 holds Exclusive or Modified is in
+            // no other private cache, so only S needs the invalidation walk.
             let mut others = false;
-            for c in 0..self.l2.len() {
-                if c != core && self.l2[c].remove(line) {
-                    self.l1[c].remove(line);
-                    others = true;
+            if !matches!(self.l2[core].state(line), Some(Mesi::E | Mesi::M)) {
+                for c in 0..self.l2.len() {
+                    if c != core && self.l2[c].remove(line) {
+                        self.l1[c].remove(line);
+                        others = true;
+                    }
                 }
             }
             if others && matches!(level, Level::L1 | Level::L2) {

@@ -26,8 +26,12 @@ pub mod stats;
 mod tests;
 
 use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
 
-use crate::clock::{ClockTable, FxHashMap, ThreadIdx, VectorClock};
+use crate::clock::{ClockTable, FxHashMap, FxHasher, ThreadIdx, VectorClock};
+
+/// A `HashSet` using [`FxHasher`].
+type FxHashSet<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
 use crate::detector::{history_units, Detector, Granularity};
 use crate::event::{Access, AccessKind, Event, EventKind, LardOp, LowLevelSync, Origin, ThreadKey};
 use crate::lard::{self, HistoryOp};
@@ -83,7 +87,7 @@ struct Core {
 struct View<'a> {
     layout: Layout,
     resident: &'a FxHashMap<u64, u64>,
-    expanded: &'a HashSet<u64>,
+    expanded: &'a FxHashSet<u64>,
     compact: bool,
     gens: &'a [u32],
 }
@@ -145,7 +149,10 @@ pub struct Lardish {
     ft: Hierarchy,
     resident: FxHashMap<u64, u64>,
     next_fill: u64,
-    expanded: HashSet<u64>,
+    expanded: FxHashSet<u64>,
+    /// True once the variable map holds a byte at or above 2^48 (where
+    /// metadata lines alias; see [`Lardish::live_clocks`]).
+    wide_addrs: bool,
     gens: Vec<u32>,
     cores: Vec<Core>,
     async_busy: Vec<u64>,
@@ -177,7 +184,8 @@ impl Lardish {
             ft: Hierarchy::new(&cfg),
             resident: FxHashMap::default(),
             next_fill: 1,
-            expanded: HashSet::new(),
+            expanded: FxHashSet::default(),
+            wide_addrs: false,
             gens: vec![0; cores],
             cores: (0..cores)
                 .map(|_| Core {
@@ -343,10 +351,15 @@ impl Lardish {
     }
 
     /// Clock values referenced by valid records held by core `c`.
-    fn live_clocks(&self, c: usize) -> HashSet<u64> {
+    ///
+    /// A valid record of core `c` lies in a byte whose core-`c` metadata
+    /// line is resident, i.e. in a data line of one of those lines (when no
+    /// byte lies above 2^48, where data lines alias). When those data lines
+    /// hold fewer bytes than the variable map, only they are scanned.
+    fn live_clocks(&self, c: usize) -> FxHashSet<u64> {
         let v = self.view();
-        let mut live = HashSet::new();
-        for (&addr, m) in &self.bytes {
+        let mut live = FxHashSet::default();
+        let mut add = |addr: u64, m: &ByteMeta| {
             for r in m.write.iter().chain(&m.reads) {
                 if let Some(h) = &r.holder {
                     if h.core as usize == c && v.holder_valid(addr, h) {
@@ -354,6 +367,35 @@ impl Lardish {
                     }
                 }
             }
+        };
+        if !self.wide_addrs {
+            let line_bytes = 1u64 << self.layout.shift;
+            let mut dlines: Vec<u64> = Vec::new();
+            let budget = self.bytes.len() as u64 / line_bytes;
+            for &l in self.resident.keys() {
+                if Layout::md_core(l) == c {
+                    dlines.push((l & ((1 << layout::CORE_SHIFT) - 1)) >> 1);
+                    if dlines.len() as u64 > 2 * budget {
+                        break;
+                    }
+                }
+            }
+            dlines.sort_unstable();
+            dlines.dedup();
+            if (dlines.len() as u64) <= budget {
+                for d in dlines {
+                    let start = d << self.layout.shift;
+                    for x in start..start + line_bytes {
+                        if let Some(m) = self.bytes.get(&x) {
+                            add(x, m);
+                        }
+                    }
+                }
+                return live;
+            }
+        }
+        for (&addr, m) in &self.bytes {
+            add(addr, m);
         }
         live
     }
@@ -374,10 +416,16 @@ impl Lardish {
 
     /// Sum of latencies of the distinct lines `lines` (sequential software
     /// accesses) in hierarchy `which` (0 LARDISH, 2 FastTrack).
-    fn soft_accesses(&mut self, c: usize, lines: &[u64], write: bool, ft: bool) -> u64 {
+    fn soft_accesses(
+        &mut self,
+        c: usize,
+        lines: impl IntoIterator<Item = u64>,
+        write: bool,
+        ft: bool,
+    ) -> u64 {
         let mut total = 0u64;
         let mut last = u64::MAX;
-        for &l in lines {
+        for l in lines {
             if l == last {
                 total += 1;
                 continue;
@@ -405,7 +453,7 @@ impl Lardish {
             .collect();
         let mut cost = u64::from(self.cfg.sw_check_cycles)
             + n * u64::from(self.cfg.sw_instructions_per_location);
-        cost += self.soft_accesses(c, &lines, false, false);
+        cost += self.soft_accesses(c, lines, false, false);
         // Import t's records into this core's metadata, within clock-table
         // capacity, then set status and exact permissions.
         let clock = self.clocks.clock(t).clone();
@@ -625,11 +673,11 @@ impl Lardish {
                 let lines: Vec<u64> = (0..len)
                     .map(|i| self.layout.sw_line(addr.wrapping_add(i), swb))
                     .collect();
-                cost += self.soft_accesses(c, &lines, true, false) + len * per_loc;
+                cost += self.soft_accesses(c, lines, true, false) + len * per_loc;
                 let ft_lines: Vec<u64> = (0..len)
                     .map(|i| self.layout.ft_line(addr.wrapping_add(i), ftb))
                     .collect();
-                self.soft_accesses(c, &ft_lines, true, true) + len * per_loc
+                self.soft_accesses(c, ft_lines, true, true) + len * per_loc
             }
             HistoryOp::Copy { src, dst, len } => {
                 self.stats.copy_ops += 1;
@@ -646,6 +694,7 @@ impl Lardish {
                     let at = dst.wrapping_add(i);
                     match m {
                         Some(m) => {
+                            self.wide_addrs |= at >> 48 != 0;
                             self.bytes.insert(at, m);
                         }
                         None => {
@@ -663,8 +712,8 @@ impl Lardish {
                     lines.push(self.layout.sw_line(dst.wrapping_add(i), swb));
                     ft_lines.push(self.layout.ft_line(dst.wrapping_add(i), ftb));
                 }
-                cost += self.soft_accesses(c, &lines, true, false) + 2 * len * per_loc;
-                self.soft_accesses(c, &ft_lines, true, true) + 2 * len * per_loc
+                cost += self.soft_accesses(c, lines, true, false) + 2 * len * per_loc;
+                self.soft_accesses(c, ft_lines, true, true) + 2 * len * per_loc
             }
         };
         self.charge(c, cost);
@@ -727,28 +776,28 @@ impl Detector for Lardish {
 
         // Stage decision (on the state before the access), exact check and
         // record, permission maintenance.
-        let clock = self.clocks.clock(t).clone();
+        let clock = self.clocks.clock(t);
         let mut stage = Stage::Permission;
         let mut sw_addr = first;
         let mut readers = 0usize;
         let cores = self.cores.len();
+        if first.wrapping_add(u64::from(count)) >> 48 != 0 || first >> 48 != 0 {
+            self.wide_addrs = true;
+        }
+        let v = view!(self);
         for i in 0..u64::from(count) {
             let x = first.wrapping_add(i);
-            let mut m = self
-                .bytes
-                .remove(&x)
-                .unwrap_or_else(|| ByteMeta::new(cores));
+            let m = self.bytes.entry(x).or_insert_with(|| ByteMeta::new(cores));
             readers = readers.max(m.reads.len());
-            let v = view!(self);
             let valid = |h: &Holder| v.holder_valid(x, h);
-            let perm = v.perm(&m, c, x);
+            let perm = v.perm(m, c, x);
             let allowed = match a.kind {
                 AccessKind::Read => perm >= Perm::Read,
                 AccessKind::Write => perm == Perm::Write,
             };
             let byte_stage = if allowed {
                 Stage::Permission
-            } else if m.hw_decidable(a.kind, t, &clock, &valid) {
+            } else if m.hw_decidable(a.kind, t, clock, &valid) {
                 Stage::Hardware
             } else {
                 Stage::Software
@@ -759,36 +808,28 @@ impl Detector for Lardish {
                     sw_addr = x;
                 }
             }
-            let raced = check_and_record(
-                &mut m,
-                &self.clocks,
-                &mut self.races,
-                t,
-                &clock,
-                a,
-                v.holder(c, x),
-            );
+            let holder = v.holder(c, x);
+            let raced = check_and_record(m, &self.clocks, &mut self.races, t, clock, a, holder);
             if raced && byte_stage == Stage::Permission {
                 self.stats.permission_violations += 1;
             }
             if write {
                 m.status = HwStatus::Everything;
-                m.anchor = v.holder(c, x);
+                m.anchor = holder;
             }
             for p in 0..cores {
                 if p != c {
                     m.downgrade(p, a.kind);
                 }
             }
-            if let Some(h) = v.holder(c, x) {
-                let perm = m.hw_perm(t, &clock, &|hh| v.holder_valid(x, hh));
+            if let Some(h) = holder {
+                let perm = m.hw_perm(t, clock, &valid);
                 m.perms[c] = history::PermSlot {
                     perm,
                     gen: h.gen,
                     fill: h.fill,
                 };
             }
-            self.bytes.insert(x, m);
         }
         match stage {
             Stage::Permission => self.stats.permission_hits += 1,
@@ -808,10 +849,9 @@ impl Detector for Lardish {
 
         // FastTrack in software: instrumentation + shadow accesses.
         let ftb = self.cfg.ft_shadow_bytes_per_location;
-        let shadow: Vec<u64> = (0..u64::from(count))
-            .map(|i| self.layout.ft_line(first.wrapping_add(i), ftb))
-            .collect();
-        let mut ft = self.soft_accesses(c, &shadow, true, true);
+        let layout = self.layout;
+        let shadow = (0..u64::from(count)).map(|i| layout.ft_line(first.wrapping_add(i), ftb));
+        let mut ft = self.soft_accesses(c, shadow, true, true);
         ft += u64::from(self.cfg.ft_instructions_per_access)
             + u64::from(count.saturating_sub(1)) * u64::from(self.cfg.ft_instructions_per_byte);
         if write && readers > 1 {
