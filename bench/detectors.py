@@ -78,6 +78,14 @@ def main():
         p = "-" if prev is None else f"{b / best[prev]:.2f}x"
         print(f"{name:20} {b:8.3f} {b / base:10.2f}x {p:>11}")
         prev = name
+    # Events per second of each detector on a trace recorded from a real run
+    # (no emulation): record tracked_memory once, replay it.
+    trace = OUT / "tracked_memory.trace"
+    run([str(LARD), "run", "--detector", "none", "--record-trace", str(trace), str(exe), "2", "256"])
+    r = run([os.environ.get("CARGO", "cargo"), "run", "-q", "--release", "-p", "lard-detector-hw",
+             "--example", "replay", "--", str(trace), "all"], cwd=ROOT)
+    print("\n== replay of a recorded trace (tracked_memory 2 256), no emulation ==")
+    print(r.stdout.decode().rstrip())
     print(f"TARGETS: fasttrack <= 2x counting observer: {best['fasttrack'] / base:.2f}x; "
           f"lardish <= 10x: {best['lardish'] / base:.2f}x; "
           f"all 7 variants <= 3x one (--detectors lard): {best['variants: all 7'] / best['variants: lard']:.2f}x")

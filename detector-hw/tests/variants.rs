@@ -941,35 +941,3 @@ fn variant_set_over_a_trace() {
     assert!(row(Variant::AllMem).false_dre > 0);
     assert!(row(Variant::Naive).false_dre > 0);
 }
-
-/// Throughput of all seven variants side by side (not run by default):
-/// `cargo test -p lard-detector-hw --release --test variants -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn variant_set_throughput() {
-    let p = TraceParams {
-        events: 1_000_000,
-        ..TraceParams::default()
-    };
-    let ev = with_low_level(
-        1,
-        &p,
-        Extra {
-            sync_percent: 5,
-            bogus_writevc_percent: 0,
-        },
-    );
-    let start = std::time::Instant::now();
-    let mut set = VariantSet::all_fasttrack();
-    for e in &ev {
-        set.event(e);
-    }
-    let secs = start.elapsed().as_secs_f64();
-    println!(
-        "{} events x {} variants in {secs:.2}s ({:.2} M events/s)\n{}",
-        ev.len(),
-        Variant::ALL.len(),
-        ev.len() as f64 / secs / 1e6,
-        set.accuracy().to_table()
-    );
-}

@@ -142,6 +142,10 @@ struct RunArgs {
     /// Write the race report as JSON to FILE (docs/cli.md).
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
+    /// Record the event stream to FILE (replay it without emulation with
+    /// `cargo run --release -p lard-detector-hw --example replay -- FILE`).
+    #[arg(long, value_name = "FILE")]
+    record_trace: Option<PathBuf>,
     /// Print run statistics on stderr.
     #[arg(long)]
     stats: bool,
@@ -328,6 +332,16 @@ fn run_guest(args: RunArgs) -> ExitCode {
             race_log = Some(log);
             Box::new(obs.raise_on_race(args.on_race == "exception"))
         }
+    };
+    let observer: Box<dyn Observer> = match &args.record_trace {
+        None => observer,
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Box::new(lard_emu::observer::RecordingObserver::new(observer, f)),
+            Err(e) => {
+                eprintln!("lard: cannot create {}: {e}", path.display());
+                return ExitCode::from(EXIT_BAD_INPUT);
+            }
+        },
     };
     let mut argv: Vec<Vec<u8>> = vec![args.guest.as_os_str().as_encoded_bytes().to_vec()];
     argv.extend(args.args.iter().map(|a| a.as_bytes().to_vec()));

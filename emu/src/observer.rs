@@ -154,3 +154,69 @@ impl Observer for CountingObserver {
         Some(self.hash)
     }
 }
+
+/// Writes every event it forwards to a trace file (`lard run --record-trace`),
+/// in the format of `lard_detector_hw::trace` (replayable without emulation).
+pub struct RecordingObserver {
+    inner: Box<dyn Observer>,
+    writer: Option<lard_detector_hw::trace::TraceWriter<std::fs::File>>,
+    failed: bool,
+}
+
+impl RecordingObserver {
+    /// Records to `file`, forwarding to `inner`.
+    pub fn new(inner: Box<dyn Observer>, file: std::fs::File) -> Self {
+        RecordingObserver {
+            inner,
+            writer: Some(lard_detector_hw::trace::TraceWriter::new(file)),
+            failed: false,
+        }
+    }
+
+    fn fail(&mut self, e: &std::io::Error) {
+        if !self.failed {
+            log::error!("cannot write the event trace: {e}; recording stopped");
+        }
+        self.failed = true;
+        self.writer = None;
+    }
+}
+
+impl Observer for RecordingObserver {
+    fn access_mode(&self) -> AccessMode {
+        self.inner.access_mode()
+    }
+
+    fn wants_sync(&self) -> bool {
+        self.inner.wants_sync()
+    }
+
+    fn event(&mut self, e: &Event) -> Control {
+        if let Some(w) = &mut self.writer {
+            if let Err(err) = w.push(e) {
+                self.fail(&err);
+            }
+        }
+        self.inner.event(e)
+    }
+
+    fn finish(&mut self) {
+        if let Some(w) = self.writer.take() {
+            if let Err(err) = w.finish() {
+                self.fail(&err);
+            }
+        }
+        self.inner.finish();
+    }
+
+    fn stream_hash(&self) -> Option<u64> {
+        self.inner.stream_hash()
+    }
+}
+
+impl RecordingObserver {
+    /// True when every event was written.
+    pub fn complete(&self) -> bool {
+        !self.failed
+    }
+}

@@ -184,3 +184,37 @@ fn a_data_race_exception_stops_before_the_racy_store_takes_effect() {
     let l = lard_run(&["--race-exit-code", "66"], &bin, &[]);
     assert_eq!((shell_status(&l), stdout(&l).as_str()), (66, "x = 2\n"));
 }
+
+#[test]
+fn a_recorded_trace_replays_to_the_same_verdicts_without_emulation() {
+    use lard_detector_hw::{trace::read_trace, Canonical, Detector};
+    let bin = build_manifest_guests().join("glibc/issue4_memory_move");
+    let trace = scratch_file("trace");
+    let t = trace.to_string_lossy().to_string();
+    let l = lard_run(&["--record-trace", &t], &bin, &[]);
+    assert_eq!(shell_status(&l), 0, "{}", stderr(&l));
+    let live: u64 = stderr(&l)
+        .split("racy dynamic accesses (DRE): ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .expect("DRE line");
+    let events = read_trace(std::fs::File::open(&trace).unwrap()).expect("the trace reads back");
+    std::fs::remove_file(&trace).unwrap();
+    assert!(events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Lard(LardOp::CopyHistory { .. }))));
+    let mut canonical = Canonical::new();
+    let replayed = events
+        .iter()
+        .filter(|e| canonical.event(e).is_some())
+        .count() as u64;
+    assert_eq!(
+        replayed, live,
+        "the oracle on the recorded trace disagrees with the live run"
+    );
+    assert_eq!(
+        live, 2,
+        "issue4's two racy accesses (manifest ground truth)"
+    );
+}
