@@ -101,6 +101,20 @@ fn fresh(out: &Path, src: &Path) -> bool {
     }
 }
 
+/// Runs `compile` (which must write its output to the path it is given) unless
+/// `out` is newer than `src`; writes to a temporary name first so a half-built
+/// file is never taken for a fresh one.
+fn compile_cached(src: &Path, out: &Path, what: &str, compile: impl FnOnce(&Path) -> Command) {
+    if !fresh(out, src) {
+        let tmp = out.with_file_name(format!(
+            ".{}.tmp",
+            out.file_name().unwrap().to_string_lossy()
+        ));
+        run_checked(&mut compile(&tmp), what);
+        std::fs::rename(&tmp, out).unwrap();
+    }
+}
+
 /// Builds the C guest `guests/<rel>` statically against `libc`, with debug info.
 pub fn build_c(rel: &str, libc: Libc) -> PathBuf {
     let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -113,17 +127,13 @@ pub fn build_c(rel: &str, libc: Libc) -> PathBuf {
         .to_string_lossy()
         .to_string();
     let out = dir.join(&name);
-    if !fresh(&out, &src) {
-        let tmp = dir.join(format!(".{name}.tmp"));
-        run_checked(
-            Command::new(libc.cc())
-                .args(["-static", "-O2", "-g", "-pthread", "-o"])
-                .arg(&tmp)
-                .arg(&src),
-            &format!("{} {rel}", libc.cc()),
-        );
-        std::fs::rename(&tmp, &out).unwrap();
-    }
+    compile_cached(&src, &out, &format!("{} {rel}", libc.cc()), |tmp| {
+        let mut c = Command::new(libc.cc());
+        c.args(["-static", "-O2", "-g", "-pthread", "-o"])
+            .arg(tmp)
+            .arg(&src);
+        c
+    });
     out
 }
 
@@ -132,19 +142,15 @@ pub fn build_lard_ops() -> PathBuf {
     let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let src = root().join("guests/asm/lard_ops.S");
     let out = guest_dir().join("lard_ops");
-    if !fresh(&out, &src) {
-        let tmp = guest_dir().join(".lard_ops.tmp");
-        run_checked(
-            Command::new("gcc")
-                .args(["-static", "-nostdlib", "-I"])
-                .arg(root().join("guest-sdk/include"))
-                .arg("-o")
-                .arg(&tmp)
-                .arg(&src),
-            "gcc lard_ops.S",
-        );
-        std::fs::rename(&tmp, &out).unwrap();
-    }
+    compile_cached(&src, &out, "gcc lard_ops.S", |tmp| {
+        let mut c = Command::new("gcc");
+        c.args(["-static", "-nostdlib", "-I"])
+            .arg(root().join("guest-sdk/include"))
+            .arg("-o")
+            .arg(tmp)
+            .arg(&src);
+        c
+    });
     out
 }
 
@@ -160,17 +166,13 @@ pub fn build_rust(rel: &str) -> PathBuf {
         .to_string_lossy()
         .to_string();
     let out = dir.join(&name);
-    if !fresh(&out, &src) {
-        let tmp = dir.join(format!(".{name}.tmp"));
-        run_checked(
-            Command::new("rustc")
-                .args(["-O", "-g", "-C", "target-feature=+crt-static", "-o"])
-                .arg(&tmp)
-                .arg(&src),
-            &format!("rustc {rel}"),
-        );
-        std::fs::rename(&tmp, &out).unwrap();
-    }
+    compile_cached(&src, &out, &format!("rustc {rel}"), |tmp| {
+        let mut c = Command::new("rustc");
+        c.args(["-O", "-g", "-C", "target-feature=+crt-static", "-o"])
+            .arg(tmp)
+            .arg(&src);
+        c
+    });
     out
 }
 

@@ -6,80 +6,16 @@
 //! Canonical and LARDISH must give the same verdicts as FastTrack.
 
 use lard_e2e::*;
+use lard_emu::manifest::GuestRun;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
-use toml::Value;
 
-struct Run {
-    name: String,
-    bin: std::path::PathBuf,
-    source: String,
-    args: Vec<String>,
-    expect: String,
-    race_lines: BTreeSet<i64>,
-    any: bool,
-    always: BTreeSet<i64>,
-    stdout: String,
-    exit: i32,
-}
-
-fn lines(v: Option<&Value>) -> BTreeSet<i64> {
-    v.and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_integer).collect())
-        .unwrap_or_default()
-}
-
-fn runs() -> Vec<Run> {
+/// The manifest's runs (guest × libc × configuration), read by the same
+/// parser `lard accuracy` uses; the checks below do not use lard's DWARF code.
+fn runs() -> Vec<GuestRun> {
     let build = build_manifest_guests();
-    let text = std::fs::read_to_string(root().join("guests/manifest.toml")).unwrap();
-    let doc: Value = toml::from_str(&text).expect("manifest parses");
-    let mut out = Vec::new();
-    for g in doc["guest"].as_array().expect("[[guest]] tables") {
-        let name = g["name"].as_str().unwrap().to_string();
-        let libcs: Vec<&str> = g["libc"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
-        let default = [Value::Table(toml::map::Map::new())];
-        let configs = g
-            .get("configs")
-            .and_then(Value::as_array)
-            .map_or(&default[..], |c| &c[..]);
-        for libc in &libcs {
-            for c in configs {
-                let field = |k: &str| c.get(k).or_else(|| g.get(k));
-                out.push(Run {
-                    name: format!(
-                        "{libc}/{name} {}",
-                        c.get("id").and_then(Value::as_str).unwrap_or("")
-                    ),
-                    bin: build.join(libc).join(&name),
-                    source: g["source"].as_str().unwrap().to_string(),
-                    args: c
-                        .get("args")
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|x| x.as_str().map(String::from))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                    expect: field("expect").and_then(Value::as_str).unwrap().to_string(),
-                    race_lines: lines(field("race_lines")),
-                    any: field("race_lines_any")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                    always: lines(field("race_lines_always")),
-                    stdout: field("stdout").and_then(Value::as_str).unwrap().to_string(),
-                    exit: field("exit").and_then(Value::as_integer).unwrap_or(0) as i32,
-                });
-            }
-        }
-    }
-    out
+    lard_emu::manifest::read(&root().join("guests/manifest.toml"), &build).expect("manifest reads")
 }
 
 /// The guest-source line of each PC: the innermost location in `source`
@@ -137,7 +73,7 @@ fn racy_pcs(json: &str) -> Vec<u64> {
         .collect()
 }
 
-fn verdict(r: &Run, detector: &str) -> (String, Vec<u64>) {
+fn verdict(r: &GuestRun, detector: &str) -> (String, Vec<u64>) {
     let json = scratch_file(&format!("report-{detector}"));
     let j = json.to_string_lossy().to_string();
     let args: Vec<&str> = r.args.iter().map(String::as_str).collect();
@@ -150,14 +86,14 @@ fn verdict(r: &Run, detector: &str) -> (String, Vec<u64>) {
         stdout(&l),
         r.stdout,
         "{} ({detector}): stdout; stderr: {}",
-        r.name,
+        r.label,
         stderr(&l)
     );
     assert_eq!(
         shell_status(&l),
         r.exit,
         "{} ({detector}): status; stderr: {}",
-        r.name,
+        r.label,
         stderr(&l)
     );
     let text = std::fs::read_to_string(&json).unwrap();
@@ -172,38 +108,23 @@ fn every_manifest_guest_matches_its_ground_truth() {
     for r in &runs {
         let args: Vec<&str> = r.args.iter().map(String::as_str).collect();
         let n = native(&r.bin, &args);
-        assert_eq!(stdout(&n), r.stdout, "{}: native stdout", r.name);
-        assert_eq!(shell_status(&n), r.exit, "{}: native status", r.name);
+        assert_eq!(stdout(&n), r.stdout, "{}: native stdout", r.label);
+        assert_eq!(shell_status(&n), r.exit, "{}: native status", r.label);
         let (_, pcs) = verdict(r, "fasttrack");
         let got = source_lines(&r.bin, &r.source, &pcs);
-        if r.expect == "race-free" {
-            assert!(got.is_empty(), "{}: false races on lines {got:?}", r.name);
-        } else if r.any {
-            assert!(
-                !got.is_empty() && got.is_subset(&r.race_lines),
-                "{}: lines {got:?} vs {:?}",
-                r.name,
-                r.race_lines
-            );
-            assert!(
-                r.always.is_subset(&got),
-                "{}: lines {got:?} miss {:?}",
-                r.name,
-                r.always
-            );
-        } else {
-            assert_eq!(got, r.race_lines, "{}: racy lines", r.name);
+        if let Err(e) = r.check_lines(&got) {
+            panic!("{}: {e}", r.label);
         }
     }
 }
 
 #[test]
 fn canonical_and_lardish_agree_with_fasttrack_on_every_guest() {
-    for r in runs().iter().filter(|r| r.name.starts_with("glibc/")) {
+    for r in runs().iter().filter(|r| r.label.starts_with("glibc/")) {
         let (_, ft) = verdict(r, "fasttrack");
         for d in ["canonical", "lardish"] {
             let (_, other) = verdict(r, d);
-            assert_eq!(other, ft, "{}: {d} disagrees with fasttrack", r.name);
+            assert_eq!(other, ft, "{}: {d} disagrees with fasttrack", r.label);
         }
     }
 }
