@@ -9,6 +9,7 @@ use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic};
 use lard_isa_ext::{decode, DecodeError, DecodedKind, LardFault, LardOp, Sweep};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::rc::Rc;
 
 /// A fast hasher for integer keys (the block cache is looked up per block).
 #[derive(Default, Clone, Copy)]
@@ -34,24 +35,51 @@ pub type AddrMap<V> = HashMap<u64, V, BuildHasherDefault<IntHasher>>;
 /// An instruction the LARDx86 CPU acts on.
 #[derive(Clone, Debug)]
 pub enum Site {
-    /// A Tracked access (the underlying instruction).
-    Tracked(Box<Instruction>),
+    /// A Tracked access: the underlying instruction and its memory operands.
+    Tracked(MemInsn),
     /// A LARD op.
     Op(LardOp),
     /// Bytes a LARD-aware CPU faults on when executed.
     Fault(LardFault),
     /// A hardware-visible atomic: lock-prefixed RMW or `xchg` with memory
     /// (only hooked when an observer wants low-level synchronization).
-    Atomic(Box<Instruction>),
+    Atomic(MemInsn),
+}
+
+/// An instruction with its memory operands worked out once, at scan time,
+/// so that executing it only evaluates their addresses.
+#[derive(Clone, Debug)]
+pub struct MemInsn {
+    /// The instruction.
+    pub insn: Instruction,
+    /// Its memory operands (iced-x86's description: registers, scale,
+    /// displacement, size and read/write access).
+    pub mem: Vec<iced_x86::UsedMemory>,
+    /// A `rep`/`repne` string instruction (no access when rcx = 0).
+    pub rep_string: bool,
+}
+
+impl MemInsn {
+    fn new(insn: Instruction) -> MemInsn {
+        let mut f = iced_x86::InstructionInfoFactory::new();
+        let mem = f.info(&insn).used_memory().to_vec();
+        let rep_string =
+            (insn.has_rep_prefix() || insn.has_repne_prefix()) && insn.is_string_instruction();
+        MemInsn {
+            insn,
+            mem,
+            rep_string,
+        }
+    }
 }
 
 /// Classifies one decoded instruction.
 fn site_of(d: &Result<lard_isa_ext::Decoded, DecodeError>) -> Option<Site> {
     match d {
         Ok(d) => match d.kind {
-            DecodedKind::Tracked(i) => Some(Site::Tracked(Box::new(i))),
+            DecodedKind::Tracked(i) => Some(Site::Tracked(MemInsn::new(i))),
             DecodedKind::Op(op) => Some(Site::Op(op)),
-            DecodedKind::Plain(i) => is_atomic(&i).then(|| Site::Atomic(Box::new(i))),
+            DecodedKind::Plain(i) => is_atomic(&i).then(|| Site::Atomic(MemInsn::new(i))),
         },
         Err(DecodeError::Fault { fault, .. }) => Some(Site::Fault(*fault)),
         Err(_) => None,
@@ -68,7 +96,7 @@ pub fn is_atomic(i: &Instruction) -> bool {
 #[derive(Default)]
 pub struct CodeMap {
     blocks: AddrMap<u32>,
-    sites: AddrMap<Site>,
+    sites: AddrMap<Rc<Site>>,
 }
 
 impl CodeMap {
@@ -104,9 +132,9 @@ impl CodeMap {
     /// Scans `bytes` (at `base`) from `starts` — each an address where an
     /// instruction begins, e.g. function starts from `.eh_frame` — and from the
     /// beginning of the range, recording LARD sites. Returns the new sites.
-    pub fn scan(&mut self, bytes: &[u8], base: u64, starts: &[(u64, u64)]) -> Vec<(u64, Site)> {
+    pub fn scan(&mut self, bytes: &[u8], base: u64, starts: &[(u64, u64)]) -> Vec<(u64, Rc<Site>)> {
         let mut found = Vec::new();
-        let mut sweep = |from: u64, to: u64, found: &mut Vec<(u64, Site)>| {
+        let mut sweep = |from: u64, to: u64, found: &mut Vec<(u64, Rc<Site>)>| {
             let (lo, hi) = (
                 (from - base) as usize,
                 ((to - base) as usize).min(bytes.len()),
@@ -114,6 +142,7 @@ impl CodeMap {
             for s in Sweep::new(&bytes[lo..hi], from) {
                 if let Some(site) = site_of(&s.result) {
                     if let std::collections::hash_map::Entry::Vacant(e) = self.sites.entry(s.ip) {
+                        let site = Rc::new(site);
                         e.insert(site.clone());
                         found.push((s.ip, site));
                     }
@@ -130,16 +159,16 @@ impl CodeMap {
         found
     }
 
-    /// The site at `pc`.
+    /// The site at `pc` (shared: cloning it does not copy the site).
     #[inline]
-    pub fn site(&self, pc: u64) -> Option<&Site> {
+    pub fn site(&self, pc: u64) -> Option<&Rc<Site>> {
         self.sites.get(&pc)
     }
 
     /// True when `pc` is a Tracked instruction.
     #[inline]
     pub fn is_tracked(&self, pc: u64) -> bool {
-        matches!(self.sites.get(&pc), Some(Site::Tracked(_)))
+        matches!(self.sites.get(&pc).map(|s| &**s), Some(Site::Tracked(_)))
     }
 
     /// Re-decodes one instruction (for fault messages).

@@ -5,7 +5,7 @@
 //! [`Machine`]; they run on the emulation thread while `uc_emu_start` is
 //! active, and are the only code that touches the machine during that time.
 
-use crate::code::{CodeMap, Site};
+use crate::code::{CodeMap, MemInsn, Site};
 use crate::memory::Memory;
 use crate::observer::{AccessMode, Control, Observer};
 use crate::sched::{SchedPolicy, Scheduler};
@@ -13,7 +13,7 @@ use crate::stats::Stats;
 use crate::symbols::Symbolizer;
 use crate::uc::{Context, Reg, UcError, UcRef};
 use crate::vclock::VcFile;
-use iced_x86::{InstructionInfoFactory, OpAccess, Register};
+use iced_x86::{OpAccess, Register};
 use lard_detector_hw::event::{
     Access, AccessKind, Event, EventKind, LardOp as EvOp, LowLevelSync, Origin,
 };
@@ -185,8 +185,6 @@ pub struct Machine {
     pub bad_access: Option<(u64, &'static str)>,
     /// Signal dispositions set by the guest (recorded, not delivered).
     pub sigactions: Vec<[u8; 32]>,
-    /// Instruction-info factory reused for Tracked accesses.
-    pub info: InstructionInfoFactory,
     /// Host wall-clock time at start (for CLOCK_REALTIME).
     pub realtime_base: u64,
     /// Absolute path of the guest executable (for /proc/self/exe).
@@ -260,10 +258,10 @@ impl Machine {
     }
 
     /// Installs hooks for newly found LARD sites.
-    pub fn hook_sites(&mut self, sites: &[(u64, Site)]) -> Result<(), UcError> {
+    pub fn hook_sites(&mut self, sites: &[(u64, std::rc::Rc<Site>)]) -> Result<(), UcError> {
         let data = self as *mut Machine as *mut c_void;
         for (pc, site) in sites {
-            let wanted = match site {
+            let wanted = match &**site {
                 Site::Op(_) | Site::Fault(_) => true,
                 Site::Tracked(_) => self.mode == AccessMode::Tracked,
                 Site::Atomic(_) => self.report_sync,
@@ -342,18 +340,14 @@ impl Machine {
     }
 
     /// Delivers the accesses a Tracked (or atomic) instruction is about to make.
-    fn instruction_accesses(&mut self, pc: u64, insn: &iced_x86::Instruction, tracked: bool) {
+    fn instruction_accesses(&mut self, pc: u64, site: &MemInsn, tracked: bool) {
         let uc = self.uc;
         // A rep-prefixed string instruction with rcx = 0 makes no access.
-        if (insn.has_rep_prefix() || insn.has_repne_prefix())
-            && insn.is_string_instruction()
-            && uc.reg(Reg::RCX) == 0
-        {
+        if site.rep_string && uc.reg(Reg::RCX) == 0 {
             return;
         }
-        let info = self.info.info(insn);
         let mut accesses: Vec<(u64, u32, AccessKind)> = Vec::with_capacity(2);
-        for m in info.used_memory() {
+        for m in &site.mem {
             let size = m.memory_size().size() as u32;
             let Some(addr) = m.virtual_address(0, |r, _, _| iced_reg_value(uc, r)) else {
                 continue;
@@ -477,12 +471,14 @@ unsafe extern "C" fn on_site(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
     if m.stop.is_some() {
         return;
     }
-    match m.code.site(pc).cloned() {
-        Some(Site::Op(op)) => m.lard_op(pc, op),
-        Some(Site::Tracked(i)) => m.instruction_accesses(pc, &i, true),
-        Some(Site::Atomic(i)) => m.instruction_accesses(pc, &i, false),
-        Some(Site::Fault(f)) => m.lard_fault(pc, f),
-        None => {}
+    let Some(site) = m.code.site(pc).cloned() else {
+        return;
+    };
+    match &*site {
+        Site::Op(op) => m.lard_op(pc, *op),
+        Site::Tracked(i) => m.instruction_accesses(pc, i, true),
+        Site::Atomic(i) => m.instruction_accesses(pc, i, false),
+        Site::Fault(f) => m.lard_fault(pc, *f),
     }
 }
 

@@ -12,7 +12,6 @@ use crate::stats::{Report, Stats};
 use crate::symbols::Symbolizer;
 use crate::uc::{Context, Reg, Uc, UcError};
 use crate::vclock::VcFile;
-use iced_x86::InstructionInfoFactory;
 use lard_detector_hw::event::EventKind;
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -156,7 +155,6 @@ impl Emulator {
             futex_seq: 0,
             bad_access: None,
             sigactions: Vec::new(),
-            info: InstructionInfoFactory::new(),
             realtime_base,
             exe_path,
             last_exit_status: 0,
