@@ -38,9 +38,23 @@ pub trait Detector {
         let _ = (origin, s);
     }
 
-    /// Dispatches one event to [`Detector::access`], [`Detector::lard`] or
-    /// [`Detector::sync`]; context switches are ignored (LARD's identity
-    /// comes from each event's origin).
+    /// Low-level synchronization together with the PC of the instruction
+    /// (or system call) that caused it; by default the same as
+    /// [`Detector::sync`]. Detectors that need the PC override this.
+    fn sync_at(&mut self, origin: &Origin, s: &LowLevelSync, pc: u64) {
+        let _ = pc;
+        self.sync(origin, s);
+    }
+
+    /// The core now runs `origin`'s thread. LARD's identity comes from each
+    /// event's origin, so exact detectors ignore this (the default); a
+    /// hardware model charges the switch.
+    fn context_switch(&mut self, origin: &Origin) {
+        let _ = origin;
+    }
+
+    /// Dispatches one event to [`Detector::access`], [`Detector::lard`],
+    /// [`Detector::sync_at`] or [`Detector::context_switch`].
     fn event(&mut self, e: &Event) -> Option<Race> {
         match &e.kind {
             EventKind::Access(a) => self.access(a),
@@ -49,10 +63,13 @@ pub trait Detector {
                 None
             }
             EventKind::Sync(s) => {
-                self.sync(&e.origin, s);
+                self.sync_at(&e.origin, s, e.pc);
                 None
             }
-            EventKind::ContextSwitch => None,
+            EventKind::ContextSwitch => {
+                self.context_switch(&e.origin);
+                None
+            }
         }
     }
 }

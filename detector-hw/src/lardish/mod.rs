@@ -33,7 +33,7 @@ use crate::clock::{ClockTable, FxHashMap, FxHasher, ThreadIdx, VectorClock};
 /// A `HashSet` using [`FxHasher`].
 type FxHashSet<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
 use crate::detector::{history_units, Detector, Granularity};
-use crate::event::{Access, AccessKind, Event, EventKind, LardOp, LowLevelSync, Origin, ThreadKey};
+use crate::event::{Access, AccessKind, LardOp, LowLevelSync, Origin, ThreadKey};
 use crate::lard::{self, HistoryOp};
 use crate::race::{Race, RaceCollector, RaceKind};
 
@@ -918,28 +918,14 @@ impl Detector for Lardish {
         self.charge(c, instr);
     }
 
-    fn event(&mut self, e: &Event) -> Option<Race> {
-        match &e.kind {
-            EventKind::Access(a) => self.access(a),
-            EventKind::Lard(op) => {
-                self.lard(&e.origin, op);
-                None
-            }
-            EventKind::Sync(s) => {
-                self.sync(&e.origin, s);
-                None
-            }
-            EventKind::ContextSwitch => {
-                self.begin_event();
-                let c = self.core_index(e.origin.core);
-                let instr = u64::from(self.cfg.instruction_cycles);
-                self.stats.cycles_no_detection += instr;
-                self.stats.cycles_fasttrack += instr;
-                self.charge(c, instr);
-                self.switch_to(c, lard::identity(&e.origin));
-                None
-            }
-        }
+    fn context_switch(&mut self, origin: &Origin) {
+        self.begin_event();
+        let c = self.core_index(origin.core);
+        let instr = u64::from(self.cfg.instruction_cycles);
+        self.stats.cycles_no_detection += instr;
+        self.stats.cycles_fasttrack += instr;
+        self.charge(c, instr);
+        self.switch_to(c, lard::identity(origin));
     }
 }
 

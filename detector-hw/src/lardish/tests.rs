@@ -28,7 +28,7 @@
 //! upgrade, which would downgrade it then.
 
 use super::*;
-use crate::event::Event;
+use crate::event::{Event, EventKind};
 
 const X: u64 = 0x1000;
 

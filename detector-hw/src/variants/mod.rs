@@ -40,9 +40,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::detector::Detector;
-use crate::event::{
-    Access, Event, EventKind, KernelThreadId, LangThreadId, LardOp, LowLevelSync, Origin, ThreadKey,
-};
+use crate::event::{Access, KernelThreadId, LangThreadId, LardOp, LowLevelSync, Origin, ThreadKey};
 use crate::fasttrack::FastTrack;
 use crate::race::Race;
 
@@ -379,25 +377,15 @@ impl Detector for VariantDetector {
         }
     }
 
-    fn event(&mut self, e: &Event) -> Option<Race> {
-        match &e.kind {
-            EventKind::Access(a) => self.access(a),
-            EventKind::Lard(op) => {
-                self.lard(&e.origin, op);
-                None
-            }
-            EventKind::Sync(s) => {
-                if let Adapter::Owning(c) = &mut self.adapter {
-                    c.sync_at(&e.origin, s, Some(e.pc));
-                }
-                None
-            }
-            EventKind::ContextSwitch => {
-                if let Adapter::Owning(c) = &mut self.adapter {
-                    c.context_switch(&e.origin);
-                }
-                None
-            }
+    fn sync_at(&mut self, origin: &Origin, s: &LowLevelSync, pc: u64) {
+        if let Adapter::Owning(c) = &mut self.adapter {
+            c.sync_at(origin, s, Some(pc));
+        }
+    }
+
+    fn context_switch(&mut self, origin: &Origin) {
+        if let Adapter::Owning(c) = &mut self.adapter {
+            c.context_switch(origin);
         }
     }
 }
