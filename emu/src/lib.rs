@@ -1,25 +1,22 @@
 //! The lard emulator: a user-mode x86-64 emulator whose CPU implements
 //! LARDx86, and the pieces of the `lard` command.
+//!
+//! * [`cpu`]: the unicorn CPU, guest memory, LARD sites, scheduling and the
+//!   architectural vector clocks — the machine itself;
+//! * [`linux`]: the process the kernel would set up and the system calls;
+//! * [`binary`]: reading ELF files and their DWARF — symbols, lines,
+//!   function ranges, disassembly;
+//! * [`observe`]: the event stream's consumers — observers, detectors,
+//!   detector variants and run statistics;
+//! * [`cmd`]: subcommands beyond `lard run` (`lard accuracy`) and the guest
+//!   manifest they read;
+//! * [`run`]: setting up a process and running it to completion.
 
 #![deny(missing_docs)]
 
-pub mod accuracy;
-pub mod accuracy_cmd;
-pub mod code;
-pub mod detect;
-pub mod disasm;
-pub mod elf;
-pub mod functions;
-pub mod lines;
-pub mod loader;
-pub mod machine;
-pub mod manifest;
-pub mod memory;
-pub mod observer;
+pub mod binary;
+pub mod cmd;
+pub mod cpu;
+pub mod linux;
+pub mod observe;
 pub mod run;
-pub mod sched;
-pub mod stats;
-pub mod symbols;
-pub mod syscalls;
-pub mod uc;
-pub mod vclock;

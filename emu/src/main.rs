@@ -2,14 +2,14 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use lard_detector_hw::{HwConfig, Lardish};
-use lard_emu::accuracy::{parse_variants, AccuracyObserver};
-use lard_emu::detect::DetectorObserver;
-use lard_emu::disasm;
-use lard_emu::elf::{ElfError, ElfFile};
-use lard_emu::machine::Config;
-use lard_emu::observer::{AccessMode, CountingObserver, Observer};
+use lard_emu::binary::disasm;
+use lard_emu::binary::elf::{ElfError, ElfFile};
+use lard_emu::cpu::machine::Config;
+use lard_emu::cpu::sched::SchedPolicy;
+use lard_emu::observe::accuracy::{parse_variants, AccuracyObserver};
+use lard_emu::observe::detect::DetectorObserver;
+use lard_emu::observe::observer::{AccessMode, CountingObserver, Observer};
 use lard_emu::run::{Emulator, Outcome};
-use lard_emu::sched::SchedPolicy;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -211,7 +211,7 @@ fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     }
-    let runs = match lard_emu::manifest::read(&manifest, &build) {
+    let runs = match lard_emu::cmd::manifest::read(&manifest, &build) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("lard: {e}");
@@ -225,12 +225,12 @@ fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>) -> ExitCode {
         .filter(|r| only.is_none_or(|o| r.label.contains(o)))
     {
         eprintln!("lard: {}", r.label);
-        results.push(lard_emu::accuracy_cmd::run_one(&me, r, &build));
+        results.push(lard_emu::cmd::accuracy::run_one(&me, r, &build));
     }
-    print!("{}", lard_emu::accuracy_cmd::matrix(&results));
+    print!("{}", lard_emu::cmd::accuracy::matrix(&results));
     let mismatches = results.iter().filter(|r| r.verdict.is_err()).count();
     let unmet = if only.is_none() {
-        lard_emu::accuracy_cmd::unmet_expectations(&results)
+        lard_emu::cmd::accuracy::unmet_expectations(&results)
     } else {
         Vec::new()
     };
@@ -336,7 +336,9 @@ fn run_guest(args: RunArgs) -> ExitCode {
     let observer: Box<dyn Observer> = match &args.record_trace {
         None => observer,
         Some(path) => match std::fs::File::create(path) {
-            Ok(f) => Box::new(lard_emu::observer::RecordingObserver::new(observer, f)),
+            Ok(f) => Box::new(lard_emu::observe::observer::RecordingObserver::new(
+                observer, f,
+            )),
             Err(e) => {
                 eprintln!("lard: cannot create {}: {e}", path.display());
                 return ExitCode::from(EXIT_BAD_INPUT);
@@ -370,7 +372,8 @@ fn run_guest(args: RunArgs) -> ExitCode {
                 status = code;
             }
         }
-        let lines = lard_emu::lines::SourceLines::open(&args.guest, emu.machine().load_bias);
+        let lines =
+            lard_emu::binary::lines::SourceLines::open(&args.guest, emu.machine().load_bias);
         eprint!("{}", log.text(emu.machine(), &lines));
         if let Some(path) = &args.report_json {
             let json = format!(
@@ -385,7 +388,8 @@ fn run_guest(args: RunArgs) -> ExitCode {
     }
     if let Some(acc) = &accuracy {
         let acc = acc.borrow();
-        let lines = lard_emu::lines::SourceLines::open(&args.guest, emu.machine().load_bias);
+        let lines =
+            lard_emu::binary::lines::SourceLines::open(&args.guest, emu.machine().load_bias);
         eprint!("{}", acc.lard().text(emu.machine(), &lines));
         eprint!("{}", acc.table());
         if let (Some(code), Outcome::Exited(_)) = (args.race_exit_code, &outcome) {
@@ -456,7 +460,7 @@ fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path) -> u8 {
         Outcome::UnsupportedSyscall { nr, pc } => {
             eprintln!(
                 "lard: {g}: unsupported system call {nr} ({}) at {} (--strict-syscalls)",
-                lard_emu::syscalls::name(*nr),
+                lard_emu::linux::syscalls::name(*nr),
                 emu.describe(*pc)
             );
             EXIT_UNSUPPORTED_SYSCALL

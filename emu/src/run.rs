@@ -1,17 +1,19 @@
 //! Setting up a process and running it to completion: `lard run`.
 
-use crate::code::CodeMap;
-use crate::elf::ElfFile;
-use crate::functions::function_ranges;
-use crate::loader::{self, ProcessArgs};
-use crate::machine::{Config, GuestFault, Machine, Stop, Thread, ThreadState, Wait, GUEST_PID};
-use crate::memory::Memory;
-use crate::observer::{AccessMode, Observer};
-use crate::sched::{Scheduler, SplitMix64};
-use crate::stats::{Report, Stats};
-use crate::symbols::Symbolizer;
-use crate::uc::{Context, Reg, Uc, UcError};
-use crate::vclock::VcFile;
+use crate::binary::elf::ElfFile;
+use crate::binary::functions::function_ranges;
+use crate::binary::symbols::Symbolizer;
+use crate::cpu::code::CodeMap;
+use crate::cpu::machine::{
+    Config, GuestFault, Machine, Stop, Thread, ThreadState, Wait, GUEST_PID,
+};
+use crate::cpu::memory::Memory;
+use crate::cpu::sched::{Scheduler, SplitMix64};
+use crate::cpu::uc::{Context, Reg, Uc, UcError};
+use crate::cpu::vclock::VcFile;
+use crate::linux::loader::{self, ProcessArgs};
+use crate::observe::observer::{AccessMode, Observer};
+use crate::observe::stats::{Report, Stats};
 use lard_detector_hw::event::EventKind;
 use std::collections::HashSet;
 use std::fmt::Write as _;

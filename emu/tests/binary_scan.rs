@@ -3,11 +3,11 @@
 //! a LARDx86 op, a Tracked access or a LARD fault.
 //!
 //! The scan covers every function range that `.eh_frame` attributes to the
-//! compilers (see `lard_emu::functions`) in the machine's system binaries, the
+//! compilers (see `lard_emu::binary::functions`) in the machine's system binaries, the
 //! C library, and this project's own `lard` binary and test executable.
 
-use lard_emu::disasm::SweepCounts;
-use lard_emu::elf::ElfFile;
+use lard_emu::binary::disasm::SweepCounts;
+use lard_emu::binary::elf::ElfFile;
 use std::path::{Path, PathBuf};
 
 fn candidates() -> Vec<PathBuf> {

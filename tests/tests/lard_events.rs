@@ -3,9 +3,9 @@
 
 use lard_detector_hw::event::{AccessKind, Event, EventKind, LardOp, ThreadKey};
 use lard_e2e::*;
-use lard_emu::elf::ElfFile;
-use lard_emu::machine::Config;
-use lard_emu::observer::{AccessMode, Control, Observer};
+use lard_emu::binary::elf::ElfFile;
+use lard_emu::cpu::machine::Config;
+use lard_emu::observe::observer::{AccessMode, Control, Observer};
 use lard_emu::run::{Emulator, Outcome};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -141,7 +141,7 @@ fn a_history_region_crossing_a_page_is_a_lard_fault() {
 
 #[test]
 fn a_data_race_exception_stops_before_the_racy_store_takes_effect() {
-    use lard_emu::detect::DetectorObserver;
+    use lard_emu::observe::detect::DetectorObserver;
     // issue2_system_sync: `first` stores 1 to x, then (after an unreported
     // runtime barrier) `second` stores 2 to x: a write-write race at the second store.
     let bin = build_manifest_guests().join("glibc/issue2_system_sync");

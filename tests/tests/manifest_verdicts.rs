@@ -6,7 +6,7 @@
 //! Canonical and LARDISH must give the same verdicts as FastTrack.
 
 use lard_e2e::*;
-use lard_emu::manifest::GuestRun;
+use lard_emu::cmd::manifest::GuestRun;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
@@ -15,7 +15,8 @@ use std::process::Command;
 /// parser `lard accuracy` uses; the checks below do not use lard's DWARF code.
 fn runs() -> Vec<GuestRun> {
     let build = build_manifest_guests();
-    lard_emu::manifest::read(&root().join("guests/manifest.toml"), &build).expect("manifest reads")
+    lard_emu::cmd::manifest::read(&root().join("guests/manifest.toml"), &build)
+        .expect("manifest reads")
 }
 
 /// The guest-source line of each PC: the innermost location in `source`
@@ -27,9 +28,9 @@ fn source_lines(bin: &Path, source: &str, pcs: &[u64]) -> BTreeSet<i64> {
         .to_string_lossy()
         .to_string();
     // Static-PIE guests (Rust's +crt-static) run at the loader's bias.
-    let elf = lard_emu::elf::ElfFile::open(bin).unwrap();
+    let elf = lard_emu::binary::elf::ElfFile::open(bin).unwrap();
     let bias = if elf.is_pie() {
-        lard_emu::loader::PIE_BASE
+        lard_emu::linux::loader::PIE_BASE
     } else {
         0
     };

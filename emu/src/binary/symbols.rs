@@ -1,6 +1,6 @@
 //! Address → symbol lookup for reports and disassembly.
 
-use crate::elf::Symbol;
+use crate::binary::elf::Symbol;
 
 /// A sorted symbol table, possibly relocated by a load bias.
 #[derive(Clone, Debug, Default)]

@@ -7,7 +7,7 @@
 //! strings that hand-written assembly keeps in `.text`. Where an ELF has no
 //! `.eh_frame`, sized function symbols are used instead.
 
-use crate::elf::ElfFile;
+use crate::binary::elf::ElfFile;
 use gimli::{BaseAddresses, CieOrFde, EhFrame, LittleEndian, UnwindSection};
 
 /// Where a list of function ranges came from.

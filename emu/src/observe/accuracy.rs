@@ -6,10 +6,10 @@
 //! data access (AccessMode::All) when a variant checks untracked accesses,
 //! and low-level synchronization when a variant uses it.
 
-use crate::detect::RaceLog;
-use crate::lines::SourceLines;
-use crate::machine::Machine;
-use crate::observer::{AccessMode, Control, Observer};
+use crate::binary::lines::SourceLines;
+use crate::cpu::machine::Machine;
+use crate::observe::detect::RaceLog;
+use crate::observe::observer::{AccessMode, Control, Observer};
 use lard_detector_hw::event::{Event, EventKind};
 use lard_detector_hw::variants::{Accuracy, Variant, VariantSet};
 use lard_detector_hw::FastTrack;

@@ -1,8 +1,8 @@
 //! `lard disasm`: LARD-aware disassembly of an ELF file's code sections.
 
-use crate::elf::{CodeSection, ElfFile};
-use crate::functions::{function_ranges, RangeSource};
-use crate::symbols::Symbolizer;
+use crate::binary::elf::{CodeSection, ElfFile};
+use crate::binary::functions::{function_ranges, RangeSource};
+use crate::binary::symbols::Symbolizer;
 use lard_isa_ext::{DecodeError, DecodedKind, LardFormatter, OpKind, Sweep, Swept};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -47,7 +47,7 @@ impl SweepCounts {
     }
 
     /// Counts the compiler-emitted functions of `file` (see
-    /// [`crate::functions`]): each function range is swept from its start.
+    /// [`crate::binary::functions`]): each function range is swept from its start.
     pub fn of_functions(file: &ElfFile) -> (SweepCounts, RangeSource) {
         let (ranges, source) = function_ranges(file);
         let mut counts = SweepCounts::default();

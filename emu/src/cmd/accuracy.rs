@@ -6,8 +6,8 @@
 //! a guest's output is captured and checked and one guest cannot take the
 //! others down.
 
-use crate::lines::SourceLines;
-use crate::manifest::GuestRun;
+use crate::binary::lines::SourceLines;
+use crate::cmd::manifest::GuestRun;
 use lard_detector_hw::variants::Variant;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -118,9 +118,9 @@ fn source_lines(bin: &Path, source: &str, pcs: &[u64]) -> Result<BTreeSet<i64>, 
         .file_name()
         .map(|f| f.to_string_lossy().to_string())
         .unwrap_or_default();
-    let elf = crate::elf::ElfFile::open(bin).map_err(|e| e.to_string())?;
+    let elf = crate::binary::elf::ElfFile::open(bin).map_err(|e| e.to_string())?;
     let bias = if elf.is_pie() {
-        crate::loader::PIE_BASE
+        crate::linux::loader::PIE_BASE
     } else {
         0
     };

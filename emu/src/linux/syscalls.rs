@@ -1,7 +1,7 @@
 //! Linux x86-64 system calls for static glibc, musl and Rust std programs.
 //!
 //! File and terminal I/O pass through to the host: guest memory *is* host
-//! memory (see [`crate::memory`]), so a pointer argument is translated and
+//! memory (see [`crate::cpu::memory`]), so a pointer argument is translated and
 //! handed to the host kernel, and struct layouts are the host's own.
 //! Memory, threads, futexes, time and randomness are emulated, the last two
 //! deterministically: clocks run on virtual time (1 ns per retired
@@ -9,10 +9,10 @@
 //! seed. An unknown call returns -ENOSYS with a one-time warning, or stops the
 //! guest under `--strict-syscalls`.
 
-use crate::machine::{Machine, Stop, Thread, ThreadState, Wait, GUEST_PID};
-use crate::memory::{page_ceil, MemError, PAGE};
-use crate::sched::SplitMix64;
-use crate::uc::{prot, Context, Reg};
+use crate::cpu::machine::{Machine, Stop, Thread, ThreadState, Wait, GUEST_PID};
+use crate::cpu::memory::{page_ceil, MemError, PAGE};
+use crate::cpu::sched::SplitMix64;
+use crate::cpu::uc::{prot, Context, Reg};
 use lard_detector_hw::event::{Event, EventKind, LowLevelSync};
 use log::warn;
 

@@ -5,9 +5,9 @@
 //! number of racy dynamic accesses (DRE) and of distinct racy PCs are the
 //! LARD paper's Table 3 measures. The report format is in docs/cli.md.
 
-use crate::lines::{Frame, SourceLines};
-use crate::machine::Machine;
-use crate::observer::{AccessMode, Control, Observer};
+use crate::binary::lines::{Frame, SourceLines};
+use crate::cpu::machine::Machine;
+use crate::observe::observer::{AccessMode, Control, Observer};
 use crate::run::describe_pc;
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, ThreadKey};
 use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, Race, RaceKind};

@@ -5,14 +5,14 @@
 //! [`Machine`]; they run on the emulation thread while `uc_emu_start` is
 //! active, and are the only code that touches the machine during that time.
 
-use crate::code::{CodeMap, MemInsn, Site};
-use crate::memory::Memory;
-use crate::observer::{AccessMode, Control, Observer};
-use crate::sched::{SchedPolicy, Scheduler};
-use crate::stats::Stats;
-use crate::symbols::Symbolizer;
-use crate::uc::{Context, Reg, UcError, UcRef};
-use crate::vclock::VcFile;
+use crate::binary::symbols::Symbolizer;
+use crate::cpu::code::{CodeMap, MemInsn, Site};
+use crate::cpu::memory::Memory;
+use crate::cpu::sched::{SchedPolicy, Scheduler};
+use crate::cpu::uc::{Context, Reg, UcError, UcRef};
+use crate::cpu::vclock::VcFile;
+use crate::observe::observer::{AccessMode, Control, Observer};
+use crate::observe::stats::Stats;
 use iced_x86::{OpAccess, Register};
 use lard_detector_hw::event::{
     Access, AccessKind, Event, EventKind, LardOp as EvOp, LowLevelSync, Origin,

@@ -1,9 +1,9 @@
 //! Loading a static ELF executable and building the initial process stack the
 //! way the Linux kernel does (System V x86-64 ABI §3.4.1).
 
-use crate::elf::{ElfError, ElfFile};
-use crate::memory::{page_ceil, page_floor, MemError, Memory, PAGE};
-use crate::uc::prot;
+use crate::binary::elf::{ElfError, ElfFile};
+use crate::cpu::memory::{page_ceil, page_floor, MemError, Memory, PAGE};
+use crate::cpu::uc::prot;
 use goblin::elf::program_header::{PF_R, PF_W, PF_X};
 
 /// Load address of static-PIE executables (the kernel's ELF_ET_DYN_BASE).

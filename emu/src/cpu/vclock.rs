@@ -4,7 +4,7 @@
 //! stored for the same identity and entry, whichever detectors are attached.
 //! A fresh identity's own entry is 1 and all others 0 (docs/lardx86.md §1).
 
-use crate::code::AddrMap;
+use crate::cpu::code::AddrMap;
 use lard_detector_hw::event::ThreadKey;
 use std::collections::HashMap;
 

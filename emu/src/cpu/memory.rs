@@ -7,7 +7,7 @@
 //! Data pages are mapped without EXEC unless the program asks for it (a store
 //! costs ≈11 ns on RW pages and ≈16 ns on RWX pages: shared/notes).
 
-use crate::uc::{prot, UcError, UcRef};
+use crate::cpu::uc::{prot, UcError, UcRef};
 use memmap2::MmapMut;
 use std::collections::BTreeMap;
 

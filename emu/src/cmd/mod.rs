@@ -1,0 +1,4 @@
+//! Subcommands beyond `lard run`, and the guest manifest they read.
+
+pub mod accuracy;
+pub mod manifest;

@@ -1,0 +1,5 @@
+//! The Linux side of a user-mode emulator: the process image and initial
+//! stack the kernel would build, and the system calls.
+
+pub mod loader;
+pub mod syscalls;

@@ -1,0 +1,7 @@
+//! Consumers of the event stream: the observer interface, race detectors,
+//! detector variants for the accuracy analysis, and run statistics.
+
+pub mod accuracy;
+pub mod detect;
+pub mod observer;
+pub mod stats;
