@@ -68,13 +68,14 @@ fn run(d: &mut dyn Detector, trace: &[Event]) -> Dre {
 
 /// The counting observer: events by kind.
 fn count(trace: &[Event]) -> u64 {
-    let mut n = [0u64; 4];
+    let mut n = [0u64; 5];
     for e in trace {
         let i = match e.kind {
             EventKind::Access(_) => 0,
             EventKind::Lard(_) => 1,
             EventKind::Sync(_) => 2,
             EventKind::ContextSwitch => 3,
+            EventKind::Program(_) => 4,
         };
         n[std::hint::black_box(i)] += 1;
     }

@@ -17,7 +17,7 @@
 //! * An identity never races with itself (program order), whatever its clock
 //!   entries say.
 
-use crate::event::{Access, Event, EventKind, LardOp, LowLevelSync, Origin};
+use crate::event::{Access, Event, EventKind, LardOp, LowLevelSync, Origin, ProgramEvent};
 use crate::lard::MAX_ACCESS_SIZE;
 use crate::race::Race;
 
@@ -46,6 +46,13 @@ pub trait Detector {
         self.sync(origin, s);
     }
 
+    /// A program-level fact (allocation, lock identity, thread end). Exact
+    /// detectors ignore these (the default): their happens-before comes from
+    /// LARDx86 only.
+    fn program(&mut self, origin: &Origin, ev: &ProgramEvent, pc: u64) {
+        let _ = (origin, ev, pc);
+    }
+
     /// The core now runs `origin`'s thread. LARD's identity comes from each
     /// event's origin, so exact detectors ignore this (the default); a
     /// hardware model charges the switch.
@@ -54,7 +61,8 @@ pub trait Detector {
     }
 
     /// Dispatches one event to [`Detector::access`], [`Detector::lard`],
-    /// [`Detector::sync_at`] or [`Detector::context_switch`].
+    /// [`Detector::sync_at`], [`Detector::context_switch`] or
+    /// [`Detector::program`].
     fn event(&mut self, e: &Event) -> Option<Race> {
         match &e.kind {
             EventKind::Access(a) => self.access(a),
@@ -68,6 +76,10 @@ pub trait Detector {
             }
             EventKind::ContextSwitch => {
                 self.context_switch(&e.origin);
+                None
+            }
+            EventKind::Program(p) => {
+                self.program(&e.origin, p, e.pc);
                 None
             }
         }

@@ -176,6 +176,75 @@ pub enum LardOp {
     },
 }
 
+/// A lock's identity: the address of the lock object (a `pthread_mutex_t`,
+/// the SDK's mutex, a named OpenMP critical's lock, a minivm monitor, ...).
+pub type LockId = u64;
+
+/// How a lock is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LockMode {
+    /// Held by one thread (a mutex, a write-locked rwlock, a spin lock).
+    Exclusive,
+    /// Held together with other readers (a read-locked rwlock).
+    Shared,
+}
+
+/// Where an object's extent comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ObjectKind {
+    /// A heap block (malloc family, `new`, `lard_malloc`, a managed object).
+    Heap,
+    /// A static object (a global or static variable, one per symbol).
+    Static,
+}
+
+/// Program-level facts that LARDx86 does not carry: object extents, lock
+/// identities and the end of language-level threads (docs/events.md).
+///
+/// They come from the program's libraries, whichever way lard learns of
+/// them — the SDK's and the lard-cc runtime's `lard_note_*` calls, or
+/// interception of library functions (malloc, pthread_mutex_lock, ...) —
+/// behind this one type, so a detector does not care which. Exact (LARD)
+/// detectors ignore them: happens-before comes from ReadVC/WriteVC only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProgramEvent {
+    /// An object now occupies `[addr, addr + size)`.
+    Alloc {
+        /// First byte.
+        addr: u64,
+        /// Size in bytes.
+        size: u64,
+        /// PC of the allocation site in the program (0 when unknown).
+        site: u64,
+        /// Heap block or static object.
+        kind: ObjectKind,
+    },
+    /// The heap block starting at `addr` is gone.
+    Free {
+        /// First byte of the block.
+        addr: u64,
+    },
+    /// The current thread now holds `lock`.
+    Acquire {
+        /// The lock.
+        lock: LockId,
+        /// Exclusive or shared.
+        mode: LockMode,
+    },
+    /// The current thread no longer holds `lock`.
+    Release {
+        /// The lock.
+        lock: LockId,
+    },
+    /// The current language-level thread has terminated (kernel threads
+    /// report their end as [`LowLevelSync::ThreadExit`]).
+    ThreadExit,
+    /// The current thread blocks (waits for a lock, a condition, a join).
+    Block,
+    /// The current thread runs again after [`ProgramEvent::Block`].
+    Wake,
+}
+
 /// Everything the emulator reports, in program order per the global schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum EventKind {
@@ -187,6 +256,8 @@ pub enum EventKind {
     Sync(LowLevelSync),
     /// A context switch: the core now runs this origin's thread.
     ContextSwitch,
+    /// A program-level fact (allocation, lock, thread end).
+    Program(ProgramEvent),
 }
 
 /// One event with the instruction and thread it came from.

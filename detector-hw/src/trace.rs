@@ -16,7 +16,8 @@
 //! [`TraceWriter`] and read back, streaming, by [`TraceReader`]:
 //!
 //! * header: the 8 bytes [`TRACE_MAGIC`] (`"LARDTRC\0"`), then the format
-//!   version [`TRACE_VERSION`] (1) as a `u32`;
+//!   version [`TRACE_VERSION`] (2) as a `u32` (version 1 files, which
+//!   have no program events, read the same);
 //! * one record per event: a tag byte, then fixed-width little-endian
 //!   fields. Tag bits 0–1 give the event kind (0 access, 1 LARDx86 op,
 //!   2 low-level sync, 3 other), bit 2 says that the origin has a language
@@ -35,7 +36,11 @@
 //!     1 `FutexWake {addr: u64}`, 2 `FutexWaitDone {addr: u64}`,
 //!     3 `ThreadCreate {child: u32}`, 4 `ThreadExit`,
 //!     5 `ThreadJoin {child: u32}`;
-//!   * other, sub-tag 0: `ContextSwitch` (no fields).
+//!   * other, sub-tag 0: `ContextSwitch` (no fields); sub-tags 1–7 are
+//!     program events (version 2): 1 `Alloc {addr: u64, size: u64,
+//!     site: u64, kind: u8}` (kind 0 heap, 1 static), 2 `Free {addr: u64}`,
+//!     3 `Acquire {lock: u64, mode: u8}` (mode 0 exclusive, 1 shared),
+//!     4 `Release {lock: u64}`, 5 `ThreadExit`, 6 `Block`, 7 `Wake`.
 //! * the end record: tag byte `0xFB` (kind 3, sub-tag 31) and the number of
 //!   events as a `u64`, then end of input.
 //!
@@ -52,8 +57,8 @@ use std::io::{self, Read, Write};
 
 use crate::clock::INITIAL_OWN_CLOCK;
 use crate::event::{
-    Access, AccessKind, Event, EventKind, KernelThreadId, LangThreadId, LardOp, LowLevelSync,
-    Origin,
+    Access, AccessKind, Event, EventKind, KernelThreadId, LangThreadId, LardOp, LockMode,
+    LowLevelSync, ObjectKind, Origin, ProgramEvent,
 };
 
 /// The SplitMix64 pseudo-random generator (Steele, Lea & Flood 2014).
@@ -512,7 +517,7 @@ impl Generator<'_> {
 pub const TRACE_MAGIC: [u8; 8] = *b"LARDTRC\0";
 
 /// The trace format version this crate writes and reads.
-pub const TRACE_VERSION: u32 = 1;
+pub const TRACE_VERSION: u32 = 2;
 
 const KIND_ACCESS: u8 = 0;
 const KIND_LARD: u8 = 1;
@@ -640,6 +645,18 @@ fn encode(e: &Event, out: &mut Vec<u8>) {
             },
         ),
         EventKind::ContextSwitch => (KIND_OTHER, 0),
+        EventKind::Program(p) => (
+            KIND_OTHER,
+            match p {
+                ProgramEvent::Alloc { .. } => 1,
+                ProgramEvent::Free { .. } => 2,
+                ProgramEvent::Acquire { .. } => 3,
+                ProgramEvent::Release { .. } => 4,
+                ProgramEvent::ThreadExit => 5,
+                ProgramEvent::Block => 6,
+                ProgramEvent::Wake => 7,
+            },
+        ),
     };
     let lt = if e.origin.lthread.is_some() {
         TAG_LTHREAD
@@ -697,6 +714,29 @@ fn encode(e: &Event, out: &mut Vec<u8>) {
             LowLevelSync::ThreadExit => {}
         },
         EventKind::ContextSwitch => {}
+        EventKind::Program(p) => match *p {
+            ProgramEvent::Alloc {
+                addr,
+                size,
+                site,
+                kind,
+            } => {
+                u64s(&[addr, size, site]);
+                out.push(match kind {
+                    ObjectKind::Heap => 0,
+                    ObjectKind::Static => 1,
+                });
+            }
+            ProgramEvent::Free { addr } | ProgramEvent::Release { lock: addr } => u64s(&[addr]),
+            ProgramEvent::Acquire { lock, mode } => {
+                u64s(&[lock]);
+                out.push(match mode {
+                    LockMode::Exclusive => 0,
+                    LockMode::Shared => 1,
+                });
+            }
+            ProgramEvent::ThreadExit | ProgramEvent::Block | ProgramEvent::Wake => {}
+        },
     }
 }
 
@@ -932,6 +972,40 @@ fn decode(b: &[u8]) -> Result<(Record, usize), Bad> {
         }
         _ => match sub {
             0 => EventKind::ContextSwitch,
+            1 => {
+                let addr = c.u64().ok_or_else(short)?;
+                let size = c.u64().ok_or_else(short)?;
+                let site = c.u64().ok_or_else(short)?;
+                let kind = match c.u8().ok_or_else(short)? {
+                    0 => ObjectKind::Heap,
+                    1 => ObjectKind::Static,
+                    _ => return Err(Bad::Corrupt("bad object kind")),
+                };
+                EventKind::Program(ProgramEvent::Alloc {
+                    addr,
+                    size,
+                    site,
+                    kind,
+                })
+            }
+            2 => EventKind::Program(ProgramEvent::Free {
+                addr: c.u64().ok_or_else(short)?,
+            }),
+            3 => {
+                let lock = c.u64().ok_or_else(short)?;
+                let mode = match c.u8().ok_or_else(short)? {
+                    0 => LockMode::Exclusive,
+                    1 => LockMode::Shared,
+                    _ => return Err(Bad::Corrupt("bad lock mode")),
+                };
+                EventKind::Program(ProgramEvent::Acquire { lock, mode })
+            }
+            4 => EventKind::Program(ProgramEvent::Release {
+                lock: c.u64().ok_or_else(short)?,
+            }),
+            5 => EventKind::Program(ProgramEvent::ThreadExit),
+            6 => EventKind::Program(ProgramEvent::Block),
+            7 => EventKind::Program(ProgramEvent::Wake),
             _ => return Err(Bad::Corrupt("unknown record tag")),
         },
     };
@@ -980,7 +1054,7 @@ impl<R: Read> TraceReader<R> {
             });
         }
         let version = u32::from_le_bytes([got[8], got[9], got[10], got[11]]);
-        if version != TRACE_VERSION {
+        if !(1..=TRACE_VERSION).contains(&version) {
             return Err(TraceError::UnsupportedVersion(version));
         }
         r.pos = HEADER;
@@ -1122,6 +1196,31 @@ mod tests {
             EventKind::Sync(LowLevelSync::ThreadExit),
             EventKind::Sync(LowLevelSync::ThreadJoin { child: 5 }),
             EventKind::ContextSwitch,
+            EventKind::Program(ProgramEvent::Alloc {
+                addr: u64::MAX,
+                size: 64,
+                site: 0x40_1234,
+                kind: ObjectKind::Heap,
+            }),
+            EventKind::Program(ProgramEvent::Alloc {
+                addr: 0x4b_c340,
+                size: 8,
+                site: 0,
+                kind: ObjectKind::Static,
+            }),
+            EventKind::Program(ProgramEvent::Free { addr: 9 }),
+            EventKind::Program(ProgramEvent::Acquire {
+                lock: 10,
+                mode: LockMode::Exclusive,
+            }),
+            EventKind::Program(ProgramEvent::Acquire {
+                lock: 11,
+                mode: LockMode::Shared,
+            }),
+            EventKind::Program(ProgramEvent::Release { lock: 12 }),
+            EventKind::Program(ProgramEvent::ThreadExit),
+            EventKind::Program(ProgramEvent::Block),
+            EventKind::Program(ProgramEvent::Wake),
         ];
         let mut out = Vec::new();
         for origin in [o, k] {
@@ -1239,12 +1338,14 @@ mod tests {
             TraceReader::new(&b"LARX"[..]),
             Err(TraceError::BadMagic)
         ));
-        let mut v2 = TRACE_MAGIC.to_vec();
-        v2.extend_from_slice(&2u32.to_le_bytes());
-        assert!(matches!(
-            TraceReader::new(&v2[..]),
-            Err(TraceError::UnsupportedVersion(2))
-        ));
+        for v in [0, TRACE_VERSION + 1] {
+            let mut bad = TRACE_MAGIC.to_vec();
+            bad.extend_from_slice(&v.to_le_bytes());
+            assert!(matches!(
+                TraceReader::new(&bad[..]),
+                Err(TraceError::UnsupportedVersion(w)) if w == v
+            ));
+        }
         let good = encoded(&every_kind());
         // Bytes after the end record, a wrong count, unknown tags.
         let mut extra = good.clone();
@@ -1265,7 +1366,7 @@ mod tests {
         for tag in [
             KIND_LARD | 7 << SUB_SHIFT,
             KIND_SYNC | 6 << SUB_SHIFT,
-            KIND_OTHER | 8,
+            KIND_OTHER | 8 << SUB_SHIFT,
         ] {
             let mut bad = header.clone();
             bad.push(tag);
@@ -1299,6 +1400,23 @@ mod tests {
                 assert!(!e.to_string().is_empty());
             }
         }
+    }
+
+    #[test]
+    fn version_1_files_still_read() {
+        // Version 1 had no program events; its records are unchanged.
+        let events: Vec<Event> = every_kind()
+            .into_iter()
+            .filter(|e| !matches!(e.kind, EventKind::Program(_)))
+            .collect();
+        let mut bytes = encoded(&events);
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        assert_eq!(read_trace(&bytes[..]).unwrap(), events);
+        bytes[8..12].copy_from_slice(&(TRACE_VERSION + 1).to_le_bytes());
+        assert!(matches!(
+            read_trace(&bytes[..]),
+            Err(TraceError::UnsupportedVersion(_))
+        ));
     }
 
     #[test]

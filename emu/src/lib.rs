@@ -8,6 +8,8 @@
 //!   function ranges, disassembly;
 //! * [`observe`]: the event stream's consumers — observers, detectors,
 //!   detector variants and run statistics;
+//! * [`intercept`]: guest functions intercepted by symbol, turned into
+//!   program events;
 //! * [`cmd`]: subcommands beyond `lard run` (`lard accuracy`) and the guest
 //!   manifest they read;
 //! * [`run`]: setting up a process and running it to completion.
@@ -17,6 +19,7 @@
 pub mod binary;
 pub mod cmd;
 pub mod cpu;
+pub mod intercept;
 pub mod linux;
 pub mod observe;
 pub mod run;

@@ -11,6 +11,7 @@ use crate::cpu::memory::Memory;
 use crate::cpu::sched::{Scheduler, SplitMix64};
 use crate::cpu::uc::{Context, Reg, Uc, UcError};
 use crate::cpu::vclock::VcFile;
+use crate::intercept::InterceptTable;
 use crate::linux::loader::{self, ProcessArgs};
 use crate::observe::observer::{AccessMode, Observer};
 use crate::observe::stats::{Report, Stats};
@@ -161,6 +162,7 @@ impl Emulator {
             exe_path,
             last_exit_status: 0,
             load_bias: image.bias,
+            intercepts: InterceptTable::default(),
         });
         machine.add_stack(rsp);
         machine.install_hooks()?;
@@ -172,6 +174,8 @@ impl Emulator {
         for (start, len) in machine.mem.executable_regions() {
             machine.scan_code(start, len, &ranges)?;
         }
+        machine.intercepts = InterceptTable::from_symbols(&machine.symbols);
+        machine.hook_intercepts()?;
         Ok(Emulator {
             machine,
             _uc: uc,

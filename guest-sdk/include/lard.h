@@ -362,6 +362,18 @@ void *lard_malloc(size_t n);
 void lard_free(void *p);
 void lard_move(void *dst, const void *src, size_t n);
 
+/* Program events beyond LARDx86 (docs/events.md): object extents, lock
+ * identities and the end of a language-level thread, for detectors that
+ * need them (the object race detector).  No-ops natively; lard intercepts
+ * the calls.  The SDK's own allocator, mutex and threads already call them;
+ * a language runtime calls them for its own objects, monitors and threads.
+ * `site` is the allocation site's code address (NULL: the caller). */
+void lard_note_alloc(const void *addr, size_t size, const void *site);
+void lard_note_free(const void *addr);
+void lard_note_acquire(const void *lock, int shared);
+void lard_note_release(const void *lock);
+void lard_note_thread_exit(void);
+
 #ifdef __cplusplus
 }
 #endif

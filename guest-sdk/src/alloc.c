@@ -58,11 +58,10 @@ static void *small_alloc(unsigned cls)
     return h + 1;
 }
 
-void *lard_malloc(size_t n)
+static void *alloc_block(size_t n)
 {
     unsigned cls = 0;
     struct header *h;
-    lard__me(NULL);
     if (n <= LARD__MAX_SMALL) {
         while (((size_t)1 << (cls + LARD__MIN_SHIFT)) < n)
             cls++;
@@ -78,6 +77,17 @@ void *lard_malloc(size_t n)
     return h + 1;
 }
 
+/* The block is an object of n bytes allocated at the caller's site. */
+void *lard_malloc(size_t n)
+{
+    void *p;
+    lard__me(NULL);
+    p = alloc_block(n);
+    if (p != NULL)
+        lard_note_alloc(p, n, __builtin_return_address(0));
+    return p;
+}
+
 /* The block's histories are cleared before it can be reused (Rule 3). */
 void lard_free(void *p)
 {
@@ -86,6 +96,7 @@ void lard_free(void *p)
     if (p == NULL)
         return;
     h = (struct header *)p - 1;
+    lard_note_free(p);
     lard_clear_history(p, h->size);
     if (h->cls == LARD__LARGE) {
         free(h);

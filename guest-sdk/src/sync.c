@@ -20,6 +20,7 @@ void lard_mutex_lock(lard_mutex_t *m)
     lard__me(&me);
     lard__lock(&m->lock);
     lard__acquire(me, m->vc);
+    lard_note_acquire(m, 0);
 }
 
 /* release: lock := thread; thread[me] += 1 (WriteVC). */
@@ -27,6 +28,7 @@ void lard_mutex_unlock(lard_mutex_t *m)
 {
     uint32_t me;
     struct lard__lthread *t = lard__me(&me);
+    lard_note_release(m);
     memcpy(m->vc, t->vc, sizeof m->vc);
     lard__tick(me);
     lard__unlock(&m->lock);

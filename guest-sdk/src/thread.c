@@ -175,6 +175,7 @@ static void *trampoline(void *arg)
     current = id;
     install(id);
     t->ret = t->fn(t->arg);
+    lard_note_thread_exit();
     return t->ret;
 }
 

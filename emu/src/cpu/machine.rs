@@ -11,6 +11,7 @@ use crate::cpu::memory::Memory;
 use crate::cpu::sched::{SchedPolicy, Scheduler};
 use crate::cpu::uc::{Context, Reg, UcError, UcRef};
 use crate::cpu::vclock::VcFile;
+use crate::intercept::{CallArgs, InterceptTable};
 use crate::observe::observer::{AccessMode, Control, Observer};
 use crate::observe::stats::Stats;
 use iced_x86::{OpAccess, Register};
@@ -193,6 +194,8 @@ pub struct Machine {
     pub last_exit_status: i32,
     /// Load bias of the executable (non-zero for static-PIE).
     pub load_bias: u64,
+    /// Intercepted guest functions (program events).
+    pub intercepts: InterceptTable,
 }
 
 impl Machine {
@@ -271,6 +274,18 @@ impl Machine {
                 unsafe { self.uc.hook_code(on_site, data, *pc, *pc)? };
                 self.uc.remove_cache(*pc, *pc + 1);
             }
+        }
+        Ok(())
+    }
+
+    /// Hooks the entries of the intercepted functions in `self.intercepts`.
+    pub fn hook_intercepts(&mut self) -> Result<(), UcError> {
+        let data = self as *mut Machine as *mut c_void;
+        let entries: Vec<u64> = self.intercepts.entries().collect();
+        for pc in entries {
+            // SAFETY: as in install_hooks.
+            unsafe { self.uc.hook_code(on_intercept, data, pc, pc)? };
+            self.uc.remove_cache(pc, pc + 1);
         }
         Ok(())
     }
@@ -480,6 +495,30 @@ unsafe extern "C" fn on_site(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
         Site::Atomic(i) => m.instruction_accesses(pc, i, false),
         Site::Fault(f) => m.lard_fault(pc, *f),
     }
+}
+
+/// Code hook on the entry of an intercepted function: the call becomes a
+/// program event.
+unsafe extern "C" fn on_intercept(
+    _uc: *mut sys::uc_engine,
+    pc: u64,
+    _size: u32,
+    data: *mut c_void,
+) {
+    let m = machine(data);
+    if m.stop.is_some() {
+        return;
+    }
+    let Some(what) = m.intercepts.at(pc) else {
+        return;
+    };
+    let uc = m.uc;
+    let call = CallArgs {
+        args: [uc.reg(Reg::RDI), uc.reg(Reg::RSI), uc.reg(Reg::RDX)],
+        ret: m.mem.read_u64(uc.reg(Reg::RSP)).unwrap_or(0),
+    };
+    m.stats.program_events += 1;
+    m.emit(call.ret, EventKind::Program(what.event(&call)));
 }
 
 /// Memory hook (AccessMode::All): every data access.

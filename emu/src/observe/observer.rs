@@ -5,7 +5,7 @@
 //! ops) or at the system call (for kernel-visible synchronization), so an
 //! observer can stop the guest before a racy access happens.
 
-use lard_detector_hw::event::{AccessKind, Event, EventKind};
+use lard_detector_hw::event::{AccessKind, Event, EventKind, ProgramEvent};
 use lard_isa_ext::OpKind;
 use std::collections::BTreeMap;
 
@@ -66,6 +66,8 @@ pub struct CountingObserver {
     pub sync_events: u64,
     /// Context switches.
     pub switches: u64,
+    /// Program events (allocations, locks, thread ends).
+    pub program_events: u64,
     /// FNV-1a hash of the stream.
     pub hash: u64,
 }
@@ -82,6 +84,7 @@ impl CountingObserver {
             ops: BTreeMap::new(),
             sync_events: 0,
             switches: 0,
+            program_events: 0,
             hash: 0xcbf2_9ce4_8422_2325,
         }
     }
@@ -145,6 +148,21 @@ impl Observer for CountingObserver {
             EventKind::ContextSwitch => {
                 self.switches += 1;
                 self.mix(0xc5);
+            }
+            EventKind::Program(p) => {
+                self.program_events += 1;
+                self.mix(0x9e);
+                let (a, b) = match *p {
+                    ProgramEvent::Alloc { addr, size, .. } => (addr, size),
+                    ProgramEvent::Free { addr } => (addr, 0),
+                    ProgramEvent::Acquire { lock, mode } => (lock, mode as u64),
+                    ProgramEvent::Release { lock } => (lock, 2),
+                    ProgramEvent::ThreadExit => (3, 0),
+                    ProgramEvent::Block => (4, 0),
+                    ProgramEvent::Wake => (5, 0),
+                };
+                self.mix(a);
+                self.mix(b);
             }
         }
         Control::Continue

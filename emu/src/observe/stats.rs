@@ -21,6 +21,8 @@ pub struct Stats {
     pub ops: BTreeMap<OpKind, u64>,
     /// Low-level synchronization events seen.
     pub sync_events: u64,
+    /// Program events (intercepted allocations, locks, thread ends).
+    pub program_events: u64,
     /// Context switches.
     pub switches: u64,
     /// System calls.
@@ -107,6 +109,7 @@ impl Report<'_> {
             }
         );
         let _ = writeln!(o, "sync events            {}", s.sync_events);
+        let _ = writeln!(o, "program events         {}", s.program_events);
         let _ = writeln!(o, "system calls           {}", s.syscalls);
         let _ = writeln!(o, "context switches       {}", s.switches);
         let _ = writeln!(o, "wall time              {:.3} s", self.wall.as_secs_f64());
@@ -134,7 +137,7 @@ impl Report<'_> {
             .map(|(k, n)| format!("\"{}\":{n}", k.mnemonic()))
             .collect();
         format!(
-            "{{\"instructions\":{},\"threads\":[{}],\"accesses_observed\":\"{}\",\"tracked\":{{\"reads\":{},\"writes\":{}}},\"untracked\":{{\"reads\":{},\"writes\":{}}},\"stack\":{{\"reads\":{},\"writes\":{}}},\"lard_ops\":{{{}}},\"sync_events\":{},\"syscalls\":{},\"context_switches\":{},\"wall_seconds\":{:.6},\"guest_mips\":{:.3},\"event_hash\":{}}}\n",
+            "{{\"instructions\":{},\"threads\":[{}],\"accesses_observed\":\"{}\",\"tracked\":{{\"reads\":{},\"writes\":{}}},\"untracked\":{{\"reads\":{},\"writes\":{}}},\"stack\":{{\"reads\":{},\"writes\":{}}},\"lard_ops\":{{{}}},\"sync_events\":{},\"program_events\":{},\"syscalls\":{},\"context_switches\":{},\"wall_seconds\":{:.6},\"guest_mips\":{:.3},\"event_hash\":{}}}\n",
             s.insns,
             threads.join(","),
             self.observed,
@@ -146,6 +149,7 @@ impl Report<'_> {
             s.stack[1],
             ops.join(","),
             s.sync_events,
+            s.program_events,
             s.syscalls,
             s.switches,
             self.wall.as_secs_f64(),

@@ -1,0 +1,169 @@
+//! Interception of guest functions by symbol: a code hook on a function's
+//! first instruction turns the call into a program-level event
+//! ([`ProgramEvent`]) before the function runs.
+//!
+//! The table maps an entry address to what the call means. Today it holds
+//! the SDK's `lard_note_*` functions (docs/events.md), through which the C
+//! SDK, the lard-cc runtime and language runtimes such as minivm report
+//! object extents, lock identities and the end of language-level threads.
+//! Arguments are read from the System V registers at entry and the event's
+//! PC is the call's return address (the instruction after the `call` in the
+//! caller), so reports point into the program, not into the note function.
+
+use crate::binary::symbols::Symbolizer;
+use lard_detector_hw::event::{LockMode, ObjectKind, ProgramEvent};
+use std::collections::HashMap;
+
+/// What a call to an intercepted function means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Intercept {
+    /// `lard_note_alloc(addr, size, site)`.
+    NoteAlloc,
+    /// `lard_note_free(addr)`.
+    NoteFree,
+    /// `lard_note_acquire(lock, shared)`.
+    NoteAcquire,
+    /// `lard_note_release(lock)`.
+    NoteRelease,
+    /// `lard_note_thread_exit()`.
+    NoteThreadExit,
+}
+
+/// The intercepted functions by symbol name.
+pub const NOTES: &[(&str, Intercept)] = &[
+    ("lard_note_alloc", Intercept::NoteAlloc),
+    ("lard_note_free", Intercept::NoteFree),
+    ("lard_note_acquire", Intercept::NoteAcquire),
+    ("lard_note_release", Intercept::NoteRelease),
+    ("lard_note_thread_exit", Intercept::NoteThreadExit),
+];
+
+/// The argument registers of a call at function entry (System V x86-64:
+/// rdi, rsi, rdx) and its return address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallArgs {
+    /// rdi, rsi, rdx.
+    pub args: [u64; 3],
+    /// The return address (`[rsp]` at entry).
+    pub ret: u64,
+}
+
+impl Intercept {
+    /// The program event a call with `call` means.
+    pub fn event(self, call: &CallArgs) -> ProgramEvent {
+        let [a0, a1, a2] = call.args;
+        match self {
+            Intercept::NoteAlloc => ProgramEvent::Alloc {
+                addr: a0,
+                size: a1,
+                site: if a2 != 0 { a2 } else { call.ret },
+                kind: ObjectKind::Heap,
+            },
+            Intercept::NoteFree => ProgramEvent::Free { addr: a0 },
+            Intercept::NoteAcquire => ProgramEvent::Acquire {
+                lock: a0,
+                // `int shared`: only the low 32 bits are the argument.
+                mode: if a1 as u32 != 0 {
+                    LockMode::Shared
+                } else {
+                    LockMode::Exclusive
+                },
+            },
+            Intercept::NoteRelease => ProgramEvent::Release { lock: a0 },
+            Intercept::NoteThreadExit => ProgramEvent::ThreadExit,
+        }
+    }
+}
+
+/// Entry address → intercepted function.
+#[derive(Clone, Debug, Default)]
+pub struct InterceptTable {
+    by_entry: HashMap<u64, Intercept>,
+}
+
+impl InterceptTable {
+    /// The note functions a program's symbol table defines (addresses as
+    /// loaded, i.e. with the symbolizer's bias applied).
+    pub fn from_symbols(symbols: &Symbolizer) -> InterceptTable {
+        let mut by_entry = HashMap::new();
+        for &(name, what) in NOTES {
+            if let Some(s) = symbols.function_named(name) {
+                by_entry.insert(s.addr, what);
+            }
+        }
+        InterceptTable { by_entry }
+    }
+
+    /// What the function at `pc` means, if it is intercepted.
+    #[inline]
+    pub fn at(&self, pc: u64) -> Option<Intercept> {
+        self.by_entry.get(&pc).copied()
+    }
+
+    /// The entry addresses to hook.
+    pub fn entries(&self) -> impl Iterator<Item = u64> + '_ {
+        self.by_entry.keys().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_become_program_events() {
+        let call = CallArgs {
+            args: [0x1000, 64, 0],
+            ret: 0x40_1234,
+        };
+        let cases = [
+            (
+                Intercept::NoteAlloc,
+                ProgramEvent::Alloc {
+                    addr: 0x1000,
+                    size: 64,
+                    site: 0x40_1234,
+                    kind: ObjectKind::Heap,
+                },
+            ),
+            (Intercept::NoteFree, ProgramEvent::Free { addr: 0x1000 }),
+            (
+                Intercept::NoteAcquire,
+                ProgramEvent::Acquire {
+                    lock: 0x1000,
+                    mode: LockMode::Shared,
+                },
+            ),
+            (
+                Intercept::NoteRelease,
+                ProgramEvent::Release { lock: 0x1000 },
+            ),
+            (Intercept::NoteThreadExit, ProgramEvent::ThreadExit),
+        ];
+        for (what, want) in cases {
+            assert_eq!(what.event(&call), want, "{what:?}");
+        }
+        // An explicit site wins over the return address; `int shared` is
+        // 32 bits wide (garbage in the upper half of rsi is not "shared").
+        let explicit = CallArgs {
+            args: [0x1000, 0x1_0000_0000, 0x40_9999],
+            ret: 0x40_1234,
+        };
+        assert_eq!(
+            Intercept::NoteAlloc.event(&explicit),
+            ProgramEvent::Alloc {
+                addr: 0x1000,
+                size: 0x1_0000_0000,
+                site: 0x40_9999,
+                kind: ObjectKind::Heap,
+            }
+        );
+        assert_eq!(
+            Intercept::NoteAcquire.event(&explicit),
+            ProgramEvent::Acquire {
+                lock: 0x1000,
+                mode: LockMode::Exclusive,
+            }
+        );
+    }
+}
