@@ -9,12 +9,18 @@ use lard_emu::cpu::sched::SchedPolicy;
 use lard_emu::observe::accuracy::{parse_variants, AccuracyObserver};
 use lard_emu::observe::detect::DetectorObserver;
 use lard_emu::observe::observer::{AccessMode, CountingObserver, Observer};
-use lard_emu::run::{Emulator, Outcome};
+use lard_emu::run::{Emulator, Outcome, RunLimits, StopReason};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
 
+/// `lard run --max-insns`: the instruction limit stopped the guest.
+const EXIT_MAX_INSNS: u8 = 120;
+/// `lard run --timeout`: the wall-clock limit stopped the guest.
+const EXIT_TIMEOUT: u8 = 121;
 /// Exit status of `lard disasm` when its input is unusable.
 const EXIT_BAD_INPUT: u8 = 1;
 /// `lard run`: every live guest thread blocked forever.
@@ -71,7 +77,7 @@ enum Command {
         symbol: Option<String>,
     },
     /// Run a static x86-64 Linux program on the LARDx86 CPU.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Every manifest guest under all detector variants: the LARD paper's
     /// Table 3 for this project's guests, LARD checked against ground truth.
     Accuracy {
@@ -146,6 +152,14 @@ struct RunArgs {
     /// `cargo run --release -p lard-detector-hw --example replay -- FILE`).
     #[arg(long, value_name = "FILE")]
     record_trace: Option<PathBuf>,
+    /// Stop the guest after N instructions (all threads), then report
+    /// (exit status 120).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_insns: Option<u64>,
+    /// Stop the guest after SECONDS of wall-clock time, then report (exit
+    /// status 121).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    timeout: Option<std::time::Duration>,
     /// Print run statistics on stderr.
     #[arg(long)]
     stats: bool,
@@ -159,6 +173,36 @@ struct RunArgs {
     args: Vec<String>,
 }
 
+/// A positive, finite number of seconds (fractions allowed).
+fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !v.is_finite() || v <= 0.0 || v > 1e9 {
+        return Err(format!("`{s}`: seconds must be positive"));
+    }
+    Ok(std::time::Duration::from_secs_f64(v))
+}
+
+/// The first SIGINT or SIGTERM sets the returned flag to the signal number
+/// instead of killing lard, so the run loop can stop the guest and still
+/// report; a second one kills lard as usual.
+fn interrupt_flag() -> Option<Arc<AtomicUsize>> {
+    use signal_hook::flag;
+    let which = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let registered = flag::register_conditional_default(sig, seen.clone())
+            .and_then(|_| flag::register(sig, seen.clone()))
+            .and_then(|_| flag::register_usize(sig, which.clone(), sig as usize));
+        if let Err(e) = registered {
+            log::warn!("cannot handle signal {sig}: {e}");
+            return None;
+        }
+    }
+    Some(which)
+}
+
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .format_timestamp(None)
@@ -166,7 +210,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Disasm { elf, symbol } => run_disasm(&elf, symbol.as_deref()),
-        Command::Run(args) => run_guest(args),
+        Command::Run(args) => run_guest(*args),
         Command::Accuracy {
             guests,
             build,
@@ -362,6 +406,11 @@ fn run_guest(args: RunArgs) -> ExitCode {
             return ExitCode::from(EXIT_NOT_RUNNABLE);
         }
     };
+    emu.set_limits(RunLimits {
+        max_insns: args.max_insns,
+        timeout: args.timeout,
+        interrupt: interrupt_flag(),
+    });
     let outcome = emu.run();
     let status = report_outcome(&emu, &outcome, &args.guest);
     let mut status = status;
@@ -464,6 +513,26 @@ fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path) -> u8 {
                 emu.describe(*pc)
             );
             EXIT_UNSUPPORTED_SYSCALL
+        }
+        Outcome::Stopped(why) => {
+            let insns = emu.machine().stats.insns;
+            match why {
+                StopReason::MaxInsns(_) => {
+                    eprintln!("lard: {g}: stopped by --max-insns after {insns} instructions");
+                    EXIT_MAX_INSNS
+                }
+                StopReason::Timeout(t) => {
+                    eprintln!(
+                        "lard: {g}: stopped by --timeout {}s after {insns} instructions",
+                        t.as_secs_f64()
+                    );
+                    EXIT_TIMEOUT
+                }
+                StopReason::Signal(sig) => {
+                    eprintln!("lard: {g}: stopped by signal {sig} after {insns} instructions");
+                    (128 + sig).clamp(0, 255) as u8
+                }
+            }
         }
         Outcome::ObserverStop { pc } => {
             let t = &emu.machine().threads[emu.machine().cur];

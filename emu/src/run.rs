@@ -18,6 +18,8 @@ use crate::observe::stats::{Report, Stats};
 use lard_detector_hw::event::EventKind;
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How a run ended.
@@ -46,6 +48,33 @@ pub enum Outcome {
         /// The instruction that did not execute.
         pc: u64,
     },
+    /// lard stopped the guest from outside (a limit or a signal to lard);
+    /// everything observed up to that point is reported.
+    Stopped(StopReason),
+}
+
+/// Why lard stopped a guest that had not ended by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// `--max-insns`: this many instructions had retired.
+    MaxInsns(u64),
+    /// `--timeout`: the wall-clock limit passed.
+    Timeout(Duration),
+    /// lard received this signal (SIGINT or SIGTERM).
+    Signal(i32),
+}
+
+/// Limits on a run, checked between quanta (wall clock, signals) and at
+/// every basic block (instructions).
+#[derive(Clone, Debug, Default)]
+pub struct RunLimits {
+    /// Stop after this many instructions (all threads).
+    pub max_insns: Option<u64>,
+    /// Stop after this much wall-clock time.
+    pub timeout: Option<Duration>,
+    /// Stop when this becomes non-zero (a signal number set by a signal
+    /// handler the caller installed, e.g. with `signal_hook::flag`).
+    pub interrupt: Option<Arc<AtomicUsize>>,
 }
 
 /// A loaded process, ready to run.
@@ -56,6 +85,7 @@ pub struct Emulator {
     _uc: Uc,
     started: Option<Instant>,
     wall: Duration,
+    limits: RunLimits,
 }
 
 /// Why a process could not be set up.
@@ -163,6 +193,7 @@ impl Emulator {
             last_exit_status: 0,
             load_bias: image.bias,
             intercepts: InterceptTable::default(),
+            insn_limit: u64::MAX,
         });
         machine.add_stack(rsp);
         machine.install_hooks()?;
@@ -181,6 +212,7 @@ impl Emulator {
             _uc: uc,
             started: None,
             wall: Duration::ZERO,
+            limits: RunLimits::default(),
         })
     }
 
@@ -194,6 +226,26 @@ impl Emulator {
         &mut self.machine
     }
 
+    /// Sets the limits of the next [`Emulator::run`].
+    pub fn set_limits(&mut self, limits: RunLimits) {
+        self.machine.insn_limit = limits.max_insns.unwrap_or(u64::MAX);
+        self.limits = limits;
+    }
+
+    /// The reason to stop now, if a wall-clock or signal limit was hit.
+    fn external_stop(&self, start: Instant) -> Option<StopReason> {
+        if let Some(flag) = &self.limits.interrupt {
+            let sig = flag.load(Ordering::Relaxed);
+            if sig != 0 {
+                return Some(StopReason::Signal(sig as i32));
+            }
+        }
+        match self.limits.timeout {
+            Some(t) if start.elapsed() >= t => Some(StopReason::Timeout(t)),
+            _ => None,
+        }
+    }
+
     /// Runs until the process ends, deadlocks, faults or is stopped.
     pub fn run(&mut self) -> Outcome {
         let start = Instant::now();
@@ -205,11 +257,15 @@ impl Emulator {
     }
 
     fn run_loop(&mut self) -> Outcome {
-        let m = &mut *self.machine;
-        let uc = m.uc;
+        let start = self.started.unwrap_or_else(Instant::now);
+        let uc = self.machine.uc;
         let mut live = 0usize; // whose registers are in the CPU
         let mut rotate = false;
         loop {
+            if let Some(why) = self.external_stop(start) {
+                return Outcome::Stopped(why);
+            }
+            let m = &mut *self.machine;
             m.expire_timeouts();
             let runnable: Vec<usize> = (0..m.threads.len())
                 .filter(|&i| m.threads[i].state == ThreadState::Runnable)
@@ -284,6 +340,9 @@ impl Emulator {
                     }
                 }
                 (Some(Stop::ObserverStop(pc)), _) => return Outcome::ObserverStop { pc },
+                (Some(Stop::InsnLimit), _) => {
+                    return Outcome::Stopped(StopReason::MaxInsns(m.stats.insns))
+                }
                 (_, Err(e)) => {
                     return Outcome::Signaled {
                         signal: signal_of(e),

@@ -98,6 +98,8 @@ pub enum Stop {
     StrictSyscall(u64),
     /// An observer asked to stop before the instruction at this PC.
     ObserverStop(u64),
+    /// The instruction limit (`--max-insns`) was reached.
+    InsnLimit,
 }
 
 /// A guest fault.
@@ -196,6 +198,9 @@ pub struct Machine {
     pub load_bias: u64,
     /// Intercepted guest functions (program events).
     pub intercepts: InterceptTable,
+    /// Stop once this many instructions have retired (`--max-insns`;
+    /// `u64::MAX` when unlimited).
+    pub insn_limit: u64,
 }
 
 impl Machine {
@@ -472,7 +477,14 @@ unsafe extern "C" fn on_block(_uc: *mut sys::uc_engine, addr: u64, size: u32, da
     m.stats.insns += n;
     m.vtime += n;
     m.quantum_left = m.quantum_left.saturating_sub(1);
-    if m.quantum_left == 0 {
+    if m.stats.insns >= m.insn_limit {
+        // Checked at block granularity: the run stops at the first block
+        // boundary at or past the limit.
+        if m.stop.is_none() {
+            m.stop = Some(Stop::InsnLimit);
+        }
+        m.uc.stop();
+    } else if m.quantum_left == 0 {
         if m.stop.is_none() {
             m.stop = Some(Stop::Preempt);
         }

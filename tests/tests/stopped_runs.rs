@@ -1,0 +1,127 @@
+//! A run that is stopped from outside still reports (issue 9, item 5): the
+//! guest races, then loops forever; `--max-insns`, `--timeout`, SIGINT and
+//! SIGTERM each end it, and the race found before the stop is in the text
+//! report and the JSON, with the exit status docs/cli.md documents.
+
+use lard_e2e::*;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The racing line of guests/c/race_then_spin.c (its manifest race_lines).
+const RACE_LINE: &str = "\"line\":15";
+
+fn guest() -> PathBuf {
+    build_manifest_guests().join("glibc/race_then_spin")
+}
+
+/// The report names the race (text and JSON) at the guest's racing line.
+fn assert_reported(stderr: &str, json: &Path) {
+    assert!(
+        stderr.contains("race 1: write-write race") && stderr.contains("race_then_spin.c:15"),
+        "race missing from the text report:\n{stderr}"
+    );
+    let json = std::fs::read_to_string(json).expect("the JSON report was written");
+    assert!(
+        json.contains("\"kind\":\"write-write\"") && json.contains(RACE_LINE),
+        "race missing from the JSON report: {json}"
+    );
+}
+
+#[test]
+fn max_insns_stops_the_guest_and_reports() {
+    let json = scratch_file("stop-insns");
+    let j = json.to_str().unwrap();
+    let o = lard_run(
+        &["--max-insns", "3000000", "--report-json", j, "--stats"],
+        &guest(),
+        &["spin"],
+    );
+    let err = stderr(&o);
+    assert_eq!(shell_status(&o), 120, "{err}");
+    assert_eq!(stdout(&o), "x = 1\n");
+    assert!(err.contains("stopped by --max-insns"), "{err}");
+    assert_reported(&err, &json);
+    // Statistics are printed too, and the limit is honoured to the block.
+    let insns: u64 = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("instructions retired"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no instruction count in --stats:\n{err}"));
+    assert!((3_000_000..3_001_000).contains(&insns), "{insns}");
+}
+
+#[test]
+fn timeout_stops_the_guest_and_reports() {
+    let json = scratch_file("stop-timeout");
+    let j = json.to_str().unwrap();
+    let start = std::time::Instant::now();
+    let o = lard_run(
+        &["--timeout", "0.5", "--report-json", j],
+        &guest(),
+        &["spin"],
+    );
+    let err = stderr(&o);
+    assert_eq!(shell_status(&o), 121, "{err}");
+    assert!(err.contains("stopped by --timeout"), "{err}");
+    assert!(start.elapsed().as_secs() < 60);
+    assert_reported(&err, &json);
+}
+
+/// Starts lard on the spinning guest, waits until the guest has printed
+/// (the race is behind it), sends `sig` and returns (status, stderr).
+fn stop_with_signal(sig: i32, json: &Path) -> (i32, String) {
+    let mut child = Command::new(lard())
+        .arg("run")
+        .arg("--report-json")
+        .arg(json)
+        .arg(guest())
+        .arg("spin")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start lard");
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 64];
+    while !seen.ends_with(b"x = 1\n") {
+        let n = out.read(&mut buf).expect("read guest output");
+        assert!(n > 0, "the guest ended before spinning");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let o = child.wait_with_output().expect("wait for lard");
+    (shell_status(&o), stderr(&o))
+}
+
+#[test]
+fn sigint_stops_the_guest_and_reports() {
+    let json = scratch_file("stop-sigint");
+    let (status, err) = stop_with_signal(libc::SIGINT, &json);
+    assert_eq!(status, 130, "{err}");
+    assert!(err.contains("stopped by signal 2"), "{err}");
+    assert_reported(&err, &json);
+}
+
+#[test]
+fn sigterm_stops_the_guest_and_reports() {
+    let json = scratch_file("stop-sigterm");
+    let (status, err) = stop_with_signal(libc::SIGTERM, &json);
+    assert_eq!(status, 143, "{err}");
+    assert!(err.contains("stopped by signal 15"), "{err}");
+    assert_reported(&err, &json);
+}
+
+#[test]
+fn bad_limits_are_command_line_errors() {
+    for args in [
+        ["--timeout", "-1"],
+        ["--timeout", "soon"],
+        ["--max-insns", "0"],
+    ] {
+        let o = lard_run(&args, &guest(), &[]);
+        assert_eq!(shell_status(&o), 2, "{args:?}: {}", stderr(&o));
+    }
+}
