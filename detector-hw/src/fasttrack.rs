@@ -133,14 +133,20 @@ impl ReadClocks {
         self.sets.get(i as usize).map(|s| &s[..]).unwrap_or(&[])
     }
 
-    fn set(&mut self, i: u64, tid: ThreadIdx, clock: u64, pc: u64) {
-        if let Some(set) = self.sets.get_mut(i as usize) {
-            match set.iter_mut().find(|e| e.tid == tid) {
-                Some(e) => {
-                    e.clock = clock;
-                    e.pc = pc;
-                }
-                None => set.push(ReadEntry { tid, clock, pc }),
+    /// Sets `tid`'s entry; returns the entries visited.
+    fn set(&mut self, i: u64, tid: ThreadIdx, clock: u64, pc: u64) -> usize {
+        let Some(set) = self.sets.get_mut(i as usize) else {
+            return 0;
+        };
+        match set.iter().position(|e| e.tid == tid) {
+            Some(k) => {
+                set[k].clock = clock;
+                set[k].pc = pc;
+                k + 1
+            }
+            None => {
+                set.push(ReadEntry { tid, clock, pc });
+                set.len()
             }
         }
     }
@@ -158,6 +164,82 @@ impl ReadClocks {
     }
 }
 
+/// Which rule one cell's check took: the check paths whose measured cost
+/// the LARDISH cost models charge (`docs/lardish.md`, "The FastTrack cost").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FtPath {
+    /// Read; the reads since the last write are this thread's own or none
+    /// (FastTrack's same-epoch / same-thread fast path).
+    ReadSameEpoch,
+    /// Read; another thread's exclusive read happens before it and is
+    /// replaced.
+    ReadExclusive,
+    /// Read; a concurrent exclusive read: the cell becomes read-shared (a
+    /// read vector clock is allocated).
+    ReadShare,
+    /// Read of a read-shared cell: the thread's entry of the read vector
+    /// clock is set (a scan of its entries).
+    ReadShared,
+    /// Write; the reads are exclusive or none.
+    Write,
+    /// Write after read-shared: every entry of the read vector clock is
+    /// checked, then it is freed.
+    WriteShared,
+}
+
+impl FtPath {
+    /// Every path, in [`FtWork::cells`] order.
+    pub const ALL: [FtPath; 6] = [
+        FtPath::ReadSameEpoch,
+        FtPath::ReadExclusive,
+        FtPath::ReadShare,
+        FtPath::ReadShared,
+        FtPath::Write,
+        FtPath::WriteShared,
+    ];
+
+    /// Short name (reports, JSON).
+    pub fn name(self) -> &'static str {
+        match self {
+            FtPath::ReadSameEpoch => "read_same_epoch",
+            FtPath::ReadExclusive => "read_exclusive",
+            FtPath::ReadShare => "read_share",
+            FtPath::ReadShared => "read_shared",
+            FtPath::Write => "write",
+            FtPath::WriteShared => "write_shared",
+        }
+    }
+}
+
+/// The work of FastTrack's last access: cells per [`FtPath`] and read
+/// vector clock entries visited (the inputs of the shared FastTrack cost).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FtWork {
+    /// Cells checked, indexed like [`FtPath::ALL`].
+    pub cells: [u32; 6],
+    /// Read vector clock entries visited by `ReadShared` and `WriteShared`
+    /// cells (the scan of a read-shared history).
+    pub shared_entries: u32,
+}
+
+impl FtWork {
+    #[inline]
+    fn add(&mut self, path: FtPath, entries: usize) {
+        self.cells[path as usize] += 1;
+        self.shared_entries += entries as u32;
+    }
+
+    /// Cells checked on any path.
+    pub fn total_cells(&self) -> u32 {
+        self.cells.iter().sum()
+    }
+}
+
+/// Bytes of FastTrack shadow memory per data byte (one cell).
+pub const SHADOW_CELL_BYTES: u64 = std::mem::size_of::<Cell>() as u64;
+/// Bytes of one read vector clock entry.
+pub const READ_ENTRY_BYTES: u64 = std::mem::size_of::<ReadEntry>() as u64;
+
 /// The FastTrack detector; see the module docs.
 #[derive(Clone, Debug)]
 pub struct FastTrack {
@@ -166,6 +248,7 @@ pub struct FastTrack {
     reads: ReadClocks,
     granularity: Granularity,
     races: RaceCollector,
+    work: FtWork,
 }
 
 impl Default for FastTrack {
@@ -198,23 +281,33 @@ impl Ctx<'_> {
         cells: &mut [Cell],
         reads: &mut ReadClocks,
         races: &mut RaceCollector,
+        work: &mut FtWork,
     ) {
         match kind {
             AccessKind::Read => {
                 for cell in cells {
-                    self.read(cell, reads, races);
+                    let (path, entries) = self.read(cell, reads, races);
+                    work.add(path, entries);
                 }
             }
             AccessKind::Write => {
                 for cell in cells {
-                    self.write(cell, reads, races);
+                    let (path, entries) = self.write(cell, reads, races);
+                    work.add(path, entries);
                 }
             }
         }
     }
 
+    /// Checks and records a read; returns the path taken and the read
+    /// vector clock entries visited.
     #[inline]
-    fn read(&self, cell: &mut Cell, reads: &mut ReadClocks, races: &mut RaceCollector) {
+    fn read(
+        &self,
+        cell: &mut Cell,
+        reads: &mut ReadClocks,
+        races: &mut RaceCollector,
+    ) -> (FtPath, usize) {
         if self.races_with(cell.w_tid, cell.w_clock) {
             races.push(RaceKind::WriteRead, self.clocks.key(cell.w_tid), cell.w_pc);
         }
@@ -223,13 +316,16 @@ impl Ctx<'_> {
             cell.r_tid = self.t;
             cell.r_clock = self.now;
             cell.r_pc = self.pc;
+            (FtPath::ReadSameEpoch, 0)
         } else if r == SHARED {
-            reads.set(cell.r_clock, self.t, self.now, self.pc);
+            let entries = reads.set(cell.r_clock, self.t, self.now, self.pc);
+            (FtPath::ReadShared, entries)
         } else if cell.r_clock <= self.clock.get(r) {
             // The exclusive read happens before this one: it is subsumed.
             cell.r_tid = self.t;
             cell.r_clock = self.now;
             cell.r_pc = self.pc;
+            (FtPath::ReadExclusive, 0)
         } else {
             let shared = [
                 ReadEntry {
@@ -246,21 +342,32 @@ impl Ctx<'_> {
             cell.r_tid = SHARED;
             cell.r_clock = reads.alloc(&shared);
             cell.r_pc = 0;
+            (FtPath::ReadShare, 0)
         }
     }
 
+    /// Checks and records a write; returns the path taken and the read
+    /// vector clock entries visited.
     #[inline]
-    fn write(&self, cell: &mut Cell, reads: &mut ReadClocks, races: &mut RaceCollector) {
+    fn write(
+        &self,
+        cell: &mut Cell,
+        reads: &mut ReadClocks,
+        races: &mut RaceCollector,
+    ) -> (FtPath, usize) {
         if self.races_with(cell.w_tid, cell.w_clock) {
             races.push(RaceKind::WriteWrite, self.clocks.key(cell.w_tid), cell.w_pc);
         }
         let r = cell.r_tid;
+        let mut taken = (FtPath::Write, 0);
         if r == SHARED {
-            for e in reads.get(cell.r_clock) {
+            let set = reads.get(cell.r_clock);
+            for e in set {
                 if self.races_with(e.tid, e.clock) {
                     races.push(RaceKind::ReadWrite, self.clocks.key(e.tid), e.pc);
                 }
             }
+            taken = (FtPath::WriteShared, set.len());
             reads.release(cell.r_clock);
         } else if r != NONE && self.races_with(r, cell.r_clock) {
             races.push(RaceKind::ReadWrite, self.clocks.key(r), cell.r_pc);
@@ -271,6 +378,7 @@ impl Ctx<'_> {
             w_pc: self.pc,
             ..EMPTY
         };
+        taken
     }
 }
 
@@ -288,7 +396,13 @@ impl FastTrack {
             reads: ReadClocks::default(),
             granularity,
             races: RaceCollector::new(),
+            work: FtWork::default(),
         }
+    }
+
+    /// The work of the last access (all zero if it was not checked).
+    pub fn last_work(&self) -> &FtWork {
+        &self.work
     }
 
     /// Entry `entry` of identity `who`'s vector clock.
@@ -364,6 +478,7 @@ impl Detector for FastTrack {
     }
 
     fn access(&mut self, a: &Access) -> Option<Race> {
+        self.work = FtWork::default();
         if !lard::is_checked(a) {
             return None;
         }
@@ -383,11 +498,11 @@ impl Detector for FastTrack {
         if off + n <= PAGE_SIZE as usize {
             // Common case: the access lies in one page.
             let cells = &mut self.shadow.page_mut(page)[off..off + n];
-            ctx.visit(a.kind, cells, &mut self.reads, &mut self.races);
+            ctx.visit(a.kind, cells, &mut self.reads, &mut self.races, &mut self.work);
         } else {
             for (page, off, n) in page_chunks(first, u64::from(count)) {
                 let cells = &mut self.shadow.page_mut(page)[off..off + n];
-                ctx.visit(a.kind, cells, &mut self.reads, &mut self.races);
+                ctx.visit(a.kind, cells, &mut self.reads, &mut self.races, &mut self.work);
             }
         }
         self.races.finish(key, a)

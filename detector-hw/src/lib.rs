@@ -34,7 +34,7 @@ pub mod variants;
 
 pub use canonical::Canonical;
 pub use detector::{Detector, Granularity};
-pub use fasttrack::FastTrack;
+pub use fasttrack::{FastTrack, FtPath, FtWork};
 pub use lardish::{HwConfig, HwStats, Lardish};
 pub use race::{PriorAccess, Race, RaceKind, RaceKinds};
 pub use variants::{Accuracy, Variant, VariantDetector, VariantSet};
