@@ -498,11 +498,23 @@ impl Detector for FastTrack {
         if off + n <= PAGE_SIZE as usize {
             // Common case: the access lies in one page.
             let cells = &mut self.shadow.page_mut(page)[off..off + n];
-            ctx.visit(a.kind, cells, &mut self.reads, &mut self.races, &mut self.work);
+            ctx.visit(
+                a.kind,
+                cells,
+                &mut self.reads,
+                &mut self.races,
+                &mut self.work,
+            );
         } else {
             for (page, off, n) in page_chunks(first, u64::from(count)) {
                 let cells = &mut self.shadow.page_mut(page)[off..off + n];
-                ctx.visit(a.kind, cells, &mut self.reads, &mut self.races, &mut self.work);
+                ctx.visit(
+                    a.kind,
+                    cells,
+                    &mut self.reads,
+                    &mut self.races,
+                    &mut self.work,
+                );
             }
         }
         self.races.finish(key, a)

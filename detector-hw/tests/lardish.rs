@@ -13,9 +13,10 @@
 //! `LARD_DIFF_SEED` sets the first seed (default 0).
 
 use lard_detector_hw::event::Event;
-use lard_detector_hw::lardish::{CacheGeom, HwConfig, Lardish};
+use lard_detector_hw::event::{Access, AccessKind, LardOp, Origin};
+use lard_detector_hw::lardish::{CacheGeom, HwCause, HwConfig, Lardish, SwCause};
 use lard_detector_hw::trace::{random_trace, TraceParams};
-use lard_detector_hw::{Canonical, Detector};
+use lard_detector_hw::{Canonical, Detector, FastTrack, FtPath};
 
 const EVENTS_PER_SEED: usize = 10_000;
 
@@ -129,6 +130,8 @@ fn lardish_matches_canonical() {
     let configs = configs();
     let seeds = total.div_ceil(EVENTS_PER_SEED).max(1) as u64;
     let (mut events, mut racy, mut rollovers, mut evictions, mut sw) = (0u64, 0, 0, 0, 0);
+    let mut sw_causes = [0u64; SwCause::ALL.len()];
+    let mut hw_causes = [0u64; HwCause::ALL.len()];
     for i in 0..seeds {
         let seed = first + i;
         let params = &shapes[(seed % shapes.len() as u64) as usize];
@@ -138,6 +141,23 @@ fn lardish_matches_canonical() {
         let s = l.stats();
         assert_eq!(s.permission_violations, 0, "seed {seed} on {name}\n{s}");
         assert_eq!(s.checked() + s.untracked, s.accesses);
+        // Every software and hardware check has exactly one cause.
+        assert_eq!(
+            s.sw_causes.iter().sum::<u64>(),
+            s.sw_checks,
+            "seed {seed} on {name}\n{s}"
+        );
+        assert_eq!(
+            s.hw_causes.iter().sum::<u64>(),
+            s.hw_checks,
+            "seed {seed} on {name}\n{s}"
+        );
+        for (t, n) in sw_causes.iter_mut().zip(s.sw_causes) {
+            *t += n;
+        }
+        for (t, n) in hw_causes.iter_mut().zip(s.hw_causes) {
+            *t += n;
+        }
         events += s.events;
         racy += s.racy;
         rollovers += s.rollovers;
@@ -147,8 +167,141 @@ fn lardish_matches_canonical() {
     eprintln!(
         "lardish vs canonical: {events} events, {racy} racy, {rollovers} rollovers, {evictions} md evictions, {sw} sw checks"
     );
+    eprintln!("sw check causes {sw_causes:?}, hw check causes {hw_causes:?}");
     assert!(events as usize >= total);
     assert!(racy > 0 && rollovers > 0 && evictions > 0 && sw > 0);
+    if total >= 360_000 {
+        // These traces exercise every mechanism that sends an access to
+        // software (inflation needs a compact line resident while another
+        // core's expanded half is not: not asserted).
+        for c in [
+            SwCause::Cold,
+            SwCause::Evicted,
+            SwCause::HistoryOp,
+            SwCause::Rollover,
+            SwCause::ThreadSwitch,
+        ] {
+            assert!(
+                sw_causes[c as usize] > 0,
+                "no software check caused by {c:?}"
+            );
+        }
+        for c in HwCause::ALL {
+            assert!(
+                hw_causes[c as usize] > 0,
+                "no hardware check caused by {c:?}"
+            );
+        }
+    }
+}
+
+/// The FastTrack cost is one price shared by both cost models: raising the
+/// per-access FastTrack cost by `d` raises software FastTrack's cycles by
+/// `d` per checked access and LARDISH's by `d` per software check (its
+/// software check runs the same FastTrack check); raising LARDISH's
+/// transition cost changes nothing for FastTrack. No other statistic moves.
+#[test]
+fn fasttrack_cost_is_shared_and_transition_is_lardish_only() {
+    let trace = random_trace(
+        21,
+        &TraceParams {
+            events: 20_000,
+            lock_percent: 20,
+            ..TraceParams::default()
+        },
+    );
+    let base = HwConfig::default();
+    let d = 1000u64;
+    let mut more_ft = base.clone();
+    more_ft.ft.access += d as u32;
+    let mut more_transition = base.clone();
+    more_transition.transition_cycles += d as u32;
+    let s0 = run(&trace, &base, "base").stats().clone();
+    let s1 = run(&trace, &more_ft, "ft.access + d").stats().clone();
+    let s2 = run(&trace, &more_transition, "transition + d")
+        .stats()
+        .clone();
+    assert!(s0.sw_checks > 0 && s0.checked() > s0.sw_checks, "{s0}");
+    assert_eq!(s1.cycles_fasttrack - s0.cycles_fasttrack, d * s0.checked());
+    assert_eq!(s1.cycles_lardish - s0.cycles_lardish, d * s0.sw_checks);
+    assert_eq!(s2.cycles_fasttrack, s0.cycles_fasttrack);
+    let entries = s0.sw_checks + s0.clear_ops + s0.copy_ops;
+    assert!(s2.cycles_lardish - s0.cycles_lardish >= d * entries);
+    let strip = |s: &lard_detector_hw::HwStats| {
+        let mut s = s.clone();
+        (s.cycles_lardish, s.cycles_fasttrack) = (0, 0);
+        s
+    };
+    assert_eq!(strip(&s1), strip(&s0));
+    assert_eq!(strip(&s2), strip(&s0));
+}
+
+/// FastTrack reports the check path of every cell it visits.
+#[test]
+fn fasttrack_reports_its_check_paths() {
+    let o = |t: u64| Origin {
+        kthread: t as u32,
+        lthread: Some(t),
+        core: t as u16,
+    };
+    let a = |t: u64, size: u32, kind: AccessKind| Access {
+        pc: 0x1000 + t,
+        addr: 0x8000,
+        size,
+        kind,
+        tracked: true,
+        stack: false,
+        origin: o(t),
+    };
+    let mut ft = FastTrack::new();
+    let step = |ft: &mut FastTrack, acc: Access, path: FtPath, cells: u32, entries: u32| {
+        assert!(ft.access(&acc).is_none(), "{acc:?} raced");
+        let w = ft.last_work();
+        assert_eq!(w.cells[path as usize], cells, "{acc:?}: {w:?}");
+        assert_eq!(w.total_cells(), cells, "{acc:?}: {w:?}");
+        assert_eq!(w.shared_entries, entries, "{acc:?}: {w:?}");
+    };
+    // Thread 3 knows everything 1 and 2 do; 2 knows 1.
+    for (me, other) in [(3, 1), (3, 2), (2, 1)] {
+        ft.lard(
+            &o(me),
+            &LardOp::WriteVc {
+                tid: other,
+                value: 1 << 30,
+            },
+        );
+    }
+    step(
+        &mut ft,
+        a(1, 4, AccessKind::Read),
+        FtPath::ReadSameEpoch,
+        4,
+        0,
+    );
+    step(
+        &mut ft,
+        a(1, 4, AccessKind::Read),
+        FtPath::ReadSameEpoch,
+        4,
+        0,
+    );
+    step(
+        &mut ft,
+        a(2, 1, AccessKind::Read),
+        FtPath::ReadExclusive,
+        1,
+        0,
+    );
+    step(&mut ft, a(1, 1, AccessKind::Read), FtPath::ReadShare, 1, 0);
+    step(&mut ft, a(2, 1, AccessKind::Read), FtPath::ReadShared, 1, 1);
+    step(
+        &mut ft,
+        a(3, 1, AccessKind::Write),
+        FtPath::WriteShared,
+        1,
+        2,
+    );
+    step(&mut ft, a(3, 2, AccessKind::Write), FtPath::Write, 2, 0);
 }
 
 fn single_thread(events: usize) -> Vec<Event> {

@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use super::ftcost::FtCost;
+
 /// Geometry and hit latency of one cache level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CacheGeom {
@@ -43,14 +45,11 @@ pub struct HwConfig {
     pub instruction_cycles: u32,
     /// Cycles of a hardware race check.
     pub hw_check_cycles: u32,
-    /// Fixed cycles of a software race check (transition + handler), before
-    /// its simulated memory accesses.
-    pub sw_check_cycles: u32,
-    /// Instructions the software manager executes per location it handles
-    /// (software check, ClearHistory, CopyHistory), besides memory accesses.
-    pub sw_instructions_per_location: u32,
-    /// Bytes of software (variable map) metadata per data byte.
-    pub sw_bytes_per_location: u64,
+    /// Cycles of LARDISH's transition to its software manager (a software
+    /// race check, a ReadVC/WriteVC on an entry only software holds,
+    /// ClearHistory/CopyHistory); the manager's work itself is charged at
+    /// the FastTrack cost [`HwConfig::ft`].
+    pub transition_cycles: u32,
     /// Cycles to invoke the metadata eviction handler (per evicted line).
     pub md_evict_cycles: u32,
     /// Entries of each core's clock table (6-bit pointers: 63).
@@ -63,25 +62,13 @@ pub struct HwConfig {
     pub context_switch_cycles: u32,
     /// Cycles of ReadVC/WriteVC on an entry held in the per-core partial clock.
     pub vc_hw_cycles: u32,
-    /// Cycles of ReadVC/WriteVC on an entry only software holds.
-    pub vc_sw_cycles: u32,
-    /// Cycles to enter the software manager for ClearHistory/CopyHistory.
-    pub history_entry_cycles: u32,
     /// Extra cores processing software checks asynchronously (0: synchronous).
     pub async_cores: u32,
     /// Cycles an application core spends enqueuing an asynchronous check.
     pub async_enqueue_cycles: u32,
-    /// FastTrack model: instructions per checked access (instrumentation,
-    /// epoch compare, update), besides shadow memory accesses.
-    pub ft_instructions_per_access: u32,
-    /// FastTrack model: extra instructions per additional byte checked.
-    pub ft_instructions_per_byte: u32,
-    /// FastTrack model: instructions per entry of a read vector clock scanned.
-    pub ft_instructions_per_reader: u32,
-    /// FastTrack model: shadow bytes per data byte.
-    pub ft_shadow_bytes_per_location: u64,
-    /// FastTrack model: instructions of ReadVC/WriteVC/Thread in software.
-    pub ft_vc_instructions: u32,
+    /// The FastTrack cost (measured), shared by the software-FastTrack
+    /// model and LARDISH's software manager.
+    pub ft: FtCost,
     /// Sample cache occupancy every this many events (0: never).
     pub sample_every: u64,
 }
@@ -110,24 +97,16 @@ impl Default for HwConfig {
             memory_latency: 120,
             instruction_cycles: 1,
             hw_check_cycles: 10,
-            sw_check_cycles: 100,
-            sw_instructions_per_location: 4,
-            sw_bytes_per_location: 16,
+            transition_cycles: 100,
             md_evict_cycles: 100,
             clock_table_entries: 63,
             rollover_cycles: 100_000,
             compact_metadata: true,
             context_switch_cycles: 100,
             vc_hw_cycles: 1,
-            vc_sw_cycles: 100,
-            history_entry_cycles: 100,
             async_cores: 0,
             async_enqueue_cycles: 10,
-            ft_instructions_per_access: 20,
-            ft_instructions_per_byte: 2,
-            ft_instructions_per_reader: 3,
-            ft_shadow_bytes_per_location: 16,
-            ft_vc_instructions: 10,
+            ft: FtCost::default(),
             sample_every: 10_000,
         }
     }
@@ -237,24 +216,16 @@ impl HwConfig {
             "l3.ways" => self.l3.ways = small()?,
             "l3.latency" => self.l3.latency = small()?,
             "lardish.hw_check_cycles" => self.hw_check_cycles = small()?,
-            "lardish.sw_check_cycles" => self.sw_check_cycles = small()?,
-            "lardish.sw_instructions_per_location" => self.sw_instructions_per_location = small()?,
-            "lardish.sw_bytes_per_location" => self.sw_bytes_per_location = n,
+            "lardish.transition_cycles" => self.transition_cycles = small()?,
             "lardish.md_evict_cycles" => self.md_evict_cycles = small()?,
             "lardish.clock_table_entries" => self.clock_table_entries = small()?,
             "lardish.rollover_cycles" => self.rollover_cycles = n,
             "lardish.context_switch_cycles" => self.context_switch_cycles = small()?,
             "lardish.vc_hw_cycles" => self.vc_hw_cycles = small()?,
-            "lardish.vc_sw_cycles" => self.vc_sw_cycles = small()?,
-            "lardish.history_entry_cycles" => self.history_entry_cycles = small()?,
             "lardish.async_cores" => self.async_cores = small()?,
             "lardish.async_enqueue_cycles" => self.async_enqueue_cycles = small()?,
             "lardish.sample_every" => self.sample_every = n,
-            "fasttrack.instructions_per_access" => self.ft_instructions_per_access = small()?,
-            "fasttrack.instructions_per_byte" => self.ft_instructions_per_byte = small()?,
-            "fasttrack.instructions_per_reader" => self.ft_instructions_per_reader = small()?,
-            "fasttrack.shadow_bytes_per_location" => self.ft_shadow_bytes_per_location = n,
-            "fasttrack.vc_instructions" => self.ft_vc_instructions = small()?,
+            _ if key.starts_with("fasttrack.") => self.ft.set(&key["fasttrack.".len()..], n)?,
             _ => return Err("unknown key".to_string()),
         }
         Ok(())

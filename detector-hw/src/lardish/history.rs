@@ -91,10 +91,23 @@ pub struct PermSlot {
     pub gen: u32,
     /// Fill id of the core's metadata line it lives in.
     pub fill: u64,
+    /// Lowered by another core's access since it was set (statistics only:
+    /// the cause of a hardware check).
+    pub downgraded: bool,
 }
 
 const NO_PERM: PermSlot = PermSlot {
     perm: Perm::None,
+    gen: u32::MAX,
+    fill: u64::MAX,
+    downgraded: false,
+};
+
+/// A record that a software check could not import into hardware for lack
+/// of a clock-table entry (never valid: no core has this index; statistics
+/// use it as the cause of later software checks).
+pub const REFUSED: Holder = Holder {
+    core: u16::MAX,
     gen: u32::MAX,
     fill: u64::MAX,
 };
@@ -233,7 +246,10 @@ impl ByteMeta {
             AccessKind::Read => Perm::Read,
         };
         if let Some(s) = self.perms.get_mut(p) {
-            s.perm = s.perm.min(cap);
+            if s.perm > cap {
+                s.perm = cap;
+                s.downgraded = true;
+            }
         }
     }
 }

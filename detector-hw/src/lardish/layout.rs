@@ -13,6 +13,9 @@ pub const CORE_SHIFT: u32 = 50;
 pub const SW_BASE: u64 = 1 << 56;
 /// Base byte address of FastTrack's shadow memory.
 pub const FT_BASE: u64 = 1 << 57;
+/// Base byte address of FastTrack's read vector clocks (256 bytes per data
+/// byte, above the shadow cells).
+pub const RVC_BASE: u64 = 3 << 56;
 
 /// Address geometry for one line size.
 #[derive(Clone, Copy, Debug)]
@@ -74,6 +77,13 @@ impl Layout {
     #[inline]
     pub fn sw_line(&self, addr: u64, bytes: u64) -> u64 {
         SW_BASE.wrapping_add((addr & ((1 << 48) - 1)).wrapping_mul(bytes)) >> self.shift
+    }
+
+    /// First line of FastTrack's read vector clock of byte `addr` (read-
+    /// shared cells; 256 bytes reserved per byte).
+    #[inline]
+    pub fn rvc_line(&self, addr: u64) -> u64 {
+        RVC_BASE.wrapping_add((addr & ((1 << 48) - 1)).wrapping_mul(256)) >> self.shift
     }
 
     /// Line of FastTrack's shadow cell of byte `addr`.

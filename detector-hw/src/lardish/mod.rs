@@ -18,6 +18,7 @@
 pub mod cache;
 pub mod clocktable;
 pub mod config;
+pub mod ftcost;
 pub mod history;
 pub mod layout;
 pub mod stats;
@@ -34,16 +35,18 @@ use crate::clock::{ClockTable, FxHashMap, FxHasher, ThreadIdx, VectorClock};
 type FxHashSet<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
 use crate::detector::{history_units, Detector, Granularity};
 use crate::event::{Access, AccessKind, LardOp, LowLevelSync, Origin, ThreadKey};
+use crate::fasttrack::{FastTrack, FtPath, FtWork};
 use crate::lard::{self, HistoryOp};
 use crate::race::{Race, RaceCollector, RaceKind};
 
 use cache::{Hierarchy, LineKind};
 use clocktable::HwClockTable;
 pub use config::{CacheGeom, ConfigError, HwConfig};
+pub use ftcost::FtCost;
 use history::ByteMeta;
 pub use history::{Holder, HwStatus, Perm};
 use layout::Layout;
-pub use stats::{HwStats, OccupancySample};
+pub use stats::{HwCause, HwStats, OccupancySample, SwCause};
 
 /// A byte's complete history: last reads `(thread, clock)`, last write.
 pub type HistorySnapshot = (Vec<(ThreadKey, u64)>, Option<(ThreadKey, u64)>);
@@ -147,7 +150,16 @@ pub struct Lardish {
     hier: Hierarchy,
     base: Hierarchy,
     ft: Hierarchy,
+    /// The software FastTrack detector whose work (paths per cell) both
+    /// cost models charge at the measured [`FtCost`].
+    ft_detector: FastTrack,
     resident: FxHashMap<u64, u64>,
+    /// Why each metadata line fill left the hierarchy (fill id → cause):
+    /// the cause of later software checks (statistics only).
+    lost: FxHashMap<u64, SwCause>,
+    /// Data lines whose history ClearHistory/CopyHistory changed
+    /// (statistics only).
+    history_lines: FxHashSet<u64>,
     next_fill: u64,
     expanded: FxHashSet<u64>,
     /// True once the variable map holds a byte at or above 2^48 (where
@@ -182,7 +194,10 @@ impl Lardish {
             hier: Hierarchy::new(&cfg),
             base: Hierarchy::new(&cfg),
             ft: Hierarchy::new(&cfg),
+            ft_detector: FastTrack::new(),
             resident: FxHashMap::default(),
+            lost: FxHashMap::default(),
+            history_lines: FxHashSet::default(),
             next_fill: 1,
             expanded: FxHashSet::default(),
             wide_addrs: false,
@@ -277,10 +292,22 @@ impl Lardish {
         self.cores[c].table.clear();
     }
 
+    /// Metadata line `line` leaves the hierarchy because of `cause`;
+    /// returns whether it was resident.
+    fn lose(&mut self, line: u64, cause: SwCause) -> bool {
+        match self.resident.remove(&line) {
+            Some(fill) => {
+                self.lost.insert(fill, cause);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn drain_md_evictions(&mut self, c: usize) {
         while self.hier.has_md_evictions() {
             for line in self.hier.take_md_evictions() {
-                self.resident.remove(&line);
+                self.lose(line, SwCause::Evicted);
                 self.stats.md_evictions += 1;
                 let cost = u64::from(self.cfg.md_evict_cycles);
                 self.charge(c, cost);
@@ -408,7 +435,7 @@ impl Lardish {
         let lines = self.hier.md_lines_where(|l| Layout::md_core(l) == c);
         for line in lines {
             self.hier.invalidate(line);
-            self.resident.remove(&line);
+            self.lose(line, SwCause::Rollover);
             self.stats.md_evictions += 1;
         }
         self.cores[c].table.clear();
@@ -440,19 +467,62 @@ impl Lardish {
         total
     }
 
+    /// Cycles of software FastTrack's shadow accesses for an access of
+    /// `count` bytes at `first` that did `w`: one cell per byte, and for
+    /// read-shared cells the entries of a read vector clock (modelled at a
+    /// fixed address per byte, as a per-location allocation).
+    fn ft_shadow(&mut self, c: usize, first: u64, count: u32, w: &FtWork) -> u64 {
+        let cell = self.cfg.ft.shadow_bytes;
+        let layout = self.layout;
+        let lines = (0..u64::from(count)).map(|i| layout.ft_line(first.wrapping_add(i), cell));
+        let mut cycles = self.soft_accesses(c, lines, true, true);
+        let shared = w.cells[FtPath::ReadShared as usize] + w.cells[FtPath::WriteShared as usize];
+        if shared > 0 && w.shared_entries > 0 {
+            let line_bytes = 1u64 << layout.shift;
+            let per_cell = u64::from(w.shared_entries).div_ceil(u64::from(shared));
+            let span = (per_cell * self.cfg.ft.entry_bytes).div_ceil(line_bytes);
+            let mut rvc = Vec::new();
+            for i in 0..u64::from(shared) {
+                let base = layout.rvc_line(first.wrapping_add(i));
+                rvc.extend((0..span).map(|k| base.wrapping_add(k)));
+            }
+            cycles += self.soft_accesses(c, rvc, true, true);
+        }
+        cycles
+    }
+
     /// Cost of a software race check of core `c`'s thread `t` that
-    /// triggered on `addr`: it checks and imports the whole metadata line.
-    fn software_check(&mut self, c: usize, t: ThreadIdx, addr: u64) -> u64 {
+    /// triggered on `addr`: it checks and imports the whole metadata line
+    /// (RADISH §4.5). The check of the access itself costs what software
+    /// FastTrack pays for it (`access_instructions`); every other location
+    /// of the line costs FastTrack's write check of its history; plus the
+    /// transition and the variable-map (shadow) lines through the caches.
+    fn software_check(
+        &mut self,
+        c: usize,
+        t: ThreadIdx,
+        addr: u64,
+        own: (u64, u64),
+        access_instructions: u64,
+    ) -> u64 {
         let v = self.view();
         let expanded = v.is_expanded(addr);
         let line = v.md_line(c, addr);
         let (start, n) = self.layout.md_covers(line, expanded);
-        let bytes = self.cfg.sw_bytes_per_location;
+        let bytes = self.cfg.ft.shadow_bytes;
         let lines: Vec<u64> = (0..n)
             .map(|i| self.layout.sw_line(start.wrapping_add(i), bytes))
             .collect();
-        let mut cost = u64::from(self.cfg.sw_check_cycles)
-            + n * u64::from(self.cfg.sw_instructions_per_location);
+        let mut instructions = access_instructions;
+        for i in 0..n {
+            let x = start.wrapping_add(i);
+            if x.wrapping_sub(own.0) >= own.1 {
+                let readers = self.bytes.get(&x).map_or(0, |m| m.reads.len());
+                instructions += self.cfg.ft.location_check_instructions(readers);
+            }
+        }
+        let mut cost = u64::from(self.cfg.transition_cycles)
+            + instructions * u64::from(self.cfg.instruction_cycles);
         cost += self.soft_accesses(c, lines, false, false);
         // Import t's records into this core's metadata, within clock-table
         // capacity, then set status and exact permissions.
@@ -465,8 +535,14 @@ impl Lardish {
             let holder = self.view().holder(c, x);
             if let Some(h) = holder {
                 for r in m.write.iter_mut().chain(m.reads.iter_mut()) {
-                    if r.thread == t && self.ensure_clock(c, r.clock, false) {
-                        r.holder = Some(h);
+                    if r.thread == t {
+                        if self.ensure_clock(c, r.clock, false) {
+                            r.holder = Some(h);
+                        } else if !r.holder.is_some_and(|o| self.view().holder_valid(x, &o)) {
+                            // Not in hardware either way; remembered as
+                            // the cause of later software checks.
+                            r.holder = Some(history::REFUSED);
+                        }
                     }
                 }
                 let v = self.view();
@@ -475,6 +551,7 @@ impl Lardish {
                     perm: m.exact_perm(t, &clock),
                     gen: h.gen,
                     fill: h.fill,
+                    downgraded: false,
                 };
             }
             self.bytes.insert(x, m);
@@ -593,7 +670,7 @@ impl Lardish {
     pub fn evict_metadata(&mut self, core: u16, addr: u64) {
         let c = self.core_index(core);
         let line = self.view().md_line(c, addr);
-        if self.resident.remove(&line).is_some() {
+        if self.lose(line, SwCause::Evicted) {
             self.hier.invalidate(line);
             self.stats.md_evictions += 1;
             let cost = u64::from(self.cfg.md_evict_cycles);
@@ -605,7 +682,7 @@ impl Lardish {
     pub fn flush_metadata(&mut self) {
         for line in self.hier.md_lines_where(|_| true) {
             self.hier.invalidate(line);
-            self.resident.remove(&line);
+            self.lose(line, SwCause::Evicted);
             self.stats.md_evictions += 1;
         }
     }
@@ -635,7 +712,7 @@ impl Lardish {
             for (line, full) in self.region_md_lines(p, addr, len) {
                 // The manager's record of what may be cached.
                 let (s, _) = self.layout.md_covers(line, true);
-                let track = self.layout.sw_line(s, self.cfg.sw_bytes_per_location);
+                let track = self.layout.sw_line(s, self.cfg.ft.shadow_bytes);
                 cycles += u64::from(self.hier.data_access(c, track, false).1);
                 if !self.resident.contains_key(&line) {
                     continue;
@@ -650,7 +727,7 @@ impl Lardish {
                 }
                 if full || evict {
                     self.hier.invalidate(line);
-                    self.resident.remove(&line);
+                    self.lose(line, SwCause::HistoryOp);
                 }
             }
         }
@@ -658,14 +735,39 @@ impl Lardish {
         cycles
     }
 
+    /// Marks the data lines of `[addr, addr+len)` as changed by a history
+    /// operation (statistics only).
+    fn touch_history_lines(&mut self, addr: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let (a, b) = (
+            self.layout.data_line(addr),
+            self.layout.data_line(addr.wrapping_add(len - 1)),
+        );
+        let mut l = a;
+        loop {
+            self.history_lines.insert(l);
+            if l == b {
+                break;
+            }
+            l = l.wrapping_add(1);
+        }
+    }
+
+    /// ClearHistory/CopyHistory. Both cost models charge FastTrack's
+    /// measured instructions for the operation and its shadow lines;
+    /// LARDISH adds its transition and the invalidation of cached metadata.
     fn history_op(&mut self, c: usize, op: HistoryOp) {
-        let per_loc = u64::from(self.cfg.sw_instructions_per_location);
-        let swb = self.cfg.sw_bytes_per_location;
-        let ftb = self.cfg.ft_shadow_bytes_per_location;
-        let mut cost = u64::from(self.cfg.history_entry_cycles);
+        let swb = self.cfg.ft.shadow_bytes;
+        let ftb = swb;
+        let instr = u64::from(self.cfg.instruction_cycles);
+        let mut cost = u64::from(self.cfg.transition_cycles);
         let ft_cost = match op {
             HistoryOp::Clear { addr, len } => {
                 self.stats.clear_ops += 1;
+                self.touch_history_lines(addr, len);
+                let per_op = self.cfg.ft.history_instructions(false, len) * instr;
                 cost += self.invalidate_region(c, addr, len, false);
                 for i in 0..len {
                     self.bytes.remove(&addr.wrapping_add(i));
@@ -673,14 +775,16 @@ impl Lardish {
                 let lines: Vec<u64> = (0..len)
                     .map(|i| self.layout.sw_line(addr.wrapping_add(i), swb))
                     .collect();
-                cost += self.soft_accesses(c, lines, true, false) + len * per_loc;
+                cost += self.soft_accesses(c, lines, true, false) + per_op;
                 let ft_lines: Vec<u64> = (0..len)
                     .map(|i| self.layout.ft_line(addr.wrapping_add(i), ftb))
                     .collect();
-                self.soft_accesses(c, ft_lines, true, true) + len * per_loc
+                self.soft_accesses(c, ft_lines, true, true) + per_op
             }
             HistoryOp::Copy { src, dst, len } => {
                 self.stats.copy_ops += 1;
+                self.touch_history_lines(dst, len);
+                let per_op = self.cfg.ft.history_instructions(true, len) * instr;
                 cost += self.invalidate_region(c, src, len, true);
                 cost += self.invalidate_region(c, dst, len, false);
                 let copied: Vec<Option<ByteMeta>> = (0..len)
@@ -712,8 +816,8 @@ impl Lardish {
                     lines.push(self.layout.sw_line(dst.wrapping_add(i), swb));
                     ft_lines.push(self.layout.ft_line(dst.wrapping_add(i), ftb));
                 }
-                cost += self.soft_accesses(c, lines, true, false) + 2 * len * per_loc;
-                self.soft_accesses(c, ft_lines, true, true) + 2 * len * per_loc
+                cost += self.soft_accesses(c, lines, true, false) + per_op;
+                self.soft_accesses(c, ft_lines, true, true) + per_op
             }
         };
         self.charge(c, cost);
@@ -729,6 +833,12 @@ impl Detector for Lardish {
     fn access(&mut self, a: &Access) -> Option<Race> {
         self.begin_event();
         self.stats.accesses += 1;
+        // What software FastTrack does for this access (its verdict is not
+        // used: verdicts come from the exact variable map).
+        let _ = self.ft_detector.access(a);
+        let ft_work = *self.ft_detector.last_work();
+        let ft_instructions = self.cfg.ft.access_instructions(&ft_work, a.kind)
+            * u64::from(self.cfg.instruction_cycles);
         let c = self.core_index(a.origin.core);
         let write = a.kind == AccessKind::Write;
         // The data access, in all three machines.
@@ -779,7 +889,8 @@ impl Detector for Lardish {
         let clock = self.clocks.clock(t);
         let mut stage = Stage::Permission;
         let mut sw_addr = first;
-        let mut readers = 0usize;
+        let mut sw_cause = SwCause::Cold;
+        let mut hw_cause = HwCause::NoPermission;
         let cores = self.cores.len();
         if first.wrapping_add(u64::from(count)) >> 48 != 0 || first >> 48 != 0 {
             self.wide_addrs = true;
@@ -788,7 +899,6 @@ impl Detector for Lardish {
         for i in 0..u64::from(count) {
             let x = first.wrapping_add(i);
             let m = self.bytes.entry(x).or_insert_with(|| ByteMeta::new(cores));
-            readers = readers.max(m.reads.len());
             let valid = |h: &Holder| v.holder_valid(x, h);
             let perm = v.perm(m, c, x);
             let allowed = match a.kind {
@@ -804,8 +914,13 @@ impl Detector for Lardish {
             };
             if byte_stage > stage {
                 stage = byte_stage;
-                if byte_stage == Stage::Software {
-                    sw_addr = x;
+                match byte_stage {
+                    Stage::Software => {
+                        sw_addr = x;
+                        sw_cause = self::sw_cause(&v, &self.lost, &self.history_lines, x, m);
+                    }
+                    Stage::Hardware => hw_cause = self::hw_cause(&v, c, x, m),
+                    Stage::Permission => {}
                 }
             }
             let holder = v.holder(c, x);
@@ -828,6 +943,7 @@ impl Detector for Lardish {
                     perm,
                     gen: h.gen,
                     fill: h.fill,
+                    downgraded: false,
                 };
             }
         }
@@ -835,29 +951,24 @@ impl Detector for Lardish {
             Stage::Permission => self.stats.permission_hits += 1,
             Stage::Hardware => {
                 self.stats.hw_checks += 1;
+                self.stats.hw_causes[hw_cause as usize] += 1;
                 let cost = u64::from(self.cfg.hw_check_cycles);
                 self.charge(c, cost);
             }
             Stage::Software => {
                 self.stats.sw_checks += 1;
+                self.stats.sw_causes[sw_cause as usize] += 1;
                 let hw = u64::from(self.cfg.hw_check_cycles);
                 self.charge(c, hw);
-                let cost = self.software_check(c, t, sw_addr);
+                let own = (first, u64::from(count));
+                let cost = self.software_check(c, t, sw_addr, own, ft_instructions);
                 self.charge_software(c, cost);
             }
         }
 
-        // FastTrack in software: instrumentation + shadow accesses.
-        let ftb = self.cfg.ft_shadow_bytes_per_location;
-        let layout = self.layout;
-        let shadow = (0..u64::from(count)).map(|i| layout.ft_line(first.wrapping_add(i), ftb));
-        let mut ft = self.soft_accesses(c, shadow, true, true);
-        ft += u64::from(self.cfg.ft_instructions_per_access)
-            + u64::from(count.saturating_sub(1)) * u64::from(self.cfg.ft_instructions_per_byte);
-        if write && readers > 1 {
-            ft += readers as u64 * u64::from(self.cfg.ft_instructions_per_reader);
-        }
-        self.stats.cycles_fasttrack += ft;
+        // FastTrack in software: its measured instructions for the paths
+        // it took, its shadow cells and read vector clocks through its caches.
+        self.stats.cycles_fasttrack += ft_instructions + self.ft_shadow(c, first, count, &ft_work);
 
         let race = self.races.finish(key, a);
         if race.is_some() {
@@ -868,6 +979,7 @@ impl Detector for Lardish {
 
     fn lard(&mut self, origin: &Origin, op: &LardOp) {
         self.begin_event();
+        self.ft_detector.lard(origin, op);
         let c = self.core_index(origin.core);
         let me = lard::identity(origin);
         self.switch_to(c, me);
@@ -881,13 +993,16 @@ impl Detector for Lardish {
                     .iter()
                     .any(|k| k.ident == Some(ThreadKey::Lang(tid)))
                     || me == ThreadKey::Lang(tid);
+                // In software: the transition plus FastTrack's own cost of
+                // the operation (the same the FastTrack model charges).
+                let ft_vc = u64::from(self.cfg.ft.vc_op) * u64::from(self.cfg.instruction_cycles);
                 let cost = if on_chip {
-                    self.cfg.vc_hw_cycles
+                    u64::from(self.cfg.vc_hw_cycles)
                 } else {
-                    self.cfg.vc_sw_cycles
+                    u64::from(self.cfg.transition_cycles) + ft_vc
                 };
-                self.charge(c, u64::from(cost));
-                self.stats.cycles_fasttrack += u64::from(self.cfg.ft_vc_instructions);
+                self.charge(c, cost);
+                self.stats.cycles_fasttrack += ft_vc;
                 if let LardOp::WriteVc { tid, value } = *op {
                     // Lowering an entry invalidates memoized permissions.
                     if value < self.clocks.entry(me, ThreadKey::Lang(tid)) {
@@ -897,7 +1012,8 @@ impl Detector for Lardish {
             }
             LardOp::Thread { .. } => {
                 self.charge(c, instr);
-                self.stats.cycles_fasttrack += u64::from(self.cfg.ft_vc_instructions);
+                self.stats.cycles_fasttrack +=
+                    u64::from(self.cfg.ft.vc_op) * u64::from(self.cfg.instruction_cycles);
             }
             LardOp::ClearHistory { .. } | LardOp::CopyHistory { .. } => {
                 self.stats.cycles_fasttrack += instr;
@@ -909,7 +1025,7 @@ impl Detector for Lardish {
     }
 
     fn sync(&mut self, origin: &Origin, s: &LowLevelSync) {
-        let _ = s;
+        self.ft_detector.sync(origin, s);
         self.begin_event();
         let c = self.core_index(origin.core);
         let instr = u64::from(self.cfg.instruction_cycles);
@@ -926,6 +1042,70 @@ impl Detector for Lardish {
         self.stats.cycles_fasttrack += instr;
         self.charge(c, instr);
         self.switch_to(c, lard::identity(origin));
+    }
+}
+
+/// Why the deciding byte `x` (history `m`, before the access) of a software
+/// check was not decidable in hardware: the first record or status slot
+/// found missing (status anchor, last write, last reads). `lost` and
+/// `history_lines` are [`Lardish`]'s fields of those names.
+fn sw_cause(
+    v: &View,
+    lost: &FxHashMap<u64, SwCause>,
+    history_lines: &FxHashSet<u64>,
+    x: u64,
+    m: &ByteMeta,
+) -> SwCause {
+    let touched = || history_lines.contains(&v.layout.data_line(x));
+    let untouched_cause = |otherwise: SwCause| {
+        if touched() {
+            SwCause::HistoryOp
+        } else {
+            otherwise
+        }
+    };
+    if (m.write.is_none() && m.reads.is_empty()) || m.anchor.is_none() {
+        // Nothing of it was ever set in hardware.
+        return untouched_cause(SwCause::Cold);
+    }
+    let why = |h: &Option<Holder>| -> Option<SwCause> {
+        let Some(h) = h else {
+            // Records without a slot come from CopyHistory (or were made
+            // while their line was being evicted).
+            return Some(untouched_cause(SwCause::Evicted));
+        };
+        if *h == history::REFUSED {
+            return Some(SwCause::ClockTable);
+        }
+        if v.holder_valid(x, h) {
+            return None;
+        }
+        if v.gens.get(h.core as usize) != Some(&h.gen) {
+            return Some(SwCause::ThreadSwitch);
+        }
+        // Fill ids are unique: either that fill left the hierarchy (`lost`
+        // says why) or the byte's metadata line changed by inflation.
+        Some(lost.get(&h.fill).copied().unwrap_or(SwCause::Inflated))
+    };
+    m.anchor
+        .iter()
+        .map(|a| why(&Some(*a)))
+        .chain(m.write.iter().map(|r| why(&r.holder)))
+        .chain(m.reads.iter().map(|r| why(&r.holder)))
+        .flatten()
+        .next()
+        .unwrap_or(SwCause::StaleStatus)
+}
+
+/// Why byte `x`'s permission slot of core `c` did not allow the access.
+fn hw_cause(v: &View, c: usize, x: u64, m: &ByteMeta) -> HwCause {
+    let slot = m.perms[c];
+    if slot.gen != v.gens[c] || v.fill(c, x) != Some(slot.fill) {
+        HwCause::NoPermission
+    } else if slot.downgraded {
+        HwCause::RemoteAccess
+    } else {
+        HwCause::Unordered
     }
 }
 

@@ -19,6 +19,94 @@ pub struct OccupancySample {
     pub invalid: u64,
 }
 
+/// Why an access needed a software race check: why the hardware did not
+/// hold enough of the deciding byte's history (the first record or status
+/// slot found missing, in the order status anchor, last write, last reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwCause {
+    /// The byte has no history yet: its metadata was never in hardware
+    /// (first access; a fresh metadata line's status is `InSoftware`).
+    Cold,
+    /// The metadata line holding the record was evicted from the L3.
+    Evicted,
+    /// The record was held in a compact metadata line that was expanded
+    /// (inflated) since, without the half that now holds it.
+    Inflated,
+    /// ClearHistory/CopyHistory: the history was copied into software, the
+    /// cached metadata invalidated, or the history cleared.
+    HistoryOp,
+    /// A software check could not import the record: no free clock-table
+    /// entry.
+    ClockTable,
+    /// The metadata was evicted by an epoch rollover.
+    Rollover,
+    /// The core holding the record switched threads since (lazy flush).
+    ThreadSwitch,
+    /// Every record is held, but the in-hardware status (set by the last
+    /// write or software check) does not cover them.
+    StaleStatus,
+}
+
+impl SwCause {
+    /// Every cause, in [`HwStats::sw_causes`] order.
+    pub const ALL: [SwCause; 8] = [
+        SwCause::Cold,
+        SwCause::Evicted,
+        SwCause::Inflated,
+        SwCause::HistoryOp,
+        SwCause::ClockTable,
+        SwCause::Rollover,
+        SwCause::ThreadSwitch,
+        SwCause::StaleStatus,
+    ];
+
+    /// Name used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            SwCause::Cold => "cold",
+            SwCause::Evicted => "evicted",
+            SwCause::Inflated => "inflated",
+            SwCause::HistoryOp => "history_op",
+            SwCause::ClockTable => "clock_table",
+            SwCause::Rollover => "rollover",
+            SwCause::ThreadSwitch => "thread_switch",
+            SwCause::StaleStatus => "stale_status",
+        }
+    }
+}
+
+/// Why an access needed a hardware race check (its local permission did
+/// not allow it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HwCause {
+    /// The core holds no permission for the byte: first access by its
+    /// thread since the metadata line was filled or the thread switched.
+    NoPermission,
+    /// The permission was downgraded by another core's access.
+    RemoteAccess,
+    /// The permission computed from the history was too weak: another
+    /// thread's last access was not ordered before the core's thread then.
+    Unordered,
+}
+
+impl HwCause {
+    /// Every cause, in [`HwStats::hw_causes`] order.
+    pub const ALL: [HwCause; 3] = [
+        HwCause::NoPermission,
+        HwCause::RemoteAccess,
+        HwCause::Unordered,
+    ];
+
+    /// Name used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            HwCause::NoPermission => "no_permission",
+            HwCause::RemoteAccess => "remote_access",
+            HwCause::Unordered => "unordered",
+        }
+    }
+}
+
 /// Everything the LARDISH model measures.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HwStats {
@@ -36,6 +124,12 @@ pub struct HwStats {
     pub hw_checks: u64,
     /// Checked accesses that needed a software race check.
     pub sw_checks: u64,
+    /// Software checks by cause, indexed like [`SwCause::ALL`] (sums to
+    /// `sw_checks`).
+    pub sw_causes: [u64; 8],
+    /// Hardware checks by cause, indexed like [`HwCause::ALL`] (sums to
+    /// `hw_checks`).
+    pub hw_causes: [u64; 3],
     /// Checked accesses reported racy (same as the oracle's).
     pub racy: u64,
     /// Metadata lines evicted from the last-level cache (including
@@ -153,6 +247,39 @@ impl HwStats {
             num(self.per_kilo_instruction(self.rollovers)),
         );
         field("per_kilo_instruction", pki);
+        let causes = |names: &mut dyn Iterator<Item = (&str, u64)>, per_kilo: bool| {
+            let items: Vec<String> = names
+                .map(|(k, v)| {
+                    let v = if per_kilo {
+                        num(self.per_kilo_instruction(v))
+                    } else {
+                        v.to_string()
+                    };
+                    format!("\"{k}\":{v}")
+                })
+                .collect();
+            format!("{{{}}}", items.join(","))
+        };
+        let sw = || {
+            SwCause::ALL
+                .iter()
+                .map(|c| (c.name(), self.sw_causes[*c as usize]))
+        };
+        let hw = || {
+            HwCause::ALL
+                .iter()
+                .map(|c| (c.name(), self.hw_causes[*c as usize]))
+        };
+        field("sw_check_causes", causes(&mut sw(), false));
+        field("hw_check_causes", causes(&mut hw(), false));
+        field(
+            "sw_check_causes_per_kilo_instruction",
+            causes(&mut sw(), true),
+        );
+        field(
+            "hw_check_causes_per_kilo_instruction",
+            causes(&mut hw(), true),
+        );
         let sh = self.decided_shares();
         field(
             "decided_shares",
@@ -204,6 +331,17 @@ impl fmt::Display for HwStats {
             ("rollovers", self.rollovers),
         ] {
             writeln!(f, "  {name:<15} {:>10.3}", self.per_kilo_instruction(n))?;
+        }
+        writeln!(f, "race checks by cause (count, per 1,000 instructions):")?;
+        for c in SwCause::ALL {
+            let n = self.sw_causes[c as usize];
+            let pki = self.per_kilo_instruction(n);
+            writeln!(f, "  sw {:<15} {n:>10} {pki:>10.3}", c.name())?;
+        }
+        for c in HwCause::ALL {
+            let n = self.hw_causes[c as usize];
+            let pki = self.per_kilo_instruction(n);
+            writeln!(f, "  hw {:<15} {n:>10} {pki:>10.3}", c.name())?;
         }
         let sh = self.decided_shares();
         writeln!(f, "accesses decided by (RADISH Figure 10):")?;

@@ -1,0 +1,151 @@
+//! The FastTrack cost: instructions our FastTrack ([`crate::fasttrack`])
+//! executes per check path, measured with callgrind (`bench/ft_cost.py`
+//! over `examples/ft_cost.rs`; derivation and numbers in `docs/lardish.md`,
+//! "The FastTrack cost").
+//!
+//! It is the one price of the FastTrack algorithm: the software-FastTrack
+//! cost model charges it for every checked access, and LARDISH's software
+//! checks, software ReadVC/WriteVC and ClearHistory/CopyHistory charge the
+//! same numbers plus only LARDISH's transition cost (RADISH §6: "There is no
+//! transition cost when simulating FastTrack alone").
+
+use crate::event::AccessKind;
+use crate::fasttrack::{FtPath, FtWork, READ_ENTRY_BYTES, SHADOW_CELL_BYTES};
+
+/// Measured instructions of each FastTrack path (defaults: the measurement
+/// of `bench/ft_cost.py` on this tree; `[fasttrack]` keys override them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FtCost {
+    /// Per checked access: entry, thread clock lookup, shadow page lookup,
+    /// race collection.
+    pub access: u32,
+    /// Per cell, indexed like [`FtPath::ALL`].
+    pub cell: [u32; 6],
+    /// Per read vector clock entry visited by a read of a read-shared cell.
+    pub read_shared_entry: u32,
+    /// Per read vector clock entry checked by a write after read-shared.
+    pub write_shared_entry: u32,
+    /// Per ClearHistory, besides its locations.
+    pub clear_op: u32,
+    /// Per location cleared.
+    pub clear_location: u32,
+    /// Per CopyHistory, besides its locations.
+    pub copy_op: u32,
+    /// Per location copied.
+    pub copy_location: u32,
+    /// Per ReadVC/WriteVC/Thread.
+    pub vc_op: u32,
+    /// Shadow bytes per data byte (FastTrack's cell; LARDISH's variable map
+    /// holds the same records).
+    pub shadow_bytes: u64,
+    /// Bytes per read vector clock entry.
+    pub entry_bytes: u64,
+}
+
+impl Default for FtCost {
+    /// `bench/ft_cost.py` (callgrind, 2,000 rounds per scenario) on the
+    /// release build of this tree; see `docs/lardish.md`.
+    fn default() -> Self {
+        FtCost {
+            access: 218,
+            cell: [23, 36, 314, 48, 32, 72],
+            read_shared_entry: 6,
+            write_shared_entry: 12,
+            clear_op: 131,
+            clear_location: 11,
+            copy_op: 0,
+            copy_location: 84,
+            vc_op: 147,
+            shadow_bytes: SHADOW_CELL_BYTES,
+            entry_bytes: READ_ENTRY_BYTES,
+        }
+    }
+}
+
+impl FtCost {
+    /// Instructions of one checked access that did `w`.
+    #[inline]
+    pub fn access_instructions(&self, w: &FtWork, kind: AccessKind) -> u64 {
+        if w.total_cells() == 0 {
+            return 0;
+        }
+        let mut n = u64::from(self.access);
+        for (cells, per) in w.cells.iter().zip(self.cell) {
+            n += u64::from(*cells) * u64::from(per);
+        }
+        let per_entry = match kind {
+            AccessKind::Read => self.read_shared_entry,
+            AccessKind::Write => self.write_shared_entry,
+        };
+        n + u64::from(w.shared_entries) * u64::from(per_entry)
+    }
+
+    /// Instructions of checking one more location with `readers` last reads
+    /// (a software check covers its whole metadata line, RADISH §4.5): the
+    /// write check, which compares the last write and every last read.
+    #[inline]
+    pub fn location_check_instructions(&self, readers: usize) -> u64 {
+        if readers <= 1 {
+            u64::from(self.cell[FtPath::Write as usize])
+        } else {
+            u64::from(self.cell[FtPath::WriteShared as usize])
+                + readers as u64 * u64::from(self.write_shared_entry)
+        }
+    }
+
+    /// Instructions of ClearHistory (`copy == false`) or CopyHistory over
+    /// `len` locations.
+    pub fn history_instructions(&self, copy: bool, len: u64) -> u64 {
+        if copy {
+            u64::from(self.copy_op) + len * u64::from(self.copy_location)
+        } else {
+            u64::from(self.clear_op) + len * u64::from(self.clear_location)
+        }
+    }
+
+    /// Sets the value of `[fasttrack]` key `key`.
+    pub(crate) fn set(&mut self, key: &str, n: u64) -> Result<(), String> {
+        let small = || u32::try_from(n).map_err(|_| format!("value {n} too large"));
+        let path = FtPath::ALL.iter().position(|p| p.name() == key);
+        match key {
+            "access" => self.access = small()?,
+            _ if path.is_some() => self.cell[path.unwrap_or(0)] = small()?,
+            "read_shared_entry" => self.read_shared_entry = small()?,
+            "write_shared_entry" => self.write_shared_entry = small()?,
+            "clear_op" => self.clear_op = small()?,
+            "clear_location" => self.clear_location = small()?,
+            "copy_op" => self.copy_op = small()?,
+            "copy_location" => self.copy_location = small()?,
+            "vc_op" => self.vc_op = small()?,
+            "shadow_bytes" if n > 0 => self.shadow_bytes = n,
+            "entry_bytes" if n > 0 => self.entry_bytes = n,
+            "shadow_bytes" | "entry_bytes" => return Err("must be >= 1".into()),
+            _ => return Err("unknown key".into()),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn access_cost_adds_paths_and_entries() {
+        let c = FtCost::default();
+        let mut w = FtWork::default();
+        assert_eq!(c.access_instructions(&w, AccessKind::Read), 0);
+        w.cells[FtPath::ReadSameEpoch as usize] = 4;
+        assert_eq!(
+            c.access_instructions(&w, AccessKind::Read),
+            u64::from(c.access) + 4 * u64::from(c.cell[0])
+        );
+        w.cells = [0, 0, 0, 0, 0, 1];
+        w.shared_entries = 3;
+        assert_eq!(
+            c.access_instructions(&w, AccessKind::Write),
+            u64::from(c.access) + u64::from(c.cell[5]) + 3 * u64::from(c.write_shared_entry)
+        );
+        assert!(c.location_check_instructions(3) > c.location_check_instructions(1));
+    }
+}
