@@ -529,9 +529,14 @@ impl Lardish {
         let clock = self.clocks.clock(t).clone();
         for i in 0..n {
             let x = start.wrapping_add(i);
-            let Some(mut m) = self.bytes.remove(&x) else {
-                continue;
-            };
+            // A location without history is checked too (RADISH §4.5: every
+            // location of the line): it gets status Everything and exact
+            // (Write) permission, so the line's other fresh bytes need no
+            // software check of their own.
+            let mut m = self
+                .bytes
+                .remove(&x)
+                .unwrap_or_else(|| ByteMeta::new(self.cores.len()));
             let holder = self.view().holder(c, x);
             if let Some(h) = holder {
                 for r in m.write.iter_mut().chain(m.reads.iter_mut()) {
@@ -1104,6 +1109,8 @@ fn hw_cause(v: &View, c: usize, x: u64, m: &ByteMeta) -> HwCause {
         HwCause::NoPermission
     } else if slot.downgraded {
         HwCause::RemoteAccess
+    } else if m.effective_status(&|h| v.holder_valid(x, h)) != HwStatus::Everything {
+        HwCause::PartialStatus
     } else {
         HwCause::Unordered
     }

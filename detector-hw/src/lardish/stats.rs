@@ -84,16 +84,21 @@ pub enum HwCause {
     NoPermission,
     /// The permission was downgraded by another core's access.
     RemoteAccess,
-    /// The permission computed from the history was too weak: another
+    /// The permission was set while part of the history was not in
+    /// hardware (in-hardware status not `Everything`), so hardware could
+    /// not grant more than it saw.
+    PartialStatus,
+    /// The permission computed from the whole history was too weak: another
     /// thread's last access was not ordered before the core's thread then.
     Unordered,
 }
 
 impl HwCause {
     /// Every cause, in [`HwStats::hw_causes`] order.
-    pub const ALL: [HwCause; 3] = [
+    pub const ALL: [HwCause; 4] = [
         HwCause::NoPermission,
         HwCause::RemoteAccess,
+        HwCause::PartialStatus,
         HwCause::Unordered,
     ];
 
@@ -102,6 +107,7 @@ impl HwCause {
         match self {
             HwCause::NoPermission => "no_permission",
             HwCause::RemoteAccess => "remote_access",
+            HwCause::PartialStatus => "partial_status",
             HwCause::Unordered => "unordered",
         }
     }
@@ -129,7 +135,7 @@ pub struct HwStats {
     pub sw_causes: [u64; 8],
     /// Hardware checks by cause, indexed like [`HwCause::ALL`] (sums to
     /// `hw_checks`).
-    pub hw_causes: [u64; 3],
+    pub hw_causes: [u64; 4],
     /// Checked accesses reported racy (same as the oracle's).
     pub racy: u64,
     /// Metadata lines evicted from the last-level cache (including
