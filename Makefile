@@ -4,8 +4,9 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 # cmake + libclang-dev: unicorn-engine-sys (bindgen); musl-tools: musl guests;
-# clang: SDK portability check; qemu-user: `make bench`; pkg-config: SDK install test.
-APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils
+# clang: SDK portability check; qemu-user: `make bench`; pkg-config: SDK install test;
+# valgrind: `make bench` measures the FastTrack cost (bench/ft_cost.py).
+APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind
 GUEST_BUILD := $(CURDIR)/target/guests
 
 .PHONY: all prereqs build demo test lint bench clean
@@ -66,3 +67,5 @@ clean:
 bench: prereqs
 	CARGO="$(CARGO)" python3 bench/run.py
 	CARGO="$(CARGO)" python3 bench/detectors.py
+	CARGO="$(CARGO)" python3 bench/ft_cost.py
+	CARGO="$(CARGO)" python3 bench/lardish_table.py
