@@ -6,7 +6,7 @@ CARGO ?= cargo
 # cmake + libclang-dev: unicorn-engine-sys (bindgen); musl-tools: musl guests;
 # clang: SDK portability check; qemu-user: `make bench`; pkg-config: SDK install test;
 # valgrind: `make bench` measures the FastTrack cost (bench/ft_cost.py).
-APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind
+APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz
 GUEST_BUILD := $(CURDIR)/target/guests
 
 .PHONY: all prereqs build demo test lint bench clean

@@ -32,9 +32,11 @@ const EXIT_UNSUPPORTED_SYSCALL: u8 = 123;
 const EXIT_RACE_EXCEPTION: u8 = 124;
 /// `lard run`: lard itself failed (cannot write a report, emulator error).
 const EXIT_INTERNAL: u8 = 125;
-/// `lard run`: the guest is not a runnable static x86-64 executable.
+/// `lard run`: the guest is not a runnable x86-64 executable (or its
+/// interpreter is not).
 const EXIT_NOT_RUNNABLE: u8 = 126;
-/// `lard run`: the guest file does not exist or cannot be read.
+/// `lard run`: the guest file, its interpreter (PT_INTERP) or the
+/// `--sysroot` directory does not exist or cannot be read.
 const EXIT_NOT_FOUND: u8 = 127;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -76,7 +78,7 @@ enum Command {
         #[arg(long)]
         symbol: Option<String>,
     },
-    /// Run a static x86-64 Linux program on the LARDx86 CPU.
+    /// Run an x86-64 Linux program (static or dynamically linked) on the LARDx86 CPU.
     Run(Box<RunArgs>),
     /// Every manifest guest under all detector variants: the LARD paper's
     /// Table 3 for this project's guests, LARD checked against ground truth.
@@ -110,6 +112,10 @@ struct RunArgs {
     /// Stop with an error on an unsupported system call instead of returning ENOSYS.
     #[arg(long)]
     strict_syscalls: bool,
+    /// Look up the program interpreter, its libraries and every absolute
+    /// path the guest opens under DIR first (like qemu-user's -L).
+    #[arg(long, short = 'L', value_name = "DIR")]
+    sysroot: Option<PathBuf>,
     /// Which memory accesses to observe (counted in --stats).
     #[arg(long, value_enum, default_value = "tracked")]
     observe: ObserveArg,
@@ -314,7 +320,14 @@ fn run_guest(args: RunArgs) -> ExitCode {
         quantum: args.quantum,
         cores: args.cores,
         strict_syscalls: args.strict_syscalls,
+        sysroot: args.sysroot.clone(),
     };
+    if let Some(root) = &args.sysroot {
+        if !root.is_dir() {
+            eprintln!("lard: --sysroot {}: not a directory", root.display());
+            return ExitCode::from(EXIT_NOT_FOUND);
+        }
+    }
     let mode = match args.observe {
         ObserveArg::None => AccessMode::None,
         ObserveArg::Tracked => AccessMode::Tracked,
@@ -403,7 +416,11 @@ fn run_guest(args: RunArgs) -> ExitCode {
         Ok(e) => e,
         Err(e) => {
             eprintln!("lard: {}: {e}", args.guest.display());
-            return ExitCode::from(EXIT_NOT_RUNNABLE);
+            return ExitCode::from(if e.is_missing_file() {
+                EXIT_NOT_FOUND
+            } else {
+                EXIT_NOT_RUNNABLE
+            });
         }
     };
     emu.set_limits(RunLimits {
@@ -421,14 +438,9 @@ fn run_guest(args: RunArgs) -> ExitCode {
                 status = code;
             }
         }
-        let lines =
-            lard_emu::binary::lines::SourceLines::open(&args.guest, emu.machine().load_bias);
-        eprint!("{}", log.text(emu.machine(), &lines));
+        eprint!("{}", log.text(emu.machine()));
         if let Some(path) = &args.report_json {
-            let json = format!(
-                "{{\"detectors\":{{{}}}}}\n",
-                log.json(emu.machine(), &lines)
-            );
+            let json = format!("{{\"detectors\":{{{}}}}}\n", log.json(emu.machine()));
             if let Err(e) = std::fs::write(path, json) {
                 eprintln!("lard: cannot write {}: {e}", path.display());
                 status = EXIT_INTERNAL;
@@ -437,9 +449,7 @@ fn run_guest(args: RunArgs) -> ExitCode {
     }
     if let Some(acc) = &accuracy {
         let acc = acc.borrow();
-        let lines =
-            lard_emu::binary::lines::SourceLines::open(&args.guest, emu.machine().load_bias);
-        eprint!("{}", acc.lard().text(emu.machine(), &lines));
+        eprint!("{}", acc.lard().text(emu.machine()));
         eprint!("{}", acc.table());
         if let (Some(code), Outcome::Exited(_)) = (args.race_exit_code, &outcome) {
             if acc.lard().dre > 0 {
@@ -447,7 +457,7 @@ fn run_guest(args: RunArgs) -> ExitCode {
             }
         }
         if let Some(path) = &args.report_json {
-            if let Err(e) = std::fs::write(path, acc.json(emu.machine(), &lines)) {
+            if let Err(e) = std::fs::write(path, acc.json(emu.machine())) {
                 eprintln!("lard: cannot write {}: {e}", path.display());
                 status = EXIT_INTERNAL;
             }

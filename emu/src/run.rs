@@ -1,23 +1,25 @@
 //! Setting up a process and running it to completion: `lard run`.
 
-use crate::binary::elf::ElfFile;
-use crate::binary::functions::function_ranges;
-use crate::binary::symbols::Symbolizer;
+use crate::binary::elf::{ElfError, ElfFile};
+use crate::binary::objects::{LoadedObject, ObjectKind, ObjectRegistry};
 use crate::cpu::code::CodeMap;
 use crate::cpu::machine::{
     Config, GuestFault, Machine, Stop, Thread, ThreadState, Wait, GUEST_PID,
 };
-use crate::cpu::memory::Memory;
+use crate::cpu::memory::{page_ceil, page_floor, Memory};
 use crate::cpu::sched::{Scheduler, SplitMix64};
 use crate::cpu::uc::{Context, Reg, Uc, UcError};
 use crate::cpu::vclock::VcFile;
 use crate::intercept::InterceptTable;
-use crate::linux::loader::{self, ProcessArgs};
+use crate::linux::loader::{self, LoadError, ProcessArgs};
+use crate::linux::sysroot;
 use crate::observe::observer::{AccessMode, Observer};
 use crate::observe::stats::{Report, Stats};
+use goblin::elf::program_header::PF_X;
 use lard_detector_hw::event::EventKind;
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -108,6 +110,17 @@ impl std::fmt::Display for SetupError {
 
 impl std::error::Error for SetupError {}
 
+impl SetupError {
+    /// True when a file the program needs does not exist or cannot be read
+    /// (its interpreter): `lard run` exits with 127 then, as a shell does.
+    pub fn is_missing_file(&self) -> bool {
+        matches!(
+            self,
+            SetupError::Load(LoadError::Interpreter(ElfError::Io(..)))
+        )
+    }
+}
+
 impl From<UcError> for SetupError {
     fn from(e: UcError) -> Self {
         SetupError::Uc(e)
@@ -131,6 +144,42 @@ impl Emulator {
         let mut mem = Memory::new(r);
         let image = loader::load(&mut mem, file).map_err(SetupError::Load)?;
         mem.init_brk(image.end);
+        let root = config.sysroot.as_deref();
+        let mut objects = ObjectRegistry::default();
+        let exe_name = file.path.to_string_lossy().into_owned();
+        let exe = objects.add(LoadedObject::with_file(
+            file,
+            exe_name,
+            ObjectKind::Executable,
+            image.bias,
+            (image.start, image.end),
+            config.sysroot.clone(),
+        ));
+        // A dynamically linked program starts in its interpreter, which
+        // finds and maps the libraries itself (through mmap of their files).
+        let mut interp = None;
+        if let Some(name) = &file.interp {
+            // Under --sysroot the interpreter must come from the sysroot: a
+            // host ld.so with the sysroot's libraries would be a mismatch.
+            let path = match root {
+                Some(r) => sysroot::resolve(r, Path::new(name))
+                    .unwrap_or_else(|| r.join(name.trim_start_matches('/'))),
+                None => PathBuf::from(name),
+            };
+            let ld =
+                ElfFile::open(&path).map_err(|e| SetupError::Load(LoadError::Interpreter(e)))?;
+            let ld_image = loader::load_interpreter(&mut mem, &ld)
+                .map_err(|e| SetupError::Load(LoadError::Interpreter(elf_error(&ld, e))))?;
+            let id = objects.add(LoadedObject::with_file(
+                &ld,
+                name.clone(),
+                ObjectKind::Interpreter,
+                ld_image.bias,
+                (ld_image.start, ld_image.end),
+                config.sysroot.clone(),
+            ));
+            interp = Some((id, ld_image, ld));
+        }
         let mut rng = SplitMix64(config.seed);
         let mut random = [0u8; 16];
         random[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
@@ -140,10 +189,12 @@ impl Emulator {
             envp,
             random,
             hwcap: HWCAP,
+            interp_base: interp.as_ref().map_or(0, |(_, i, _)| i.bias),
         };
         let rsp = loader::build_stack(&mut mem, &image, &args).map_err(SetupError::Load)?;
         r.set_reg(Reg::RSP, rsp);
-        r.set_reg(Reg::RIP, image.entry);
+        let entry = interp.as_ref().map_or(image.entry, |(_, i, _)| i.entry);
+        r.set_reg(Reg::RIP, entry);
         r.set_reg(Reg::RDX, 0);
         let mut ctx = Context::new(r)?;
         ctx.save(r)?;
@@ -180,7 +231,7 @@ impl Emulator {
             stop: None,
             vtime: 0,
             quantum_left: 0,
-            symbols: Symbolizer::new(&file.symbols, image.bias),
+            objects,
             stacks: Vec::new(),
             warned: HashSet::new(),
             config,
@@ -197,16 +248,18 @@ impl Emulator {
         });
         machine.add_stack(rsp);
         machine.install_hooks()?;
-        let (ranges, _) = function_ranges(file);
-        let ranges: Vec<(u64, u64)> = ranges
-            .iter()
-            .map(|&(s, e)| (s.wrapping_add(image.bias), e.wrapping_add(image.bias)))
-            .collect();
-        for (start, len) in machine.mem.executable_regions() {
-            machine.scan_code(start, len, &ranges)?;
+        // The loader's objects are the first to appear executable.
+        let mut loaded = vec![(exe, image.clone(), file)];
+        if let Some((id, ld_image, ld)) = &interp {
+            loaded.push((*id, ld_image.clone(), ld));
         }
-        machine.intercepts = InterceptTable::from_symbols(&machine.symbols);
-        machine.hook_intercepts()?;
+        for (id, img, f) in loaded {
+            for s in f.segments.iter().filter(|s| s.flags & PF_X != 0) {
+                let start = page_floor(s.vaddr.wrapping_add(img.bias));
+                let end = page_ceil(s.vaddr.wrapping_add(img.bias) + s.memsz);
+                machine.object_mapped(id, start, end - start)?;
+            }
+        }
         Ok(Emulator {
             machine,
             _uc: uc,
@@ -385,6 +438,14 @@ impl Emulator {
     }
 }
 
+/// A layout error while mapping the interpreter, as an error about its file.
+fn elf_error(ld: &ElfFile, e: LoadError) -> ElfError {
+    match e {
+        LoadError::Elf(e) | LoadError::Interpreter(e) => e,
+        LoadError::Layout(why) => ElfError::Corrupt(ld.path.clone(), why),
+    }
+}
+
 fn internal(m: &Machine, why: &str) -> Outcome {
     Outcome::Signaled {
         signal: libc::SIGABRT,
@@ -421,7 +482,7 @@ fn cpu_fault(m: &Machine, e: UcError) -> GuestFault {
 
 /// `symbol+off: instruction` for a guest code address.
 pub fn describe_pc(m: &Machine, pc: u64) -> String {
-    let sym = m.symbols.describe_pc(pc).unwrap_or_else(|| "??".into());
+    let sym = m.objects.describe_pc(pc).unwrap_or_else(|| "??".into());
     let insn = match m.mem.slice(pc, 1) {
         Some(_) => {
             let avail = (1..=15u64)
@@ -442,9 +503,9 @@ fn deadlock_report(m: &Machine) -> String {
         let what = match t.state {
             ThreadState::Blocked(Wait::Futex { addr, .. }) => {
                 let obj = m
-                    .symbols
-                    .object(addr)
-                    .map_or(String::new(), |(o, off)| format!(" ({}+{off:#x})", o.name));
+                    .objects
+                    .describe_data(addr)
+                    .map_or(String::new(), |d| format!(" ({d})"));
                 format!("futex wait on {addr:#x}{obj}")
             }
             ThreadState::Blocked(Wait::Sleep { .. }) => "sleep".into(),

@@ -24,8 +24,6 @@ pub enum ElfError {
     WrongArch(PathBuf, String),
     /// An ELF file of a type that cannot be run (relocatable, core, …).
     NotExecutable(PathBuf, String),
-    /// A dynamically linked program (has PT_INTERP).
-    Dynamic(PathBuf, String),
 }
 
 impl fmt::Display for ElfError {
@@ -40,11 +38,6 @@ impl fmt::Display for ElfError {
             ElfError::NotExecutable(p, what) => {
                 write!(f, "{}: not an executable ({what})", p.display())
             }
-            ElfError::Dynamic(p, interp) => write!(
-                f,
-                "{}: dynamically linked (interpreter {interp}); only static executables are supported",
-                p.display()
-            ),
         }
     }
 }
@@ -114,6 +107,10 @@ pub struct ElfFile {
     pub symbols: Vec<Symbol>,
     /// Every section with contents in the file, by name: (address, file offset, size).
     pub sections: Vec<(String, u64, usize, usize)>,
+    /// The GNU build-id note (NT_GNU_BUILD_ID), for separate debug files.
+    pub build_id: Option<Vec<u8>>,
+    /// The file name in `.gnu_debuglink`, if any.
+    pub debuglink: Option<String>,
 }
 
 impl ElfFile {
@@ -248,9 +245,47 @@ impl ElfFile {
                 })
             })
             .collect();
+        // A stripped shared object still names its exported functions and
+        // data in .dynsym; use them when .symtab has no functions.
+        if !symbols.iter().any(|s| s.is_func) {
+            symbols.extend(
+                elf.dynsyms
+                    .iter()
+                    .filter(|s| {
+                        (s.is_function() || s.st_type() == goblin::elf::sym::STT_OBJECT)
+                            && s.st_value != 0
+                    })
+                    .filter_map(|s| {
+                        let name = elf.dynstrtab.get_at(s.st_name)?;
+                        (!name.is_empty()).then(|| Symbol {
+                            addr: s.st_value,
+                            size: s.st_size,
+                            name: name.to_string(),
+                            is_func: s.is_function(),
+                        })
+                    }),
+            );
+        }
         symbols.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
         symbols.dedup_by(|a, b| a.addr == b.addr && a.is_func == b.is_func);
+        let build_id = elf.iter_note_headers(bytes).and_then(|notes| {
+            notes
+                .filter_map(Result::ok)
+                .find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU")
+                .map(|n| n.desc.to_vec())
+        });
+        let debuglink =
+            sections
+                .iter()
+                .find(|s| s.0 == ".gnu_debuglink")
+                .and_then(|&(_, _, off, size)| {
+                    let raw = &bytes[off..off + size];
+                    let name = raw.split(|&b| b == 0).next()?;
+                    (!name.is_empty()).then(|| String::from_utf8_lossy(name).into_owned())
+                });
         Ok(ElfFile {
+            build_id,
+            debuglink,
             path: p,
             bytes: Vec::new(),
             elf_type,

@@ -1,8 +1,10 @@
 //! Reading guest binaries: ELF validation and symbols, function ranges from
-//! unwind tables, DWARF source lines and LARD-aware disassembly.
+//! unwind tables, DWARF source lines, the registry of objects loaded into
+//! the guest and LARD-aware disassembly.
 
 pub mod disasm;
 pub mod elf;
 pub mod functions;
 pub mod lines;
+pub mod objects;
 pub mod symbols;

@@ -5,7 +5,7 @@
 //! [`Machine`]; they run on the emulation thread while `uc_emu_start` is
 //! active, and are the only code that touches the machine during that time.
 
-use crate::binary::symbols::Symbolizer;
+use crate::binary::objects::{ObjectId, ObjectRegistry};
 use crate::cpu::code::{CodeMap, MemInsn, Site};
 use crate::cpu::memory::Memory;
 use crate::cpu::sched::{SchedPolicy, Scheduler};
@@ -128,6 +128,8 @@ pub struct Config {
     pub cores: u16,
     /// Stop on unknown system calls instead of returning ENOSYS.
     pub strict_syscalls: bool,
+    /// `--sysroot`: where the guest's absolute paths are looked up first.
+    pub sysroot: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -138,6 +140,7 @@ impl Default for Config {
             quantum: 1000,
             cores: 8,
             strict_syscalls: false,
+            sysroot: None,
         }
     }
 }
@@ -172,8 +175,9 @@ pub struct Machine {
     pub vtime: u64,
     /// Blocks left in the current quantum.
     pub quantum_left: u64,
-    /// Symbols for messages.
-    pub symbols: Symbolizer,
+    /// Every ELF object mapped into the guest: symbols, lines and data
+    /// naming for reports and messages (docs/dynamic.md).
+    pub objects: ObjectRegistry,
     /// Stack mappings `(start, end)` of all threads, sorted.
     pub stacks: Vec<(u64, u64)>,
     /// Unknown system calls already warned about.
@@ -283,16 +287,42 @@ impl Machine {
         Ok(())
     }
 
-    /// Hooks the entries of the intercepted functions in `self.intercepts`.
-    pub fn hook_intercepts(&mut self) -> Result<(), UcError> {
+    /// Hooks the entries of intercepted functions (`pcs`, from `self.intercepts`).
+    pub fn hook_intercepts(&mut self, pcs: &[u64]) -> Result<(), UcError> {
         let data = self as *mut Machine as *mut c_void;
-        let entries: Vec<u64> = self.intercepts.entries().collect();
-        for pc in entries {
+        for &pc in pcs {
             // SAFETY: as in install_hooks.
             unsafe { self.uc.hook_code(on_intercept, data, pc, pc)? };
             self.uc.remove_cache(pc, pc + 1);
         }
         Ok(())
+    }
+
+    /// The notification point for an ELF object's code: `[start, start+len)`
+    /// of object `id` was just mapped executable (by the loader, by ld.so's
+    /// `mmap`, or by `mprotect`). Every mechanism that acts on an object's
+    /// code when it appears runs from here: the LARD-site scan (from the
+    /// object's function starts) and the hooks on the object's intercepted
+    /// functions (found by symbol).
+    pub fn object_mapped(&mut self, id: ObjectId, start: u64, len: u64) -> Result<(), UcError> {
+        self.objects.add_exec(id, start, len);
+        let ranges = self.objects.get(id).functions().to_vec();
+        self.scan_code(start, len, &ranges)?;
+        let new = match self.objects.get(id).symbols() {
+            Some(symbols) => self.intercepts.add_from_symbols(symbols),
+            None => Vec::new(),
+        };
+        self.hook_intercepts(&new)
+    }
+
+    /// Executable memory `[start, start+len)` appeared (mmap, mprotect):
+    /// [`Machine::object_mapped`] if it belongs to an object, else a plain
+    /// scan for LARD sites (JIT code, anonymous executable memory).
+    pub fn code_mapped(&mut self, start: u64, len: u64) -> Result<(), UcError> {
+        match self.objects.id_at(start) {
+            Some(id) => self.object_mapped(id, start, len),
+            None => self.scan_code(start, len, &[]),
+        }
     }
 
     /// Scans an executable range for LARD sites and hooks them.

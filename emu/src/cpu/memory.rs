@@ -237,6 +237,51 @@ impl Memory {
         Some(r.host.as_ptr().wrapping_add(off) as *mut u8)
     }
 
+    /// A copy of `len` guest bytes that may span several host mappings (e.g.
+    /// a buffer across two brk extensions), if every page has `need`.
+    pub fn gather(&self, addr: u64, len: u64, need: u32) -> Option<Vec<u8>> {
+        let end = addr.checked_add(len)?;
+        let mut out = Vec::with_capacity(usize::try_from(len).ok()?);
+        let mut pos = addr;
+        while pos < end {
+            let (&s, r) = self.regions.range(..=pos).next_back()?;
+            if s + r.len <= pos || r.perms & need != need {
+                return None;
+            }
+            let n = (s + r.len).min(end) - pos;
+            let p = r
+                .host
+                .as_ptr()
+                .wrapping_add((pos - s) as usize + r.host_off);
+            // SAFETY: [pos, pos+n) lies inside this region's live host memory.
+            out.extend_from_slice(unsafe { std::slice::from_raw_parts(p, n as usize) });
+            pos += n;
+        }
+        Some(out)
+    }
+
+    /// Writes `bytes` back over a range [`Memory::gather`] accepted.
+    pub fn scatter(&self, addr: u64, bytes: &[u8]) {
+        let mut done = 0usize;
+        while done < bytes.len() {
+            let pos = addr + done as u64;
+            let Some((&s, r)) = self.regions.range(..=pos).next_back() else {
+                return;
+            };
+            if s + r.len <= pos {
+                return;
+            }
+            let n = ((s + r.len - pos) as usize).min(bytes.len() - done);
+            let p = r
+                .host
+                .as_ptr()
+                .wrapping_add((pos - s) as usize + r.host_off) as *mut u8;
+            // SAFETY: as in gather; guest memory is only touched by this thread.
+            unsafe { std::ptr::copy_nonoverlapping(bytes[done..].as_ptr(), p, n) };
+            done += n;
+        }
+    }
+
     /// A readable guest byte slice.
     pub fn slice(&self, addr: u64, len: u64) -> Option<&[u8]> {
         if len == 0 {
@@ -336,6 +381,13 @@ impl Memory {
     pub fn region_of(&self, addr: u64) -> Option<(u64, u64)> {
         let (&s, r) = self.regions.range(..=addr).next_back()?;
         (s + r.len > addr).then_some((s, r.len))
+    }
+
+    /// Every mapped region in address order: (start, len, perms, name).
+    pub fn regions(&self) -> impl Iterator<Item = (u64, u64, u32, &'static str)> + '_ {
+        self.regions
+            .iter()
+            .map(|(&s, r)| (s, r.len, r.perms, r.name))
     }
 
     /// Executable regions: (start, len) — for scanning code for LARDx86.

@@ -85,13 +85,23 @@ impl InterceptTable {
     /// The note functions a program's symbol table defines (addresses as
     /// loaded, i.e. with the symbolizer's bias applied).
     pub fn from_symbols(symbols: &Symbolizer) -> InterceptTable {
-        let mut by_entry = HashMap::new();
+        let mut t = InterceptTable::default();
+        t.add_from_symbols(symbols);
+        t
+    }
+
+    /// Adds the note functions `symbols` defines (one loaded object's);
+    /// returns the entries that were not in the table yet (to hook).
+    pub fn add_from_symbols(&mut self, symbols: &Symbolizer) -> Vec<u64> {
+        let mut new = Vec::new();
         for &(name, what) in NOTES {
             if let Some(s) = symbols.function_named(name) {
-                by_entry.insert(s.addr, what);
+                if self.by_entry.insert(s.addr, what).is_none() {
+                    new.push(s.addr);
+                }
             }
         }
-        InterceptTable { by_entry }
+        new
     }
 
     /// What the function at `pc` means, if it is intercepted.

@@ -1,5 +1,6 @@
-//! Loading a static ELF executable and building the initial process stack the
-//! way the Linux kernel does (System V x86-64 ABI §3.4.1).
+//! Loading an ELF executable (and, for a dynamically linked one, its program
+//! interpreter) and building the initial process stack the way the Linux
+//! kernel does (System V x86-64 ABI §3.4.1; fs/binfmt_elf.c).
 
 use crate::binary::elf::{ElfError, ElfFile};
 use crate::cpu::memory::{page_ceil, page_floor, MemError, Memory, PAGE};
@@ -16,6 +17,8 @@ pub const STACK_SIZE: u64 = 8 << 20;
 /// A loaded program image.
 #[derive(Clone, Debug)]
 pub struct Image {
+    /// First mapped byte (page-aligned).
+    pub start: u64,
     /// Entry point (relocated).
     pub entry: u64,
     /// Load bias (0 for ET_EXEC).
@@ -37,6 +40,8 @@ pub enum LoadError {
     Elf(ElfError),
     /// Segments overlap, are misaligned, or memory ran out.
     Layout(String),
+    /// The program interpreter (PT_INTERP) cannot be used.
+    Interpreter(ElfError),
 }
 
 impl std::fmt::Display for LoadError {
@@ -44,6 +49,7 @@ impl std::fmt::Display for LoadError {
         match self {
             LoadError::Elf(e) => write!(f, "{e}"),
             LoadError::Layout(why) => write!(f, "cannot load: {why}"),
+            LoadError::Interpreter(e) => write!(f, "cannot load its interpreter: {e}"),
         }
     }
 }
@@ -64,18 +70,46 @@ fn perms_of(flags: u32) -> u32 {
     p
 }
 
-/// Maps the PT_LOAD segments of `file` and copies their contents.
+/// Maps the PT_LOAD segments of the executable `file` (position-independent
+/// ones at [`PIE_BASE`], as the kernel does) and copies their contents.
 pub fn load(mem: &mut Memory, file: &ElfFile) -> Result<Image, LoadError> {
-    if let Some(interp) = &file.interp {
-        return Err(LoadError::Elf(ElfError::Dynamic(
+    let bias = if file.is_pie() { PIE_BASE } else { 0 };
+    load_at(mem, file, bias, "[program]")
+}
+
+/// Maps the program interpreter `file` (ld.so) where the top-down mmap
+/// allocator puts it, as the kernel does.
+pub fn load_interpreter(mem: &mut Memory, file: &ElfFile) -> Result<Image, LoadError> {
+    let lo = file.segments.iter().map(|s| page_floor(s.vaddr)).min();
+    let hi = file
+        .segments
+        .iter()
+        .map(|s| page_ceil(s.vaddr.saturating_add(s.memsz)))
+        .max();
+    let (Some(lo), Some(hi)) = (lo, hi) else {
+        return Err(LoadError::Interpreter(ElfError::Corrupt(
             file.path.clone(),
-            interp.clone(),
+            "no loadable segments".into(),
         )));
+    };
+    if !file.is_pie() {
+        return load_at(mem, file, 0, "[ld.so]");
     }
+    let at = mem
+        .find_free(hi - lo)
+        .ok_or_else(|| LoadError::Layout("no room for the interpreter".into()))?;
+    load_at(mem, file, at.wrapping_sub(lo), "[ld.so]")
+}
+
+fn load_at(
+    mem: &mut Memory,
+    file: &ElfFile,
+    bias: u64,
+    name: &'static str,
+) -> Result<Image, LoadError> {
     if file.segments.is_empty() {
         return Err(LoadError::Layout("no loadable segments".into()));
     }
-    let bias = if file.is_pie() { PIE_BASE } else { 0 };
     // Page ranges with the union of the permissions of the segments in them.
     let mut pages: Vec<(u64, u64, u32)> = Vec::new();
     for s in &file.segments {
@@ -114,7 +148,7 @@ pub fn load(mem: &mut Memory, file: &ElfFile) -> Result<Image, LoadError> {
         }
     }
     for &(start, end, perms) in &pages {
-        mem.map(start, end - start, perms, "[program]")
+        mem.map(start, end - start, perms, name)
             .map_err(|e| match e {
                 MemError::NoMemory => LoadError::Layout("out of memory".into()),
                 other => LoadError::Layout(format!("cannot map {start:#x}..{end:#x}: {other:?}")),
@@ -131,7 +165,9 @@ pub fn load(mem: &mut Memory, file: &ElfFile) -> Result<Image, LoadError> {
         }
     }
     let end = pages.iter().map(|p| p.1).max().unwrap_or(0);
+    let start = pages.iter().map(|p| p.0).min().unwrap_or(0);
     Ok(Image {
+        start,
         entry: file.entry.wrapping_add(bias),
         bias,
         phdr,
@@ -174,6 +210,8 @@ pub struct ProcessArgs<'a> {
     pub random: [u8; 16],
     /// AT_HWCAP: CPUID.1:EDX of the emulated CPU.
     pub hwcap: u64,
+    /// AT_BASE: where the interpreter was loaded (0 without one).
+    pub interp_base: u64,
 }
 
 /// Maps the main stack and writes argc/argv/envp/auxv; returns the initial RSP.
@@ -215,7 +253,7 @@ pub fn build_stack(
         (at::PHENT, image.phent),
         (at::PHNUM, image.phnum),
         (at::PAGESZ, PAGE),
-        (at::BASE, 0),
+        (at::BASE, args.interp_base),
         (at::FLAGS, 0),
         (at::ENTRY, image.entry),
         (at::UID, host_id(libc::getuid)),

@@ -3,3 +3,4 @@
 
 pub mod loader;
 pub mod syscalls;
+pub mod sysroot;

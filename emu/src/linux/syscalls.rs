@@ -9,12 +9,15 @@
 //! seed. An unknown call returns -ENOSYS with a one-time warning, or stops the
 //! guest under `--strict-syscalls`.
 
+use crate::binary::objects::{LoadedObject, ObjectKind};
 use crate::cpu::machine::{Machine, Stop, Thread, ThreadState, Wait, GUEST_PID};
-use crate::cpu::memory::{page_ceil, MemError, PAGE};
+use crate::cpu::memory::{page_ceil, page_floor, MemError, PAGE};
 use crate::cpu::sched::SplitMix64;
 use crate::cpu::uc::{prot, Context, Reg};
+use crate::linux::sysroot;
 use lard_detector_hw::event::{Event, EventKind, LowLevelSync};
 use log::warn;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 const ENOENT: i64 = 2;
 const EINTR: i64 = 4;
@@ -73,6 +76,15 @@ pub fn name(nr: u64) -> &'static str {
         35 => "nanosleep",
         39 => "getpid",
         41 => "socket",
+        42 => "connect",
+        137 => "statfs",
+        138 => "fstatfs",
+        191 => "getxattr",
+        192 => "lgetxattr",
+        193 => "fgetxattr",
+        194 => "listxattr",
+        195 => "llistxattr",
+        196 => "flistxattr",
         56 => "clone",
         57 => "fork",
         58 => "vfork",
@@ -110,6 +122,7 @@ pub fn name(nr: u64) -> &'static str {
         203 => "sched_setaffinity",
         204 => "sched_getaffinity",
         217 => "getdents64",
+        221 => "fadvise64",
         218 => "set_tid_address",
         228 => "clock_gettime",
         229 => "clock_getres",
@@ -188,7 +201,7 @@ impl Machine {
             return NoReturn;
         }
         if self.warned.insert(nr) {
-            let at = self.symbols.describe_pc(pc).unwrap_or_default();
+            let at = self.objects.describe_pc(pc).unwrap_or_default();
             warn!(
                 "unsupported system call {nr} ({}) at {pc:#x} {at}: returning -ENOSYS",
                 name(nr)
@@ -337,11 +350,51 @@ impl Machine {
         }
     }
 
+    /// Runs one system call. A buffer that spans several host mappings
+    /// (adjacent guest mappings are separate host mappings) is passed to the
+    /// host through a bounce copy, written back after the call.
     fn dispatch(&mut self, nr: u64, a: [u64; 6], pc: u64) -> Ret {
+        let mut bounces = Vec::new();
+        let r = self.dispatch_inner(nr, a, pc, &mut bounces);
+        for (addr, buf, write) in bounces {
+            if write {
+                self.mem.scatter(addr, &buf);
+            }
+        }
+        r
+    }
+
+    /// A host pointer for a guest buffer, through a bounce copy if needed.
+    fn ptr_or_bounce(
+        &self,
+        addr: u64,
+        len: u64,
+        need: u32,
+        bounces: &mut Vec<(u64, Vec<u8>, bool)>,
+    ) -> Option<u64> {
+        if let Some(p) = self.ptr(addr, len, need) {
+            return Some(p);
+        }
+        if len > 1 << 30 {
+            return None;
+        }
+        let buf = self.mem.gather(addr, len, need)?;
+        let p = buf.as_ptr() as u64;
+        bounces.push((addr, buf, need & prot::WRITE != 0));
+        Some(p)
+    }
+
+    fn dispatch_inner(
+        &mut self,
+        nr: u64,
+        a: [u64; 6],
+        pc: u64,
+        bounces: &mut Vec<(u64, Vec<u8>, bool)>,
+    ) -> Ret {
         let efault = Val(-EFAULT);
         macro_rules! p {
             ($addr:expr, $len:expr, $need:expr) => {
-                match self.ptr($addr, $len, $need) {
+                match self.ptr_or_bounce($addr, $len, $need, bounces) {
                     Some(p) => p,
                     None => return efault,
                 }
@@ -355,6 +408,17 @@ impl Machine {
                 }
             };
         }
+        // Paths the guest looks up, under --sysroot first (the host strings
+        // live in `keep` until the call returns).
+        let mut keep: Vec<std::ffi::CString> = Vec::new();
+        macro_rules! path {
+            ($addr:expr) => {
+                match self.path_arg($addr, &mut keep) {
+                    Some(p) => p,
+                    None => return efault,
+                }
+            };
+        }
         const R: u32 = prot::READ;
         const W: u32 = prot::WRITE;
         match nr {
@@ -362,10 +426,10 @@ impl Machine {
             0 | 17 => Val(host(nr, [a[0], p!(a[1], a[2], W), a[2], a[3], 0, 0])),
             // write, pwrite64
             1 | 18 => Val(host(nr, [a[0], p!(a[1], a[2], R), a[2], a[3], 0, 0])),
-            2 => Val(host(nr, [s!(a[0]), a[1], a[2], 0, 0, 0])),
-            3 | 8 | 32 | 33 | 292 | 74 | 75 | 77 | 95 | 81 => Val(host(nr, a)),
+            2 => self.sys_openat(libc::AT_FDCWD as u64, a[0], a[1], a[2]),
+            3 | 8 | 32 | 33 | 292 | 74 | 75 | 77 | 95 | 81 | 221 => Val(host(nr, a)),
             // stat, lstat
-            4 | 6 => Val(host(nr, [s!(a[0]), p!(a[1], 144, W), 0, 0, 0, 0])),
+            4 | 6 => Val(host(nr, [path!(a[0]), p!(a[1], 144, W), 0, 0, 0, 0])),
             5 => Val(host(nr, [a[0], p!(a[1], 144, W), 0, 0, 0, 0])),
             7 => Val(host(nr, [p!(a[0], a[1] * 8, W), a[1], a[2], 0, 0, 0])),
             9 => self.sys_mmap(a),
@@ -376,6 +440,7 @@ impl Machine {
                     return Val(-EINVAL);
                 }
                 self.code.forget(a[0], len);
+                self.objects.unmapped(a[0], len);
                 match self.mem.unmap(a[0], len) {
                     Ok(()) => Val(0),
                     Err(_) => Val(-EINVAL),
@@ -416,7 +481,7 @@ impl Machine {
             },
             // readv, writev
             19 | 20 => self.sys_iov(nr, a),
-            21 => Val(host(nr, [s!(a[0]), a[1], 0, 0, 0, 0])),
+            21 => Val(host(nr, [path!(a[0]), a[1], 0, 0, 0, 0])),
             22 => Val(host(nr, [p!(a[0], 8, W), 0, 0, 0, 0, 0])),
             293 => Val(host(nr, [p!(a[0], 8, W), a[1], 0, 0, 0, 0])),
             24 => {
@@ -554,11 +619,24 @@ impl Machine {
                     deadline: self.vtime.saturating_add(ns),
                 })
             }
-            257 => Val(host(nr, [a[0], s!(a[1]), a[2], a[3], 0, 0])),
+            257 => self.sys_openat(a[0], a[1], a[2], a[3]),
+            // socket; connect (a UNIX socket to a daemon such as nscd)
+            41 => Val(host(nr, [a[0], a[1], a[2], 0, 0, 0])),
+            42 => Val(host(nr, [a[0], p!(a[1], a[2], R), a[2], 0, 0, 0])),
+            137 => Val(host(nr, [path!(a[0]), p!(a[1], 120, W), 0, 0, 0, 0])),
+            138 => Val(host(nr, [a[0], p!(a[1], 120, W), 0, 0, 0, 0])),
+            // getxattr, lgetxattr (ls -l asks for ACLs and SELinux labels)
+            191 | 192 => Val(host(
+                nr,
+                [path!(a[0]), s!(a[1]), p!(a[2], a[3], W), a[3], 0, 0],
+            )),
+            193 => Val(host(nr, [a[0], s!(a[1]), p!(a[2], a[3], W), a[3], 0, 0])),
+            194 | 195 => Val(host(nr, [path!(a[0]), p!(a[1], a[2], W), a[2], 0, 0, 0])),
+            196 => Val(host(nr, [a[0], p!(a[1], a[2], W), a[2], 0, 0, 0])),
             258 => Val(host(nr, [a[0], s!(a[1]), a[2], 0, 0, 0])),
-            262 => Val(host(nr, [a[0], s!(a[1]), p!(a[2], 144, W), a[3], 0, 0])),
+            262 => Val(host(nr, [a[0], path!(a[1]), p!(a[2], 144, W), a[3], 0, 0])),
             263 => Val(host(nr, [a[0], s!(a[1]), a[2], 0, 0, 0])),
-            269 | 439 => Val(host(nr, [a[0], s!(a[1]), a[2], a[3], 0, 0])),
+            269 | 439 => Val(host(nr, [a[0], path!(a[1]), a[2], a[3], 0, 0])),
             270 | 271 | 23 => self.warn_unknown(nr, pc),
             273 => Val(0),
             302 => {
@@ -579,7 +657,10 @@ impl Machine {
                 }
                 Val(a[1] as i64)
             }
-            332 => Val(host(nr, [a[0], s!(a[1]), a[2], a[3], p!(a[4], 256, W), 0])),
+            332 => Val(host(
+                nr,
+                [a[0], path!(a[1]), a[2], a[3], p!(a[4], 256, W), 0],
+            )),
             334 | 435 | 324 | 274 => Val(-ENOSYS),
             _ => self.warn_unknown(nr, pc),
         }
@@ -629,6 +710,118 @@ impl Machine {
         Val(host(267, [dirfd, pp, bp, len, 0, 0]))
     }
 
+    /// A host pointer to the path at guest `addr`, redirected under
+    /// `--sysroot` when the path exists there (see [`sysroot`]).
+    fn path_arg(&self, addr: u64, keep: &mut Vec<std::ffi::CString>) -> Option<u64> {
+        let Some(root) = self.config.sysroot.as_deref() else {
+            return self.cstr(addr);
+        };
+        let guest = self.mem.read_cstr(addr, 4096)?;
+        let host = sysroot::host_path(Some(root), &guest);
+        if host.as_os_str().as_bytes() == guest.as_slice() {
+            return self.cstr(addr);
+        }
+        let c = std::ffi::CString::new(host.into_os_string().into_vec()).ok()?;
+        let p = c.as_ptr() as u64;
+        keep.push(c);
+        Some(p)
+    }
+
+    /// open/openat: the guest's own `/proc/self/maps` is synthesized (the
+    /// host's would describe lard); other paths go to the host, under
+    /// `--sysroot` first.
+    fn sys_openat(&mut self, dirfd: u64, path: u64, flags: u64, mode: u64) -> Ret {
+        let Some(name) = self.mem.read_cstr(path, 4096) else {
+            return Val(-EFAULT);
+        };
+        let own = format!("/proc/{GUEST_PID}/maps");
+        if name == b"/proc/self/maps" || name == own.as_bytes() {
+            return Val(self.proc_maps_fd());
+        }
+        let mut keep = Vec::new();
+        let Some(p) = self.path_arg(path, &mut keep) else {
+            return Val(-EFAULT);
+        };
+        Val(host(257, [dirfd, p, flags, mode, 0, 0]))
+    }
+
+    /// A memfd holding the guest's memory map in /proc/PID/maps format.
+    fn proc_maps_fd(&self) -> i64 {
+        let mut text = String::new();
+        for (start, len, perms, name) in self.mem.regions() {
+            let object = self.objects.at(start).map(|o| o.name.clone());
+            let name = object.as_deref().unwrap_or(match name {
+                "[heap]" | "[stack]" => name,
+                _ => "",
+            });
+            let flag = |bit: u32, c: char| if perms & bit != 0 { c } else { '-' };
+            text += &format!(
+                "{start:012x}-{:012x} {}{}{}p 00000000 00:00 0 {name}\n",
+                start + len,
+                flag(prot::READ, 'r'),
+                flag(prot::WRITE, 'w'),
+                flag(prot::EXEC, 'x'),
+            );
+        }
+        // SAFETY: memfd_create with a static name; write from a live buffer.
+        unsafe {
+            let fd = libc::memfd_create(c"lard-maps".as_ptr(), libc::MFD_CLOEXEC);
+            if fd < 0 {
+                return host_ret(-1);
+            }
+            libc::write(fd, text.as_ptr().cast(), text.len());
+            libc::lseek(fd, 0, libc::SEEK_SET);
+            i64::from(fd)
+        }
+    }
+
+    /// A file mapping at offset 0 that starts with an x86-64 ELF header is
+    /// a shared object being loaded (by ld.so or `dlopen`): register it with
+    /// the file's path (the guest's file descriptors are host descriptors,
+    /// so `/proc/self/fd/N` names the file) and its load bias (the mapping
+    /// minus its first PT_LOAD's page).
+    fn register_object(&mut self, at: u64, len: u64, fd: u64) {
+        let Some(hdr) = self.mem.slice(at, 64.min(len)) else {
+            return;
+        };
+        if hdr.len() < 64 || hdr[..4] != *b"\x7fELF" || hdr[4] != 2 {
+            return;
+        }
+        let u16_at = |o: usize| u16::from_le_bytes([hdr[o], hdr[o + 1]]);
+        let (etype, machine) = (u16_at(0x10), u16_at(0x12));
+        if !(etype == 2 || etype == 3) || machine != 62 {
+            return;
+        }
+        let phoff = u64::from_le_bytes(hdr[0x20..0x28].try_into().expect("8 bytes"));
+        let (phent, phnum) = (u64::from(u16_at(0x36)), u64::from(u16_at(0x38)));
+        let first_load = (0..phnum).find_map(|i| {
+            let ph = phoff.checked_add(i * phent)?;
+            if ph + 56 > len {
+                return None;
+            }
+            let b = self.mem.slice(at + ph, 56)?;
+            let ptype = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
+            (ptype == 1).then(|| u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")))
+        });
+        let Some(vaddr) = first_load else {
+            return;
+        };
+        let host_path = match std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+            Ok(p) => p,
+            Err(_) => return,
+        };
+        let root = self.config.sysroot.clone();
+        let name = sysroot::guest_path(root.as_deref(), &host_path);
+        self.objects.add(LoadedObject::new(
+            host_path,
+            name.to_string_lossy().into_owned(),
+            ObjectKind::Library,
+            at.wrapping_sub(page_floor(vaddr)),
+            (at, at + len),
+            root,
+        ));
+    }
+
     fn sys_arch_prctl(&mut self, a: [u64; 6]) -> Ret {
         match a[0] {
             0x1001 => self.uc.set_reg(Reg::GS_BASE, a[1]),
@@ -670,6 +863,7 @@ impl Machine {
             }
             if flags & MAP_FIXED != 0 {
                 self.code.forget(addr, len);
+                self.objects.unmapped(addr, len);
                 if let Err(e) = self.mem.unmap(addr, len) {
                     return Self::map_err(e);
                 }
@@ -690,7 +884,7 @@ impl Machine {
         // File contents are copied in (private mappings); the mapping is
         // first made writable so the copy can land.
         let file = flags & MAP_ANONYMOUS == 0;
-        if flags & MAP_SHARED != 0 && file {
+        if flags & MAP_SHARED != 0 && file && perms & prot::WRITE != 0 {
             warn!("MAP_SHARED file mapping emulated as a private copy");
         }
         let name = if file { "[file]" } else { "[mmap]" };
@@ -711,7 +905,10 @@ impl Machine {
                 return Val(-EINVAL);
             }
         }
-        if perms & prot::EXEC != 0 && self.scan_code(at, len, &[]).is_err() {
+        if file && off == 0 {
+            self.register_object(at, len, fd);
+        }
+        if perms & prot::EXEC != 0 && self.code_mapped(at, len).is_err() {
             warn!("could not hook LARDx86 sites in new code at {at:#x}");
         }
         Val(at as i64)
@@ -724,7 +921,7 @@ impl Machine {
         let perms = (a[2] & 7) as u32;
         match self.mem.protect(a[0], a[1], perms) {
             Ok(()) => {
-                if perms & prot::EXEC != 0 && self.scan_code(a[0], page_ceil(a[1]), &[]).is_err() {
+                if perms & prot::EXEC != 0 && self.code_mapped(a[0], page_ceil(a[1])).is_err() {
                     warn!("could not hook LARDx86 sites after mprotect at {:#x}", a[0]);
                 }
                 Val(0)

@@ -6,7 +6,6 @@
 //! data access (AccessMode::All) when a variant checks untracked accesses,
 //! and low-level synchronization when a variant uses it.
 
-use crate::binary::lines::SourceLines;
 use crate::cpu::machine::Machine;
 use crate::observe::detect::RaceLog;
 use crate::observe::observer::{AccessMode, Control, Observer};
@@ -244,7 +243,7 @@ impl AccuracyLog {
     }
 
     /// The report JSON: every variant's counts, Table-3 columns and races.
-    pub fn json(&self, m: &Machine, lines: &SourceLines) -> String {
+    pub fn json(&self, m: &Machine) -> String {
         let rows = self.accuracy().map_or(Vec::new(), Accuracy::rows);
         let entries: Vec<String> = self
             .logs
@@ -259,7 +258,7 @@ impl AccuracyLog {
                         r.false_dre, r.false_pcs, r.missed_dre, r.missed_pcs
                     )
                         });
-                log.json_with(m, lines, &extra)
+                log.json_with(m, &extra)
             })
             .collect();
         format!(

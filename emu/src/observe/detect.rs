@@ -5,7 +5,7 @@
 //! number of racy dynamic accesses (DRE) and of distinct racy PCs are the
 //! LARD paper's Table 3 measures. The report format is in docs/cli.md.
 
-use crate::binary::lines::{Frame, SourceLines};
+use crate::binary::lines::Frame;
 use crate::cpu::machine::Machine;
 use crate::observe::observer::{AccessMode, Control, Observer};
 use crate::run::describe_pc;
@@ -141,15 +141,17 @@ fn kind_name(k: RaceKind) -> &'static str {
     }
 }
 
+/// A name for a data address: a symbol in whichever loaded object holds it,
+/// else the mapping's name (`[heap]`, `[stack]`, …).
 fn data_name(m: &Machine, addr: u64) -> String {
-    match m.symbols.object(addr) {
-        Some((o, off)) => format!("{}+{off:#x}", o.name),
+    match m.objects.describe_data(addr) {
+        Some(d) => d,
         None => m.mem.region_name(addr).unwrap_or("?").to_string(),
     }
 }
 
-fn frames_text(lines: &SourceLines, pc: u64) -> String {
-    let frames = lines.frames(pc);
+fn frames_text(m: &Machine, pc: u64) -> String {
+    let frames = m.objects.frames(pc);
     let mut s = String::new();
     for (i, f) in frames.iter().enumerate() {
         let _ = write!(s, "\n      #{i} {}", f.text());
@@ -213,7 +215,7 @@ impl RaceLog {
     /// The human summary for stderr: both accesses of every distinct race
     /// with PC, symbol, source frames (innermost first), threads, kind,
     /// size, data address and the disassembled instruction.
-    pub fn text(&self, m: &Machine, lines: &SourceLines) -> String {
+    pub fn text(&self, m: &Machine) -> String {
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -240,7 +242,7 @@ impl RaceLog {
                 p.thread,
                 p.kthread,
                 describe_pc(m, *pc),
-                frames_text(lines, *pc)
+                frames_text(m, *pc)
             );
             let prev_kind = match p.kind {
                 RaceKind::ReadWrite => "read",
@@ -251,19 +253,19 @@ impl RaceLog {
                 "  previous {prev_kind} by thread {}\n    at {}{}",
                 p.prev_thread,
                 describe_pc(m, *prev),
-                frames_text(lines, *prev)
+                frames_text(m, *prev)
             );
         }
         s
     }
 
     /// This detector's entry in the report JSON (docs/cli.md).
-    pub fn json(&self, m: &Machine, lines: &SourceLines) -> String {
-        self.json_with(m, lines, "")
+    pub fn json(&self, m: &Machine) -> String {
+        self.json_with(m, "")
     }
 
     /// The JSON entry with `extra` fields (`"k":v,` pairs) after `pcs`.
-    pub fn json_with(&self, m: &Machine, lines: &SourceLines, extra: &str) -> String {
+    pub fn json_with(&self, m: &Machine, extra: &str) -> String {
         let esc = |t: String| t.replace('\\', "\\\\").replace('"', "\\\"");
         let races: Vec<String> = self
             .pairs
@@ -271,8 +273,8 @@ impl RaceLog {
             .map(|((pc, prev), p)| {
                 format!(
                     "{{\"pc\":{pc},\"symbol\":\"{}\",\"prev_pc\":{prev},\"prev_symbol\":\"{}\",\"addr\":{},\"data\":\"{}\",\"size\":{},\"kind\":\"{}\",\"thread\":\"{}\",\"kthread\":{},\"prev_thread\":\"{}\",\"count\":{},\"frames\":{},\"prev_frames\":{}}}",
-                    esc(m.symbols.describe_pc(*pc).unwrap_or_default()),
-                    esc(m.symbols.describe_pc(*prev).unwrap_or_default()),
+                    esc(m.objects.describe_pc(*pc).unwrap_or_default()),
+                    esc(m.objects.describe_pc(*prev).unwrap_or_default()),
                     p.addr,
                     esc(data_name(m, p.addr)),
                     p.size,
@@ -281,8 +283,8 @@ impl RaceLog {
                     p.kthread,
                     p.prev_thread,
                     p.count,
-                    frames_json(&lines.frames(*pc)),
-                    frames_json(&lines.frames(*prev))
+                    frames_json(&m.objects.frames(*pc)),
+                    frames_json(&m.objects.frames(*prev))
                 )
             })
             .collect();
