@@ -12,7 +12,10 @@
 Per libc: glibc builds with $CC_GLIBC (default gcc), musl with $CC_MUSL
 (default musl-gcc); both -std=c99 -D_POSIX_C_SOURCE=200809L -static -g -O2
 against the SDK built into
-BUILD/<libc>/sdk.  Binaries: BUILD/<libc>/<name>.
+BUILD/<libc>/sdk.  Binaries: BUILD/<libc>/<name>.  Every C guest built for
+glibc is also built as an ordinary dynamically linked executable (no -static;
+PIE, libc.so through ld.so, the SDK's liblard.a linked in) into
+BUILD/glibc-dynamic/<name>, with the same ground truth.
 
 Rust guests (lang = "rust", glibc only): one cargo build of guests/rust
 (`cargo build --release --target x86_64-unknown-linux-gnu` with
@@ -37,6 +40,19 @@ ROOT = os.path.dirname(GUESTS)
 SDK = os.path.join(ROOT, "guest-sdk")
 COMPILERS = {"glibc": os.environ.get("CC_GLIBC", "gcc"),
              "musl": os.environ.get("CC_MUSL", "musl-gcc")}
+# The dynamically linked glibc build of every C glibc guest.
+DYNAMIC = "glibc-dynamic"
+COMPILERS[DYNAMIC] = COMPILERS["glibc"]
+
+
+def flavours(g):
+    """The builds of guest g: its libcs, plus glibc-dynamic for C guests
+    built for glibc (the manifest reader in emu/src/cmd/manifest.rs adds
+    the same runs)."""
+    out = list(g["libc"])
+    if "glibc" in out and g.get("lang", "c") != "rust":
+        out.append(DYNAMIC)
+    return out
 CFLAGS = os.environ.get("GUEST_CFLAGS", "-O2 -g").split()
 RACE_MARK = "/* RACE */"
 # Rust guests: see rust_build().
@@ -145,7 +161,7 @@ def build(out):
     out = os.path.abspath(out)
     guests = manifest()
     for libc, cc in COMPILERS.items():
-        wanted = [g for g in guests if libc in g["libc"]
+        wanted = [g for g in guests if libc in flavours(g)
                   and g.get("lang", "c") != "rust"]
         if not wanted:
             continue
@@ -154,7 +170,8 @@ def build(out):
         for g in wanted:
             run([cc, "-std=c99", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra",
                  "-Werror", *CFLAGS,
-                 "-static", "-pthread", "-I" + os.path.join(SDK, "include"),
+                 *([] if libc == DYNAMIC else ["-static"]),
+                 "-pthread", "-I" + os.path.join(SDK, "include"),
                  os.path.join(GUESTS, g["source"]),
                  *RUNTIME_ARGS.get(g.get("runtime"), []), "-L" + sdk, "-llard",
                  "-o", os.path.join(out, libc, g["name"])])
@@ -186,7 +203,7 @@ def check(out):
     ok = True
     n = 0
     for g in manifest():
-        for libc in g["libc"]:
+        for libc in flavours(g):
             exe = os.path.join(out, libc, g["name"])
             if not os.path.exists(exe):
                 print("MISSING %s/%s" % (libc, g["name"]))

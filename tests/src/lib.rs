@@ -137,6 +137,27 @@ pub fn build_c(rel: &str, libc: Libc) -> PathBuf {
     out
 }
 
+/// Builds the C source `guests/<rel>` with gcc as an ordinary dynamically
+/// linked executable (or, with `-shared` among `args`, a shared object) named
+/// `out` in the `dynamic` build directory: `gcc -O2 -g -pthread ARGS`.
+pub fn build_c_dynamic(rel: &str, out: &str, args: &[&str]) -> PathBuf {
+    let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let src = root().join("guests").join(rel);
+    let dir = guest_dir().join("dynamic");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(out);
+    compile_cached(&src, &out, &format!("gcc {rel}"), |tmp| {
+        let mut c = Command::new("gcc");
+        c.args(["-O2", "-g", "-pthread"])
+            .arg(&src)
+            .args(args)
+            .arg("-o")
+            .arg(tmp);
+        c
+    });
+    out
+}
+
 /// Assembles the no-libc demo guest `guests/asm/lard_ops.S` with the SDK's macros.
 pub fn build_lard_ops() -> PathBuf {
     let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());

@@ -12,7 +12,7 @@ pub struct GuestRun {
     pub label: String,
     /// The guest's manifest name.
     pub name: String,
-    /// `glibc` or `musl`.
+    /// `glibc`, `musl` or `glibc-dynamic` ([`DYNAMIC`]).
     pub libc: String,
     /// The built executable.
     pub bin: PathBuf,
@@ -40,7 +40,11 @@ fn lines(v: Option<&Value>) -> BTreeSet<i64> {
         .unwrap_or_default()
 }
 
-/// Reads the manifest; executables are looked up as `build/<libc>/<name>`.
+/// The build of every C glibc guest as a dynamically linked executable.
+pub const DYNAMIC: &str = "glibc-dynamic";
+
+/// Reads the manifest; executables are looked up as `build/<libc>/<name>`
+/// (`libc` is `glibc`, `musl` or [`DYNAMIC`]).
 pub fn read(manifest: &Path, build: &Path) -> Result<Vec<GuestRun>, String> {
     let text =
         std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
@@ -60,13 +64,19 @@ pub fn read(manifest: &Path, build: &Path) -> Result<Vec<GuestRun>, String> {
             .get("source")
             .and_then(Value::as_str)
             .ok_or_else(|| bad("source"))?;
-        let libcs: Vec<&str> = g
+        let mut libcs: Vec<&str> = g
             .get("libc")
             .and_then(Value::as_array)
             .ok_or_else(|| bad("libc"))?
             .iter()
             .filter_map(Value::as_str)
             .collect();
+        // Every C guest built for glibc is also built dynamically linked
+        // (guests/tools/guests.py), with the same ground truth.
+        let lang = g.get("lang").and_then(Value::as_str).unwrap_or("c");
+        if libcs.contains(&"glibc") && lang != "rust" {
+            libcs.push(DYNAMIC);
+        }
         let none = [Value::Table(toml::map::Map::new())];
         let configs = g
             .get("configs")

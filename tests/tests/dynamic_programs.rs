@@ -1,0 +1,322 @@
+//! Dynamically linked programs under `lard run`: the host's ld.so loads the
+//! libraries, and the result is the native run's. Distribution binaries
+//! (`ls`, `sort`, Debian's `pigz`, `python3`), gcc-built guests, `dlopen`,
+//! `--sysroot`, and the one-line errors for a missing interpreter or library.
+//! (The manifest guests' dynamic builds are checked in manifest_verdicts.rs.)
+
+use lard_e2e::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A system program the test needs (installed by `make`'s APT_PACKAGES).
+fn program(path: &str) -> PathBuf {
+    let p = PathBuf::from(path);
+    assert!(
+        p.exists(),
+        "{path} is missing: `make prereqs` installs it (APT_PACKAGES)"
+    );
+    p
+}
+
+fn run_native(prog: &Path, args: &[&str]) -> Output {
+    Command::new(prog)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", prog.display()))
+}
+
+fn assert_same(what: &str, native: &Output, lard: &Output) {
+    assert_eq!(
+        shell_status(lard),
+        shell_status(native),
+        "{what}: exit status; stderr under lard: {}",
+        stderr(lard)
+    );
+    assert!(
+        lard.stdout == native.stdout,
+        "{what}: stdout differs; under lard:\n{}\nnative:\n{}\nstderr: {}",
+        stdout(lard),
+        stdout(native),
+        stderr(lard)
+    );
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let d = guest_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn plain_guests_built_without_static_match_their_native_runs() {
+    for (src, args) in [
+        ("plain/hello.c", &[][..]),
+        ("plain/args_env.c", &["one", "two words", "--flag"][..]),
+        ("plain/mutex_counter.c", &[][..]),
+        ("plain/condvar_pc.c", &[][..]),
+        ("plain/exit_code.c", &["42", "thread"][..]),
+    ] {
+        let name = Path::new(src).file_stem().unwrap().to_string_lossy();
+        let guest = build_c_dynamic(src, &name, &[]);
+        let l = assert_parity(&guest, args);
+        assert!(!stderr(&l).contains("WARN"), "{src}: {}", stderr(&l));
+    }
+}
+
+#[test]
+fn ls_l_of_the_root_directory() {
+    let ls = program("/bin/ls");
+    let n = run_native(&ls, &["-l", "/"]);
+    let l = lard_run(&["--detector", "none"], &ls, &["-l", "/"]);
+    // /proc's link count follows the number of host processes and /tmp's
+    // mtime other programs' temporary files: both change between two runs.
+    let stable = |o: &Output| -> String {
+        stdout(o)
+            .lines()
+            .filter(|l| !l.ends_with(" proc") && !l.ends_with(" tmp"))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    assert_eq!(shell_status(&l), shell_status(&n), "{}", stderr(&l));
+    assert_eq!(stable(&l), stable(&n), "stderr: {}", stderr(&l));
+    assert!(stable(&l).lines().count() > 10, "{}", stdout(&l));
+    assert!(!stderr(&l).contains("WARN"), "{}", stderr(&l));
+}
+
+#[test]
+fn sort_numeric_and_lexical() {
+    let sort = program("/usr/bin/sort");
+    let dir = scratch_dir("sort");
+    let input = dir.join("in.txt");
+    let mut x: u64 = 12345;
+    let mut text = String::new();
+    for i in 0..5000 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        text += &format!("{} line{}\n", (x >> 40) % 100_000, i % 97);
+    }
+    std::fs::write(&input, text).unwrap();
+    let inp = input.to_str().unwrap();
+    for args in [
+        vec![inp],
+        vec!["-n", "-r", inp],
+        vec!["-k2,2", "-s", "--parallel=4", "-S", "64K", inp],
+    ] {
+        let n = run_native(&sort, &args);
+        let l = lard_run(&["--detector", "none"], &sort, &args);
+        assert_same(&format!("sort {args:?}"), &n, &l);
+    }
+}
+
+#[test]
+fn debian_pigz_with_four_threads() {
+    let pigz = program("/usr/bin/pigz");
+    let dir = scratch_dir("pigz");
+    let input = dir.join("data.bin");
+    // Compressible but not trivial: 2 MiB of words from a small PRNG.
+    let mut x: u32 = 7;
+    let mut data = Vec::with_capacity(2 << 20);
+    while data.len() < 2 << 20 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        data.extend_from_slice(format!("w{} ", x % 5000).as_bytes());
+    }
+    std::fs::write(&input, &data).unwrap();
+    let inp = input.to_str().unwrap();
+    let args = ["-p", "4", "-b", "128", "-c", inp];
+    let n = run_native(&pigz, &args);
+    let l = lard_run(&["--detector", "none"], &pigz, &args);
+    assert_same("pigz -p 4", &n, &l);
+    // And back: decompressing under lard gives the original bytes.
+    let gz = dir.join("data.bin.gz");
+    std::fs::write(&gz, &l.stdout).unwrap();
+    let d = lard_run(
+        &["--detector", "none"],
+        &pigz,
+        &["-d", "-c", gz.to_str().unwrap()],
+    );
+    assert_eq!(shell_status(&d), 0, "{}", stderr(&d));
+    assert!(d.stdout == data, "pigz -d under lard: wrong bytes");
+}
+
+#[test]
+fn python3_runs_a_threaded_script() {
+    let python = program("/usr/bin/python3");
+    let script = root().join("guests/dynamic/threads.py");
+    let s = script.to_str().unwrap();
+    let n = run_native(&python, &["-S", s]);
+    assert_eq!(shell_status(&n), 3, "native python3: {}", stderr(&n));
+    let l = lard_run(&["--detector", "none"], &python, &["-S", s]);
+    assert_same("python3 threads.py", &n, &l);
+    let l = lard_run(&["--detector", "none"], &python, &[s]);
+    assert_same("python3 threads.py (with site)", &n, &l);
+}
+
+#[test]
+fn dlopen_of_a_plugin_and_faults_inside_it() {
+    let plugin = build_c_dynamic("dynamic/plugin.c", "libplugin.so", &["-shared", "-fPIC"]);
+    let host = build_c_dynamic("dynamic/plugin_host.c", "plugin_host", &["-ldl"]);
+    let p = plugin.to_str().unwrap();
+    let l = assert_parity(&host, &[p]);
+    assert_eq!(stdout(&l), "the plugin says 42\nclosed\n");
+    // A fault inside the plugin is reported with the plugin's function.
+    let n = native(&host, &[p, "crash"]);
+    let l = lard_run(&[], &host, &[p, "crash"]);
+    assert_same("plugin crash", &n, &l);
+    let e = stderr(&l);
+    assert!(
+        e.contains("write to unmapped memory at address 0x0")
+            && e.contains("plugin_crash")
+            && e.contains("libplugin.so"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_interpreter_library_or_sysroot_get_one_line_errors() {
+    let one_line = |o: &Output, status: i32, needle: &str| {
+        let e = stderr(o);
+        assert_eq!(shell_status(o), status, "{e}");
+        assert!(e.contains(needle), "wanted {needle:?} in {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(!e.contains("panicked"), "{e}");
+    };
+    // An interpreter that does not exist.
+    let bad_interp = build_c_dynamic(
+        "plain/hello.c",
+        "hello_bad_interp",
+        &["-Wl,--dynamic-linker=/nonexistent/ld-lard-test.so.2"],
+    );
+    let l = lard_run(&[], &bad_interp, &[]);
+    one_line(&l, 127, "/nonexistent/ld-lard-test.so.2");
+    // A sysroot without an interpreter.
+    let hello = build_c_dynamic("plain/hello.c", "hello", &[]);
+    let empty = scratch_dir("empty-sysroot");
+    let root_arg = empty.to_str().unwrap();
+    let l = lard_run(&["--sysroot", root_arg], &hello, &[]);
+    one_line(&l, 127, &format!("{root_arg}/lib64/ld-linux-x86-64.so.2"));
+    // A sysroot that does not exist.
+    let l = lard_run(&["-L", "/nonexistent-sysroot"], &hello, &[]);
+    one_line(&l, 127, "/nonexistent-sysroot");
+    // A library that is gone: ld.so itself says which, with its status.
+    let libdir = scratch_dir("gone-lib");
+    let lib = libdir.join("libgreet.so");
+    let st = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(root().join("guests/dynamic/greet.c"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let prog = libdir.join("needs_greet");
+    let st = Command::new("gcc")
+        .arg(root().join("guests/dynamic/needs_greet.c"))
+        .arg(format!("-L{}", libdir.display()))
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
+        .args(["-lgreet", "-o"])
+        .arg(&prog)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let l = assert_parity(&prog, &[]);
+    assert_eq!(stdout(&l), "greetings, ld.so\n");
+    assert_eq!(shell_status(&l), 5);
+    std::fs::remove_file(&lib).unwrap();
+    let n = native(&prog, &[]);
+    let l = lard_run(&["--detector", "none"], &prog, &[]);
+    assert_eq!(shell_status(&n), 127);
+    assert_eq!(stderr(&l), stderr(&n));
+    one_line(&l, 127, "libgreet.so: cannot open shared object file");
+}
+
+#[test]
+fn sysroot_supplies_the_interpreter_and_proc_self_maps_lists_objects() {
+    let hello = build_c_dynamic("plain/hello.c", "hello", &[]);
+    let root_dir = scratch_dir("sysroot");
+    std::fs::create_dir_all(root_dir.join("lib64")).unwrap();
+    // A copy, so the interpreter that runs can only have come from DIR.
+    std::fs::copy(
+        "/lib64/ld-linux-x86-64.so.2",
+        root_dir.join("lib64/ld-linux-x86-64.so.2"),
+    )
+    .unwrap();
+    let r = root_dir.to_str().unwrap();
+    let l = lard_run(&["--sysroot", r], &hello, &[]);
+    assert_eq!(stdout(&l), "hello, world\n", "{}", stderr(&l));
+    assert_eq!(shell_status(&l), 0);
+    // The guest's own memory map: its executable, ld.so (by the name the
+    // guest knows) and libc, never lard's own mappings.
+    let cat = program("/bin/cat");
+    let l = lard_run(
+        &["--sysroot", r, "--detector", "none"],
+        &cat,
+        &["/proc/self/maps"],
+    );
+    let maps = stdout(&l);
+    assert_eq!(shell_status(&l), 0, "{}", stderr(&l));
+    for want in [
+        "/bin/cat",
+        "/lib64/ld-linux-x86-64.so.2",
+        "libc.so.6",
+        "[stack]",
+    ] {
+        assert!(maps.contains(want), "no {want} in\n{maps}");
+    }
+    assert!(!maps.contains(r), "sysroot path leaked into\n{maps}");
+    assert!(!maps.contains("lard"), "lard's own maps:\n{maps}");
+}
+
+/// The line of `src` (under guests/) marked `/* RACE */`: the ground truth.
+fn race_line(src: &str) -> usize {
+    let text = std::fs::read_to_string(root().join("guests").join(src)).unwrap();
+    1 + text
+        .lines()
+        .position(|l| l.contains("/* RACE */"))
+        .expect("a RACE mark")
+}
+
+#[test]
+fn races_in_a_shared_library_name_its_function_line_and_data() {
+    let sdk = build_manifest_guests().join("glibc-dynamic/sdk");
+    let include = format!("-I{}", root().join("guest-sdk/include").display());
+    let lib = build_c_dynamic(
+        "dynamic/racy_lib.c",
+        "libracy.so",
+        &["-shared", "-fPIC", &include],
+    );
+    let dir = lib.parent().unwrap().display().to_string();
+    let prog = build_c_dynamic(
+        "dynamic/racy_lib_main.c",
+        "racy_lib_main",
+        &[
+            &include,
+            &format!("-L{dir}"),
+            &format!("-Wl,-rpath,{dir}"),
+            "-lracy",
+            &format!("-L{}", sdk.display()),
+            "-llard",
+        ],
+    );
+    let line = race_line("dynamic/racy_lib.c");
+    for detector in ["fasttrack", "canonical", "lardish"] {
+        let l = lard_run(&["--detector", detector], &prog, &[]);
+        assert_eq!(stdout(&l), "slot = 2\n", "{}", stderr(&l));
+        assert_eq!(shell_status(&l), 0);
+        let e = stderr(&l);
+        assert!(
+            e.contains("racy dynamic accesses (DRE): 1, distinct racy PCs: 1"),
+            "{detector}: {e}"
+        );
+        assert!(
+            e.contains("write-write race")
+                && e.contains("<shared_slot+0x0 in libracy.so>")
+                && e.contains("<store_slot+")
+                && e.contains(" in libracy.so>:")
+                && e.contains(&format!("racy_lib.c:{line}")),
+            "{detector}: {e}"
+        );
+    }
+}
