@@ -86,6 +86,16 @@ def main():
         p, c = s["per_kilo_instruction"], s["sw_check_causes_per_kilo_instruction"]
         print(f"{w:20} {p['md_evictions']:8.3f} {p['inflations']:8.3f} {p['hw_checks']:8.3f} "
               f"{p['sw_checks']:8.3f} {p['rollovers']:8.3f}  " + " ".join(f"{c[k]:10.3f}" for k in SW_CAUSES))
+    print("\n== where LARDISH's overhead goes: cycles / no-detection cycles, per mechanism ==")
+    mech = ["metadata", "hw_check", "sw_check", "md_eviction", "rollover", "context_switch", "vc_op",
+            "history_op", "async"]
+    print(f"{'workload':20} {'machine':8} {'pollution':>9} " + " ".join(f"{m[:10]:>10}" for m in mech))
+    for w in WORKLOADS:
+        for name, _ in MACHINES:
+            s = stats[(w, name)]
+            base, m = max(1, s["cycles_no_detection"]), s["lardish_cycles_by_mechanism"]
+            print(f"{w:20} {name:8} {(m['base'] - base) / base:9.3f} " + " ".join(f"{m[k] / base:10.3f}" for k in mech))
+    print("   pollution = LARDISH's data/instruction cycles minus no detection's (metadata occupying cache)")
     print("\n== hardware checks by cause, per 1,000 instructions, baseline machine ==")
     for w in WORKLOADS:
         h = stats[(w, "sync")]["hw_check_causes_per_kilo_instruction"]

@@ -14,7 +14,7 @@
 
 use lard_detector_hw::event::Event;
 use lard_detector_hw::event::{Access, AccessKind, LardOp, Origin};
-use lard_detector_hw::lardish::{CacheGeom, HwCause, HwConfig, Lardish, SwCause};
+use lard_detector_hw::lardish::{CacheGeom, HwCause, HwConfig, Lardish, Mechanism, SwCause};
 use lard_detector_hw::trace::{random_trace, TraceParams};
 use lard_detector_hw::{Canonical, Detector, FastTrack, FtPath};
 
@@ -141,6 +141,11 @@ fn lardish_matches_canonical() {
         let s = l.stats();
         assert_eq!(s.permission_violations, 0, "seed {seed} on {name}\n{s}");
         assert_eq!(s.checked() + s.untracked, s.accesses);
+        assert_eq!(
+            s.cycles_by_mechanism.iter().sum::<u64>(),
+            s.cycles_lardish,
+            "seed {seed} on {name}"
+        );
         // Every software and hardware check has exactly one cause.
         assert_eq!(
             s.sw_causes.iter().sum::<u64>(),
@@ -224,12 +229,18 @@ fn fasttrack_cost_is_shared_and_transition_is_lardish_only() {
     assert!(s0.sw_checks > 0 && s0.checked() > s0.sw_checks, "{s0}");
     assert_eq!(s1.cycles_fasttrack - s0.cycles_fasttrack, d * s0.checked());
     assert_eq!(s1.cycles_lardish - s0.cycles_lardish, d * s0.sw_checks);
+    let sw = Mechanism::SwCheck as usize;
+    assert_eq!(
+        s1.cycles_by_mechanism[sw] - s0.cycles_by_mechanism[sw],
+        d * s0.sw_checks
+    );
     assert_eq!(s2.cycles_fasttrack, s0.cycles_fasttrack);
     let entries = s0.sw_checks + s0.clear_ops + s0.copy_ops;
     assert!(s2.cycles_lardish - s0.cycles_lardish >= d * entries);
     let strip = |s: &lard_detector_hw::HwStats| {
         let mut s = s.clone();
         (s.cycles_lardish, s.cycles_fasttrack) = (0, 0);
+        s.cycles_by_mechanism = Default::default();
         s
     };
     assert_eq!(strip(&s1), strip(&s0));

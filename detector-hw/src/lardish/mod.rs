@@ -46,7 +46,7 @@ pub use ftcost::FtCost;
 use history::ByteMeta;
 pub use history::{Holder, HwStatus, Perm};
 use layout::Layout;
-pub use stats::{HwCause, HwStats, OccupancySample, SwCause};
+pub use stats::{HwCause, HwStats, Mechanism, OccupancySample, SwCause};
 
 /// A byte's complete history: last reads `(thread, clock)`, last write.
 pub type HistorySnapshot = (Vec<(ThreadKey, u64)>, Option<(ThreadKey, u64)>);
@@ -234,7 +234,7 @@ impl Lardish {
         self.stats.instructions += n;
         self.stats.cycles_no_detection += cycles;
         self.stats.cycles_fasttrack += cycles;
-        self.charge(c, cycles);
+        self.charge(c, cycles, Mechanism::Base);
     }
 
     fn view(&self) -> View<'_> {
@@ -245,8 +245,9 @@ impl Lardish {
         usize::from(core) % self.cores.len()
     }
 
-    fn charge(&mut self, c: usize, cycles: u64) {
+    fn charge(&mut self, c: usize, cycles: u64, why: Mechanism) {
         self.stats.cycles_lardish += cycles;
+        self.stats.cycles_by_mechanism[why as usize] += cycles;
         self.cores[c].time += cycles;
     }
 
@@ -279,7 +280,7 @@ impl Lardish {
         if self.cores[c].ident.is_some() {
             self.stats.context_switches += 1;
             let cost = u64::from(self.cfg.context_switch_cycles);
-            self.charge(c, cost);
+            self.charge(c, cost, Mechanism::ContextSwitch);
         }
         self.cores[c].ident = Some(key);
         self.flush_core(c);
@@ -310,7 +311,7 @@ impl Lardish {
                 self.lose(line, SwCause::Evicted);
                 self.stats.md_evictions += 1;
                 let cost = u64::from(self.cfg.md_evict_cycles);
-                self.charge(c, cost);
+                self.charge(c, cost, Mechanism::MdEviction);
             }
         }
     }
@@ -431,7 +432,7 @@ impl Lardish {
     fn rollover(&mut self, c: usize) {
         self.stats.rollovers += 1;
         let cost = self.cfg.rollover_cycles;
-        self.charge(c, cost);
+        self.charge(c, cost, Mechanism::Rollover);
         let lines = self.hier.md_lines_where(|l| Layout::md_core(l) == c);
         for line in lines {
             self.hier.invalidate(line);
@@ -568,11 +569,11 @@ impl Lardish {
     /// asynchronous checking cores.
     fn charge_software(&mut self, c: usize, cost: u64) {
         if self.async_busy.is_empty() {
-            self.charge(c, cost);
+            self.charge(c, cost, Mechanism::SwCheck);
             return;
         }
         let enqueue = u64::from(self.cfg.async_enqueue_cycles);
-        self.charge(c, enqueue);
+        self.charge(c, enqueue, Mechanism::Async);
         let now = self.cores[c].time;
         let (i, _) = self
             .async_busy
@@ -590,7 +591,7 @@ impl Lardish {
         let (time, out) = (self.cores[c].time, self.cores[c].outstanding);
         if out > time {
             self.stats.async_stall_cycles += out - time;
-            self.charge(c, out - time);
+            self.charge(c, out - time, Mechanism::Async);
         }
     }
 
@@ -679,7 +680,7 @@ impl Lardish {
             self.hier.invalidate(line);
             self.stats.md_evictions += 1;
             let cost = u64::from(self.cfg.md_evict_cycles);
-            self.charge(c, cost);
+            self.charge(c, cost, Mechanism::MdEviction);
         }
     }
 
@@ -825,7 +826,7 @@ impl Lardish {
                 self.soft_accesses(c, ft_lines, true, true) + per_op
             }
         };
-        self.charge(c, cost);
+        self.charge(c, cost, Mechanism::HistoryOp);
         self.stats.cycles_fasttrack += ft_cost;
     }
 }
@@ -858,7 +859,7 @@ impl Detector for Lardish {
         self.stats.cycles_fasttrack += u64::from(ft_data);
         if !lard::is_checked(a) {
             self.stats.untracked += 1;
-            self.charge(c, u64::from(data_lat));
+            self.charge(c, u64::from(data_lat), Mechanism::Base);
             return None;
         }
         let key = lard::identity(&a.origin);
@@ -887,7 +888,12 @@ impl Detector for Lardish {
             }
         }
         // Metadata is looked up in parallel with the data.
-        self.charge(c, u64::from(data_lat.max(md_lat)));
+        self.charge(c, u64::from(data_lat), Mechanism::Base);
+        self.charge(
+            c,
+            u64::from(md_lat.saturating_sub(data_lat)),
+            Mechanism::Metadata,
+        );
 
         // Stage decision (on the state before the access), exact check and
         // record, permission maintenance.
@@ -958,13 +964,13 @@ impl Detector for Lardish {
                 self.stats.hw_checks += 1;
                 self.stats.hw_causes[hw_cause as usize] += 1;
                 let cost = u64::from(self.cfg.hw_check_cycles);
-                self.charge(c, cost);
+                self.charge(c, cost, Mechanism::HwCheck);
             }
             Stage::Software => {
                 self.stats.sw_checks += 1;
                 self.stats.sw_causes[sw_cause as usize] += 1;
                 let hw = u64::from(self.cfg.hw_check_cycles);
-                self.charge(c, hw);
+                self.charge(c, hw, Mechanism::SwCheck);
                 let own = (first, u64::from(count));
                 let cost = self.software_check(c, t, sw_addr, own, ft_instructions);
                 self.charge_software(c, cost);
@@ -1006,7 +1012,7 @@ impl Detector for Lardish {
                 } else {
                     u64::from(self.cfg.transition_cycles) + ft_vc
                 };
-                self.charge(c, cost);
+                self.charge(c, cost, Mechanism::VcOp);
                 self.stats.cycles_fasttrack += ft_vc;
                 if let LardOp::WriteVc { tid, value } = *op {
                     // Lowering an entry invalidates memoized permissions.
@@ -1016,7 +1022,7 @@ impl Detector for Lardish {
                 }
             }
             LardOp::Thread { .. } => {
-                self.charge(c, instr);
+                self.charge(c, instr, Mechanism::Base);
                 self.stats.cycles_fasttrack +=
                     u64::from(self.cfg.ft.vc_op) * u64::from(self.cfg.instruction_cycles);
             }
@@ -1036,7 +1042,7 @@ impl Detector for Lardish {
         let instr = u64::from(self.cfg.instruction_cycles);
         self.stats.cycles_no_detection += instr;
         self.stats.cycles_fasttrack += instr;
-        self.charge(c, instr);
+        self.charge(c, instr, Mechanism::Base);
     }
 
     fn context_switch(&mut self, origin: &Origin) {
@@ -1045,7 +1051,7 @@ impl Detector for Lardish {
         let instr = u64::from(self.cfg.instruction_cycles);
         self.stats.cycles_no_detection += instr;
         self.stats.cycles_fasttrack += instr;
-        self.charge(c, instr);
+        self.charge(c, instr, Mechanism::Base);
         self.switch_to(c, lard::identity(origin));
     }
 }

@@ -113,6 +113,65 @@ impl HwCause {
     }
 }
 
+/// What LARDISH's cycles were spent on (`HwStats::cycles_by_mechanism`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mechanism {
+    /// What no detection also pays: data access latency, non-memory
+    /// instructions, other events.
+    Base,
+    /// Metadata lookups slower than the data access they overlap with.
+    Metadata,
+    /// Hardware race checks.
+    HwCheck,
+    /// Software race checks (synchronous; with asynchronous checking cores
+    /// only their hardware-check part).
+    SwCheck,
+    /// The metadata eviction handler.
+    MdEviction,
+    /// Epoch rollovers.
+    Rollover,
+    /// Thread switches on a core.
+    ContextSwitch,
+    /// ReadVC/WriteVC.
+    VcOp,
+    /// ClearHistory/CopyHistory.
+    HistoryOp,
+    /// Enqueuing asynchronous checks and waiting for them at synchronization.
+    Async,
+}
+
+impl Mechanism {
+    /// Every mechanism, in [`HwStats::cycles_by_mechanism`] order.
+    pub const ALL: [Mechanism; 10] = [
+        Mechanism::Base,
+        Mechanism::Metadata,
+        Mechanism::HwCheck,
+        Mechanism::SwCheck,
+        Mechanism::MdEviction,
+        Mechanism::Rollover,
+        Mechanism::ContextSwitch,
+        Mechanism::VcOp,
+        Mechanism::HistoryOp,
+        Mechanism::Async,
+    ];
+
+    /// Name used in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Base => "base",
+            Mechanism::Metadata => "metadata",
+            Mechanism::HwCheck => "hw_check",
+            Mechanism::SwCheck => "sw_check",
+            Mechanism::MdEviction => "md_eviction",
+            Mechanism::Rollover => "rollover",
+            Mechanism::ContextSwitch => "context_switch",
+            Mechanism::VcOp => "vc_op",
+            Mechanism::HistoryOp => "history_op",
+            Mechanism::Async => "async",
+        }
+    }
+}
+
 /// Everything the LARDISH model measures.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct HwStats {
@@ -161,6 +220,9 @@ pub struct HwStats {
     pub cycles_no_detection: u64,
     /// Simulated cycles under LARDISH.
     pub cycles_lardish: u64,
+    /// `cycles_lardish` by mechanism, indexed like [`Mechanism::ALL`] (sums
+    /// to `cycles_lardish`).
+    pub cycles_by_mechanism: [u64; 10],
     /// Simulated cycles under the FastTrack-in-software cost model.
     pub cycles_fasttrack: u64,
     /// Cache occupancy samples.
@@ -276,6 +338,12 @@ impl HwStats {
                 .iter()
                 .map(|c| (c.name(), self.hw_causes[*c as usize]))
         };
+        let mech = || {
+            Mechanism::ALL
+                .iter()
+                .map(|m| (m.name(), self.cycles_by_mechanism[*m as usize]))
+        };
+        field("lardish_cycles_by_mechanism", causes(&mut mech(), false));
         field("sw_check_causes", causes(&mut sw(), false));
         field("hw_check_causes", causes(&mut hw(), false));
         field(
@@ -328,6 +396,14 @@ impl fmt::Display for HwStats {
         ] {
             writeln!(f, "  {name:<12}  {c:>14}  ({:.2}x)", self.slowdown(c))?;
         }
+        write!(f, "  LARDISH by mechanism:")?;
+        for m in Mechanism::ALL {
+            let n = self.cycles_by_mechanism[m as usize];
+            if n > 0 {
+                write!(f, " {} {n}", m.name())?;
+            }
+        }
+        writeln!(f)?;
         writeln!(f, "per 1,000 instructions (RADISH Table 2):")?;
         for (name, n) in [
             ("md evictions", self.md_evictions),
