@@ -65,6 +65,26 @@ fn plain_guests_built_without_static_match_their_native_runs() {
 }
 
 #[test]
+fn libstdcxx_threads_and_exceptions_and_libgomp_constructs() {
+    let cxx = build_c_dynamic("dynamic/cxx_threads.cpp", "cxx_threads", &["-lstdc++"]);
+    let l = assert_parity(&cxx, &[]);
+    assert_eq!(shell_status(&l), 4);
+    assert!(
+        stdout(&l).ends_with("3:xxxx\ncaught boom\n"),
+        "{}",
+        stdout(&l)
+    );
+    let omp = build_c_dynamic("dynamic/omp_constructs.c", "omp_constructs", &["-fopenmp"]);
+    let l = assert_parity(&omp, &[]);
+    assert_eq!(
+        stdout(&l),
+        "single from a team of 4\nsum=4999950000 n=30\n",
+        "{}",
+        stderr(&l)
+    );
+}
+
+#[test]
 fn ls_l_of_the_root_directory() {
     let ls = program("/bin/ls");
     let n = run_native(&ls, &["-l", "/"]);
@@ -319,4 +339,65 @@ fn races_in_a_shared_library_name_its_function_line_and_data() {
             "{detector}: {e}"
         );
     }
+}
+
+#[test]
+fn lines_of_a_stripped_library_come_from_its_debug_file_by_build_id() {
+    let sdk = build_manifest_guests().join("glibc-dynamic/sdk");
+    let include = format!("-I{}", root().join("guest-sdk/include").display());
+    let dir = scratch_dir("debuglink");
+    let lib = dir.join("libracy.so");
+    let sh = |cmd: &mut Command| {
+        let o = cmd.output().expect("toolchain");
+        assert!(o.status.success(), "{cmd:?}: {}", stderr(&o));
+        o
+    };
+    sh(Command::new("gcc")
+        .args(["-shared", "-fPIC", "-O2", "-g", "-Wl,--build-id", &include])
+        .arg(root().join("guests/dynamic/racy_lib.c"))
+        .arg("-o")
+        .arg(&lib));
+    let debug = dir.join("libracy.debug");
+    sh(Command::new("objcopy")
+        .arg("--only-keep-debug")
+        .arg(&lib)
+        .arg(&debug));
+    sh(Command::new("strip").arg("--strip-debug").arg(&lib));
+    let prog = dir.join("racy_lib_main");
+    sh(Command::new("gcc")
+        .args(["-O2", "-g", "-pthread", &include])
+        .arg(root().join("guests/dynamic/racy_lib_main.c"))
+        .arg(format!("-L{}", dir.display()))
+        .arg(format!("-Wl,-rpath,{}", dir.display()))
+        .arg("-lracy")
+        .arg(format!("-L{}", sdk.display()))
+        .args(["-llard", "-o"])
+        .arg(&prog));
+    // The build-id, read by binutils (not by lard's ELF reader).
+    let notes = stdout(&sh(Command::new("readelf").arg("-n").arg(&lib)));
+    let id = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .expect("a build-id note")
+        .to_string();
+    let root_dir = dir.join("sysroot");
+    let dbg_dir = root_dir.join(format!("usr/lib/debug/.build-id/{}", &id[..2]));
+    std::fs::create_dir_all(&dbg_dir).unwrap();
+    std::fs::create_dir_all(root_dir.join("lib64")).unwrap();
+    std::fs::copy(
+        "/lib64/ld-linux-x86-64.so.2",
+        root_dir.join("lib64/ld-linux-x86-64.so.2"),
+    )
+    .unwrap();
+    std::fs::copy(&debug, dbg_dir.join(format!("{}.debug", &id[2..]))).unwrap();
+    let line = format!("racy_lib.c:{}", race_line("dynamic/racy_lib.c"));
+    // Without the debug file the stripped library has symbols but no lines.
+    let l = lard_run(&[], &prog, &[]);
+    let e = stderr(&l);
+    assert!(e.contains("<store_slot+") && !e.contains(&line), "{e}");
+    // With it (under the sysroot's /usr/lib/debug), the racy line appears.
+    let l = lard_run(&["--sysroot", root_dir.to_str().unwrap()], &prog, &[]);
+    let e = stderr(&l);
+    assert_eq!(stdout(&l), "slot = 2\n", "{e}");
+    assert!(e.contains("<store_slot+") && e.contains(&line), "{e}");
 }
