@@ -409,3 +409,32 @@ fn cost_models_and_samples_are_reported() {
     assert!(!s.occupancy.is_empty());
     eprintln!("{s}");
 }
+
+/// The chunked variable map (the fast layout) gives byte-identical
+/// statistics and identical reports to the reference per-byte layout,
+/// computed in the same run, on recorded traces (written in the trace
+/// format and read back) of every shape under every machine.
+#[test]
+fn chunked_variable_map_changes_no_statistic() {
+    use lard_detector_hw::trace::{read_trace, write_trace};
+    for (k, params) in shapes().iter().enumerate() {
+        let params = TraceParams {
+            events: 6_000,
+            ..params.clone()
+        };
+        let mut file = Vec::new();
+        write_trace(&mut file, &random_trace(100 + k as u64, &params)).expect("write trace");
+        let trace = read_trace(&file[..]).expect("read trace");
+        for (name, cfg) in configs() {
+            let mut fast = Lardish::new(cfg.clone());
+            let mut reference = Lardish::new(cfg.clone());
+            reference.use_per_byte_variable_map();
+            for e in &trace {
+                assert_eq!(fast.event(e), reference.event(e), "shape {k} on {name}: {e:?}");
+            }
+            let (f, r) = (fast.stats(), reference.stats());
+            assert_eq!(f.to_json(), r.to_json(), "shape {k} on {name}");
+            assert_eq!(f, r, "shape {k} on {name}");
+        }
+    }
+}

@@ -22,6 +22,7 @@ pub mod ftcost;
 pub mod history;
 pub mod layout;
 pub mod stats;
+pub mod varmap;
 
 #[cfg(test)]
 mod tests;
@@ -46,6 +47,7 @@ pub use ftcost::FtCost;
 use history::ByteMeta;
 pub use history::{Holder, HwStatus, Perm};
 use layout::Layout;
+use varmap::VarMap;
 pub use stats::{HwCause, HwStats, Mechanism, OccupancySample, SwCause};
 
 /// A byte's complete history: last reads `(thread, clock)`, last write.
@@ -145,7 +147,7 @@ pub struct Lardish {
     cfg: HwConfig,
     layout: Layout,
     clocks: ClockTable,
-    bytes: FxHashMap<u64, ByteMeta>,
+    bytes: VarMap,
     races: RaceCollector,
     hier: Hierarchy,
     base: Hierarchy,
@@ -189,7 +191,7 @@ impl Lardish {
         Lardish {
             layout: Layout::new(cfg.line_bytes),
             clocks: ClockTable::new(),
-            bytes: FxHashMap::default(),
+            bytes: VarMap::default(),
             races: RaceCollector::new(),
             hier: Hierarchy::new(&cfg),
             base: Hierarchy::new(&cfg),
@@ -214,6 +216,15 @@ impl Lardish {
             stats: HwStats::default(),
             cfg,
         }
+    }
+
+    /// Stores the variable map one hash entry per byte (the reference
+    /// layout, see [`varmap`]); call before the first event. Tests use it to
+    /// check that the chunked layout changes no statistic.
+    #[doc(hidden)]
+    pub fn use_per_byte_variable_map(&mut self) {
+        assert!(self.bytes.is_empty(), "the variable map is not empty");
+        self.bytes = VarMap::per_byte();
     }
 
     /// The configuration.
@@ -414,7 +425,7 @@ impl Lardish {
                 for d in dlines {
                     let start = d << self.layout.shift;
                     for x in start..start + line_bytes {
-                        if let Some(m) = self.bytes.get(&x) {
+                        if let Some(m) = self.bytes.get(x) {
                             add(x, m);
                         }
                     }
@@ -422,9 +433,7 @@ impl Lardish {
                 return live;
             }
         }
-        for (&addr, m) in &self.bytes {
-            add(addr, m);
-        }
+        self.bytes.for_each(|addr, m| add(addr, m));
         live
     }
 
@@ -518,7 +527,7 @@ impl Lardish {
         for i in 0..n {
             let x = start.wrapping_add(i);
             if x.wrapping_sub(own.0) >= own.1 {
-                let readers = self.bytes.get(&x).map_or(0, |m| m.reads.len());
+                let readers = self.bytes.get(x).map_or(0, |m| m.reads.len());
                 instructions += self.cfg.ft.location_check_instructions(readers);
             }
         }
@@ -536,7 +545,7 @@ impl Lardish {
             // software check of their own.
             let mut m = self
                 .bytes
-                .remove(&x)
+                .remove(x)
                 .unwrap_or_else(|| ByteMeta::new(self.cores.len()));
             let holder = self.view().holder(c, x);
             if let Some(h) = holder {
@@ -609,7 +618,7 @@ impl Lardish {
     /// The in-hardware status of byte `addr` now.
     pub fn status(&self, addr: u64) -> HwStatus {
         let v = self.view();
-        self.bytes.get(&addr).map_or(HwStatus::InSoftware, |m| {
+        self.bytes.get(addr).map_or(HwStatus::InSoftware, |m| {
             m.effective_status(&|h| v.holder_valid(addr, h))
         })
     }
@@ -618,7 +627,7 @@ impl Lardish {
     /// runs (what a permission check would see now).
     pub fn permission(&self, core: u16, addr: u64) -> Perm {
         let c = self.core_index(core);
-        let (Some(key), Some(m)) = (self.cores[c].ident, self.bytes.get(&addr)) else {
+        let (Some(key), Some(m)) = (self.cores[c].ident, self.bytes.get(addr)) else {
             return Perm::None;
         };
         let _ = key;
@@ -630,7 +639,7 @@ impl Lardish {
     pub fn hw_clocks(&self, core: u16, addr: u64) -> (Option<u64>, Option<u64>) {
         let c = self.core_index(core);
         let v = self.view();
-        let Some(m) = self.bytes.get(&addr) else {
+        let Some(m) = self.bytes.get(addr) else {
             return (None, None);
         };
         let held = |r: &history::Rec| {
@@ -645,7 +654,7 @@ impl Lardish {
     /// The complete (software-manager) history of byte `addr`: last reads
     /// `(thread, clock)` and last write.
     pub fn history(&self, addr: u64) -> HistorySnapshot {
-        match self.bytes.get(&addr) {
+        match self.bytes.get(addr) {
             None => (Vec::new(), None),
             Some(m) => (
                 m.reads
@@ -776,7 +785,7 @@ impl Lardish {
                 let per_op = self.cfg.ft.history_instructions(false, len) * instr;
                 cost += self.invalidate_region(c, addr, len, false);
                 for i in 0..len {
-                    self.bytes.remove(&addr.wrapping_add(i));
+                    self.bytes.remove(addr.wrapping_add(i));
                 }
                 let lines: Vec<u64> = (0..len)
                     .map(|i| self.layout.sw_line(addr.wrapping_add(i), swb))
@@ -796,7 +805,7 @@ impl Lardish {
                 let copied: Vec<Option<ByteMeta>> = (0..len)
                     .map(|i| {
                         self.bytes
-                            .get(&src.wrapping_add(i))
+                            .get(src.wrapping_add(i))
                             .map(|m| m.software_copy())
                     })
                     .collect();
@@ -808,7 +817,7 @@ impl Lardish {
                             self.bytes.insert(at, m);
                         }
                         None => {
-                            self.bytes.remove(&at);
+                            self.bytes.remove(at);
                         }
                     }
                 }
@@ -909,7 +918,7 @@ impl Detector for Lardish {
         let v = view!(self);
         for i in 0..u64::from(count) {
             let x = first.wrapping_add(i);
-            let m = self.bytes.entry(x).or_insert_with(|| ByteMeta::new(cores));
+            let m = self.bytes.get_or_insert_with(x, || ByteMeta::new(cores));
             let valid = |h: &Holder| v.holder_valid(x, h);
             let perm = v.perm(m, c, x);
             let allowed = match a.kind {
