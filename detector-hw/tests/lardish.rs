@@ -430,7 +430,11 @@ fn chunked_variable_map_changes_no_statistic() {
             let mut reference = Lardish::new(cfg.clone());
             reference.use_per_byte_variable_map();
             for e in &trace {
-                assert_eq!(fast.event(e), reference.event(e), "shape {k} on {name}: {e:?}");
+                assert_eq!(
+                    fast.event(e),
+                    reference.event(e),
+                    "shape {k} on {name}: {e:?}"
+                );
             }
             let (f, r) = (fast.stats(), reference.stats());
             assert_eq!(f.to_json(), r.to_json(), "shape {k} on {name}");

@@ -47,8 +47,8 @@ pub use ftcost::FtCost;
 use history::ByteMeta;
 pub use history::{Holder, HwStatus, Perm};
 use layout::Layout;
-use varmap::VarMap;
 pub use stats::{HwCause, HwStats, Mechanism, OccupancySample, SwCause};
+use varmap::VarMap;
 
 /// A byte's complete history: last reads `(thread, clock)`, last write.
 pub type HistorySnapshot = (Vec<(ThreadKey, u64)>, Option<(ThreadKey, u64)>);
