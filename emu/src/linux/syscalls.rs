@@ -113,6 +113,7 @@ pub fn name(nr: u64) -> &'static str {
         107 => "geteuid",
         108 => "getegid",
         110 => "getppid",
+        115 => "getgroups",
         131 => "sigaltstack",
         158 => "arch_prctl",
         186 => "gettid",
@@ -550,6 +551,10 @@ impl Machine {
             98 => Val(host(nr, [a[0], p!(a[1], 144, W), 0, 0, 0, 0])),
             99 => Val(host(nr, [p!(a[0], 112, W), 0, 0, 0, 0, 0])),
             102 | 104 | 107 | 108 => Val(host(nr, [0; 6])),
+            115 => {
+                let n = a[0].min(65536);
+                Val(host(nr, [n, p!(a[1], n * 4, W), 0, 0, 0, 0]))
+            }
             131 => {
                 if a[1] != 0 && self.mem.write(a[1], &[0u8; 24]).is_none() {
                     return efault;
