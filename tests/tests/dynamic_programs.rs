@@ -105,6 +105,32 @@ fn ls_l_of_the_root_directory() {
 }
 
 #[test]
+fn everyday_tools_match_their_native_runs_without_warnings() {
+    let readme = root().join("README.md");
+    let r = readme.to_str().unwrap();
+    let docs = root().join("docs");
+    let d = docs.to_str().unwrap();
+    for (prog, args) in [
+        ("/usr/bin/id", vec![]),
+        ("/usr/bin/grep", vec!["-c", "lard", r]),
+        ("/usr/bin/md5sum", vec![r]),
+        ("/usr/bin/gzip", vec!["-9", "-n", "-c", r]),
+        ("/usr/bin/find", vec![d, "-name", "*.md"]),
+        ("/usr/bin/stat", vec!["-c", "%n %s %F", r]),
+        (
+            "/usr/bin/perl",
+            vec!["-e", "print join(',', map { $_ * $_ } 1..5), \"\\n\""],
+        ),
+    ] {
+        let p = program(prog);
+        let n = run_native(&p, &args);
+        let l = lard_run(&["--detector", "none"], &p, &args);
+        assert_same(&format!("{prog} {args:?}"), &n, &l);
+        assert!(!stderr(&l).contains("WARN"), "{prog}: {}", stderr(&l));
+    }
+}
+
+#[test]
 fn sort_numeric_and_lexical() {
     let sort = program("/usr/bin/sort");
     let dir = scratch_dir("sort");
