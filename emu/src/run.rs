@@ -245,6 +245,10 @@ impl Emulator {
             load_bias: image.bias,
             intercepts: InterceptTable::default(),
             insn_limit: u64::MAX,
+            caller_pc_range: file.section("lard_caller_pc").map_or((0, 0), |(a, b)| {
+                let a = a.wrapping_add(image.bias);
+                (a, a + b.len() as u64)
+            }),
         });
         machine.add_stack(rsp);
         machine.install_hooks()?;

@@ -39,6 +39,8 @@ struct lard__lthread *lard__me(uint32_t *id);
 void lard__acquire(uint32_t me, const uint64_t *from);   /* me := me ⊔ from */
 void lard__tick(uint32_t me);                             /* me[me] += 1     */
 void lard__join_into(uint64_t *to, const uint64_t *from); /* to := to ⊔ from */
+/* Fork: clock(id) := from, clock(id)[id] += 1 (the creator ticks itself). */
+void lard__fork_from(uint32_t id, const uint64_t *from);
 
 /* Internal futex lock (never reported to the detector). */
 void lard__lock(uint32_t *l);

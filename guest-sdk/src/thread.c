@@ -149,11 +149,21 @@ void lard__tick(uint32_t me)
 static uint32_t fork_child(void)
 {
     uint32_t me, id = lard__new_id();
-    struct lard__lthread *p = lard__me(&me), *c = &lard__threads[id];
-    memcpy(c->vc, p->vc, sizeof c->vc);
-    c->vc[id] += 1;
+    struct lard__lthread *p = lard__me(&me);
+    lard__fork_from(id, p->vc);
     lard__tick(me);
     return id;
+}
+
+/* The clock of a language thread `id` created from clock `from`:
+ * child := from with child[id] += 1.  `id` may be a fresh id, or one whose
+ * previous holder's final clock is <= from (lard-cc reuses such ids). */
+void lard__fork_from(uint32_t id, const uint64_t *from)
+{
+    struct lard__lthread *c = &lard__threads[id];
+    if (c->vc != from)
+        memcpy(c->vc, from, sizeof c->vc);
+    c->vc[id] += 1;
 }
 
 /* Install thread `id`'s software clock in the detector: every nonzero entry

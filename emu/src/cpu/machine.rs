@@ -205,6 +205,9 @@ pub struct Machine {
     /// Stop once this many instructions have retired (`--max-insns`;
     /// `u64::MAX` when unlimited).
     pub insn_limit: u64,
+    /// The executable's `lard_caller_pc` section `[start, end)` (empty if none):
+    /// Tracked accesses there are attributed to their caller's call site.
+    pub caller_pc_range: (u64, u64),
 }
 
 impl Machine {
@@ -249,6 +252,31 @@ impl Machine {
     pub fn is_stack(&self, addr: u64) -> bool {
         let i = self.stacks.partition_point(|&(s, _)| s <= addr);
         i > 0 && addr < self.stacks[i - 1].1
+    }
+
+    /// The PC a Tracked access at `pc` is reported under. Accesses in the
+    /// `lard_caller_pc` section (leaf stubs such as lard-cc's `__tsan_read4`,
+    /// which never move rsp) belong to the program line that called the stub:
+    /// the `call` instruction before the return address at `[rsp]`
+    /// (docs/lard-cc.md, "Where a report points").
+    #[inline]
+    pub fn attributed_pc(&self, pc: u64) -> u64 {
+        let (lo, hi) = self.caller_pc_range;
+        if pc < lo || pc >= hi {
+            return pc;
+        }
+        let Some(ret) = self.mem.read_u64(self.uc.reg(Reg::RSP)) else {
+            return pc;
+        };
+        // call rel32 (e8, 5 bytes) or call [rip+disp32] (ff 15, 6 bytes).
+        let at = |a: u64| self.mem.slice(a, 1).map(|b| b[0]);
+        if at(ret.wrapping_sub(5)) == Some(0xe8) {
+            ret - 5
+        } else if at(ret.wrapping_sub(6)) == Some(0xff) && at(ret.wrapping_sub(5)) == Some(0x15) {
+            ret - 6
+        } else {
+            ret.wrapping_sub(1)
+        }
     }
 
     /// Records the mapping containing `sp` as a stack.
@@ -417,11 +445,12 @@ impl Machine {
             }
         }
         let origin = self.origin();
+        let at = if tracked { self.attributed_pc(pc) } else { pc };
         for (addr, size, kind) in accesses {
             if tracked {
                 self.stats.count_access(true, false, kind);
                 let a = Access {
-                    pc,
+                    pc: at,
                     addr,
                     size: size.max(1),
                     kind,

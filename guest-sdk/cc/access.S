@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * lard-cc runtime: the memory-access entry points of the ThreadSanitizer
+ * instrumentation ABI (gcc 12 and clang 14), turned into Tracked accesses.
+ *
+ * Every stub is a leaf that never moves %rsp, so at each Tracked instruction
+ * [%rsp] is the return address into the program.  The stubs live in the
+ * section `lard_caller_pc`; the emulator attributes a Tracked access there to
+ * the program's call instruction (docs/lard-cc.md), so reports name the
+ * program's file:line, never this file.
+ *
+ * Reads are Tracked loads (the value is discarded).  Writes are Tracked
+ * `lock or $0` on the program's bytes: an atomic read-modify-write that
+ * stores back exactly the value it read, so it never changes memory and
+ * never writes a stale value over a concurrent store (a plain load + store
+ * could); the detector sees a read and a write of the right size.  Sizes of
+ * 16 are two 8-byte accesses; ranges are 8-byte accesses then single bytes.
+ */
+#define TRACKED .byte 0x36;
+
+        .section lard_caller_pc, "ax", @progbits
+
+#define FUNC(name) \
+        .globl name; .type name, @function; .p2align 4; name: .cfi_startproc
+#define END(name) \
+        .cfi_endproc; .size name, . - name
+#define ALIAS(alias, name) \
+        .globl alias; .type alias, @function; .set alias, name
+
+FUNC(__lardcc_read1)
+        TRACKED movb (%rdi), %al
+        ret
+END(__lardcc_read1)
+FUNC(__lardcc_read2)
+        TRACKED movw (%rdi), %ax
+        ret
+END(__lardcc_read2)
+FUNC(__lardcc_read4)
+        TRACKED movl (%rdi), %eax
+        ret
+END(__lardcc_read4)
+FUNC(__lardcc_read8)
+        TRACKED movq (%rdi), %rax
+        ret
+END(__lardcc_read8)
+FUNC(__lardcc_read16)
+        TRACKED movq (%rdi), %rax
+        TRACKED movq 8(%rdi), %rax
+        ret
+END(__lardcc_read16)
+
+FUNC(__lardcc_write1)
+        TRACKED lock orb $0, (%rdi)
+        ret
+END(__lardcc_write1)
+FUNC(__lardcc_write2)
+        TRACKED lock orw $0, (%rdi)
+        ret
+END(__lardcc_write2)
+FUNC(__lardcc_write4)
+        TRACKED lock orl $0, (%rdi)
+        ret
+END(__lardcc_write4)
+FUNC(__lardcc_write8)
+        TRACKED lock orq $0, (%rdi)
+        ret
+END(__lardcc_write8)
+FUNC(__lardcc_write16)
+        TRACKED lock orq $0, (%rdi)
+        TRACKED lock orq $0, 8(%rdi)
+        ret
+END(__lardcc_write16)
+
+/* void __tsan_read_range(void *addr, size_t size) */
+FUNC(__tsan_read_range)
+1:      cmpq $8, %rsi
+        jb 2f
+        TRACKED movq (%rdi), %rax
+        addq $8, %rdi
+        subq $8, %rsi
+        jmp 1b
+2:      testq %rsi, %rsi
+        jz 3f
+        TRACKED movb (%rdi), %al
+        incq %rdi
+        decq %rsi
+        jmp 2b
+3:      ret
+END(__tsan_read_range)
+
+FUNC(__tsan_write_range)
+1:      cmpq $8, %rsi
+        jb 2f
+        TRACKED lock orq $0, (%rdi)
+        addq $8, %rdi
+        subq $8, %rsi
+        jmp 1b
+2:      testq %rsi, %rsi
+        jz 3f
+        TRACKED lock orb $0, (%rdi)
+        incq %rdi
+        decq %rsi
+        jmp 2b
+3:      ret
+END(__tsan_write_range)
+
+/* void __tsan_vptr_read(void **vptr_p) */
+ALIAS(__tsan_vptr_read, __lardcc_read8)
+
+/* void __tsan_vptr_update(void **vptr_p, void *new_val): a write only when
+ * the vptr changes (a constructor storing the same vptr is no race). */
+FUNC(__tsan_vptr_update)
+        cmpq %rsi, (%rdi)
+        je 1f
+        TRACKED lock orq $0, (%rdi)
+1:      ret
+END(__tsan_vptr_update)
+
+/* Every spelling the compilers use for a plain access of each size:
+ * aligned, unaligned, volatile (treated as plain, as ThreadSanitizer does),
+ * and clang's compound read-write (a write covers the read). */
+#define SIZE(n) \
+        ALIAS(__tsan_read##n, __lardcc_read##n); \
+        ALIAS(__tsan_unaligned_read##n, __lardcc_read##n); \
+        ALIAS(__tsan_volatile_read##n, __lardcc_read##n); \
+        ALIAS(__tsan_unaligned_volatile_read##n, __lardcc_read##n); \
+        ALIAS(__tsan_write##n, __lardcc_write##n); \
+        ALIAS(__tsan_unaligned_write##n, __lardcc_write##n); \
+        ALIAS(__tsan_volatile_write##n, __lardcc_write##n); \
+        ALIAS(__tsan_unaligned_volatile_write##n, __lardcc_write##n); \
+        ALIAS(__tsan_read_write##n, __lardcc_write##n); \
+        ALIAS(__tsan_unaligned_read_write##n, __lardcc_write##n)
+SIZE(1)
+SIZE(2)
+SIZE(4)
+SIZE(8)
+SIZE(16)
+
+        .section .note.GNU-stack, "", @progbits

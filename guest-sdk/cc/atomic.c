@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * lard-cc runtime: atomics, fences and the bookkeeping entry points of the
+ * ThreadSanitizer instrumentation ABI.
+ *
+ * Atomic accesses are synchronization, not data accesses: they are never
+ * Tracked, so two atomics never race (like LARD's Java volatiles, §4.3.2).
+ * Edges by memory order (C11 7.17.3):
+ *   load acquire/seq_cst          thread ⊔= clock(a)
+ *   store release/seq_cst         clock(a) := thread, tick
+ *   RMW release/acq_rel/seq_cst   clock(a) ⊔= thread, tick (an RMW continues
+ *                                 the release sequence of earlier stores)
+ *   RMW acquire/acq_rel/seq_cst   thread ⊔= clock(a)
+ *   relaxed                       no edge
+ * The operation and its clock update happen together under the location's
+ * internal lock, so an acquire that reads a value also sees the clock
+ * released with it.  Fences: a release fence snapshots the thread's clock;
+ * later relaxed stores/RMWs release that snapshot (fence-atomic
+ * synchronization); relaxed loads collect the locations' clocks, which an
+ * acquire fence then acquires (atomic-fence synchronization).
+ */
+#include "rt.h"
+
+#include <string.h>
+
+typedef unsigned char a8;
+typedef unsigned short a16;
+typedef unsigned int a32;
+typedef unsigned long long a64;
+typedef unsigned __int128 a128;
+
+enum { mo_relaxed, mo_consume, mo_acquire, mo_release, mo_acq_rel, mo_seq_cst };
+
+static int is_acquire(int mo)
+{
+    return mo == mo_consume || mo == mo_acquire || mo == mo_acq_rel || mo == mo_seq_cst;
+}
+
+static int is_release(int mo)
+{
+    return mo == mo_release || mo == mo_acq_rel || mo == mo_seq_cst;
+}
+
+/* Per kernel thread fence state (a language thread switch resets nothing:
+ * fences are rare and the state only ever adds edges the program asked for). */
+static __thread int fence_rel_valid;
+static __thread uint64_t fence_rel[LARD_MAX_THREADS];
+static __thread int fence_acq_pending;
+static __thread uint64_t fence_acq[LARD_MAX_THREADS];
+
+/* 128-bit atomics are emulated under one lock (every access to them goes
+ * through this runtime, so the lock makes them atomic). */
+static uint32_t lock128;
+
+/* The kinds of operation. */
+enum { K_LOAD, K_STORE, K_RMW };
+
+struct op_ctx {
+    struct lardcc_sync *s;
+    int kind, mo;
+};
+
+static void op_begin(struct op_ctx *c, volatile void *a, int kind, int mo)
+{
+    c->kind = kind;
+    c->mo = mo;
+    c->s = NULL;
+    if (mo != mo_relaxed || (kind != K_LOAD && fence_rel_valid))
+        c->s = lardcc_sync_of((const void *)a);
+    else if (kind != K_STORE)
+        c->s = lardcc_sync_find((const void *)a);
+    if (c->s)
+        lard__lock(&c->s->lock);
+}
+
+static void op_end(struct op_ctx *c, int success)
+{
+    uint32_t me;
+    struct lard__lthread *t;
+    struct lardcc_sync *s = c->s;
+    if (s == NULL)
+        return;
+    t = lard__me(&me);
+    if (success && c->kind != K_LOAD) {
+        if (is_release(c->mo)) {
+            if (c->kind == K_STORE)
+                memcpy(s->vc, t->vc, sizeof s->vc);
+            else
+                lard__join_into(s->vc, t->vc);
+            lard__tick(me);
+        } else if (fence_rel_valid) {
+            lard__join_into(s->vc, fence_rel);
+        }
+    }
+    if (c->kind != K_STORE) {
+        int mo = success ? c->mo : mo_relaxed;
+        if (is_acquire(mo))
+            lard__acquire(me, s->vc);
+        else {
+            lard__join_into(fence_acq, s->vc);
+            fence_acq_pending = 1;
+        }
+    }
+    lard__unlock(&s->lock);
+}
+
+/* For compare-exchange the failure order applies to the load on failure. */
+static void op_end_cas(struct op_ctx *c, int success, int fmo)
+{
+    if (!success && c->s && is_acquire(fmo)) {
+        uint32_t me = lardcc_me();
+        lard__acquire(me, c->s->vc);
+        lard__unlock(&c->s->lock);
+        return;
+    }
+    op_end(c, success);
+}
+
+#define ORD(mo) __ATOMIC_SEQ_CST
+/* The runtime performs every operation seq_cst (x86 gives it nearly free);
+ * the program's requested order only decides the happens-before edges. */
+
+#define DEFINE_ATOMICS(N, T)                                                       \
+    T __tsan_atomic##N##_load(const volatile T *a, int mo)                         \
+    {                                                                              \
+        struct op_ctx c;                                                           \
+        T v;                                                                       \
+        op_begin(&c, (volatile void *)a, K_LOAD, mo);                              \
+        v = LOAD_##N(a);                                                           \
+        op_end(&c, 1);                                                             \
+        return v;                                                                  \
+    }                                                                              \
+    void __tsan_atomic##N##_store(volatile T *a, T v, int mo)                      \
+    {                                                                              \
+        struct op_ctx c;                                                           \
+        op_begin(&c, a, K_STORE, mo);                                              \
+        STORE_##N(a, v);                                                           \
+        op_end(&c, 1);                                                             \
+    }                                                                              \
+    RMW(N, T, exchange, XCHG_##N)                                                  \
+    RMW(N, T, fetch_add, ADD_##N)                                                  \
+    RMW(N, T, fetch_sub, SUB_##N)                                                  \
+    RMW(N, T, fetch_and, AND_##N)                                                  \
+    RMW(N, T, fetch_or, OR_##N)                                                    \
+    RMW(N, T, fetch_xor, XOR_##N)                                                  \
+    RMW(N, T, fetch_nand, NAND_##N)                                                \
+    int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *cmp, T xchg,  \
+                                                   int mo, int fmo)                \
+    {                                                                              \
+        struct op_ctx c;                                                           \
+        int ok;                                                                    \
+        op_begin(&c, a, K_RMW, mo);                                                \
+        ok = CAS_##N(a, cmp, xchg);                                                \
+        op_end_cas(&c, ok, fmo);                                                   \
+        return ok;                                                                 \
+    }                                                                              \
+    int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *cmp, T xchg,    \
+                                                 int mo, int fmo)                  \
+    {                                                                              \
+        return __tsan_atomic##N##_compare_exchange_strong(a, cmp, xchg, mo, fmo);  \
+    }                                                                              \
+    T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T cmp, T xchg,        \
+                                              int mo, int fmo)                     \
+    {                                                                              \
+        __tsan_atomic##N##_compare_exchange_strong(a, &cmp, xchg, mo, fmo);        \
+        return cmp;                                                                \
+    }
+
+#define RMW(N, T, name, OP)                                                        \
+    T __tsan_atomic##N##_##name(volatile T *a, T v, int mo)                        \
+    {                                                                              \
+        struct op_ctx c;                                                           \
+        T old;                                                                     \
+        op_begin(&c, a, K_RMW, mo);                                                \
+        old = OP(a, v);                                                            \
+        op_end(&c, 1);                                                             \
+        return old;                                                                \
+    }
+
+#define LOAD_N(a) __atomic_load_n(a, ORD(0))
+#define STORE_N(a, v) __atomic_store_n(a, v, ORD(0))
+#define XCHG_N(a, v) __atomic_exchange_n(a, v, ORD(0))
+#define ADD_N(a, v) __atomic_fetch_add(a, v, ORD(0))
+#define SUB_N(a, v) __atomic_fetch_sub(a, v, ORD(0))
+#define AND_N(a, v) __atomic_fetch_and(a, v, ORD(0))
+#define OR_N(a, v) __atomic_fetch_or(a, v, ORD(0))
+#define XOR_N(a, v) __atomic_fetch_xor(a, v, ORD(0))
+#define NAND_N(a, v) __atomic_fetch_nand(a, v, ORD(0))
+#define CAS_N(a, cmp, x) __atomic_compare_exchange_n(a, cmp, x, 0, ORD(0), ORD(0))
+
+#define LOAD_8 LOAD_N
+#define LOAD_16 LOAD_N
+#define LOAD_32 LOAD_N
+#define LOAD_64 LOAD_N
+#define STORE_8 STORE_N
+#define STORE_16 STORE_N
+#define STORE_32 STORE_N
+#define STORE_64 STORE_N
+#define XCHG_8 XCHG_N
+#define XCHG_16 XCHG_N
+#define XCHG_32 XCHG_N
+#define XCHG_64 XCHG_N
+#define ADD_8 ADD_N
+#define ADD_16 ADD_N
+#define ADD_32 ADD_N
+#define ADD_64 ADD_N
+#define SUB_8 SUB_N
+#define SUB_16 SUB_N
+#define SUB_32 SUB_N
+#define SUB_64 SUB_N
+#define AND_8 AND_N
+#define AND_16 AND_N
+#define AND_32 AND_N
+#define AND_64 AND_N
+#define OR_8 OR_N
+#define OR_16 OR_N
+#define OR_32 OR_N
+#define OR_64 OR_N
+#define XOR_8 XOR_N
+#define XOR_16 XOR_N
+#define XOR_32 XOR_N
+#define XOR_64 XOR_N
+#define NAND_8 NAND_N
+#define NAND_16 NAND_N
+#define NAND_32 NAND_N
+#define NAND_64 NAND_N
+#define CAS_8 CAS_N
+#define CAS_16 CAS_N
+#define CAS_32 CAS_N
+#define CAS_64 CAS_N
+
+/* 128 bits: plain operations under lock128. */
+static a128 l128(const volatile a128 *a) { a128 v; lard__lock(&lock128); v = *a; lard__unlock(&lock128); return v; }
+static void s128(volatile a128 *a, a128 v) { lard__lock(&lock128); *a = v; lard__unlock(&lock128); }
+#define RMW128(name, expr)                                                         \
+    static a128 name(volatile a128 *a, a128 v)                                     \
+    {                                                                              \
+        a128 old;                                                                  \
+        lard__lock(&lock128);                                                      \
+        old = *a;                                                                  \
+        *a = (expr);                                                               \
+        lard__unlock(&lock128);                                                    \
+        return old;                                                                \
+    }
+RMW128(x128, v)
+RMW128(add128, old + v)
+RMW128(sub128, old - v)
+RMW128(and128, old & v)
+RMW128(or128, old | v)
+RMW128(xor128, old ^ v)
+RMW128(rmw_nand128, ~(old & v))
+static int cas128(volatile a128 *a, a128 *cmp, a128 x)
+{
+    int ok;
+    lard__lock(&lock128);
+    ok = *a == *cmp;
+    if (ok)
+        *a = x;
+    else
+        *cmp = *a;
+    lard__unlock(&lock128);
+    return ok;
+}
+#define LOAD_128 l128
+#define STORE_128 s128
+#define XCHG_128 x128
+#define ADD_128 add128
+#define SUB_128 sub128
+#define AND_128 and128
+#define OR_128 or128
+#define XOR_128 xor128
+#define NAND_128 rmw_nand128
+#define CAS_128 cas128
+
+DEFINE_ATOMICS(8, a8)
+DEFINE_ATOMICS(16, a16)
+DEFINE_ATOMICS(32, a32)
+DEFINE_ATOMICS(64, a64)
+DEFINE_ATOMICS(128, a128)
+
+void __tsan_atomic_thread_fence(int mo)
+{
+    uint32_t me;
+    struct lard__lthread *t = lard__me(&me);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (is_acquire(mo) && fence_acq_pending) {
+        lard__acquire(me, fence_acq);
+        memset(fence_acq, 0, sizeof fence_acq);
+        fence_acq_pending = 0;
+    }
+    if (is_release(mo)) {
+        memcpy(fence_rel, t->vc, sizeof fence_rel);
+        fence_rel_valid = 1;
+        lard__tick(me);
+    }
+}
+
+void __tsan_atomic_signal_fence(int mo)
+{
+    LARDCC_UNUSED(mo);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/* ---- bookkeeping entry points ---- */
+
+extern __thread uintptr_t lardcc_stack_low;
+
+/* Function entry: the lowest stack pointer seen bounds the stack memory of
+ * frames that have since returned (see lardcc_clear_dead_stack). */
+void __tsan_func_entry(void *caller_pc)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    LARDCC_UNUSED(caller_pc);
+    if (sp < lardcc_stack_low || lardcc_stack_low == 0)
+        lardcc_stack_low = sp;
+}
+
+void __tsan_func_exit(void)
+{
+}
+
+void __tsan_init(void)
+{
+    lardcc_me();
+}
+
+/* Emitted around calls from functions that must not be checked; their own
+ * accesses are not instrumented, so there is nothing to switch off. */
+void __tsan_ignore_thread_begin(void)
+{
+}
+
+void __tsan_ignore_thread_end(void)
+{
+}

@@ -1,0 +1,713 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * lard-cc runtime: OpenMP on libgomp (gcc's GOMP_* entry points and the
+ * omp_*_lock API), linked with -Wl,--wrap (guest-sdk/cc/wrap-gomp.txt).
+ *
+ * Identities: a team's master keeps its language thread; each other member
+ * runs its implicit task as a language thread forked from the master's clock
+ * at the fork; every explicit task is a language thread of its own (forked
+ * from its creator's clock at creation), whichever kernel thread runs it, so
+ * sibling tasks are concurrent even when one thread runs both.
+ * The happens-before table is in docs/lard-cc.md.
+ */
+#define _GNU_SOURCE
+#include "rt.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+int omp_get_thread_num(void);
+int omp_get_num_threads(void);
+
+#define FLAG_FINAL (1u << 1)
+#define FLAG_IF (1u << 10)
+#define FLAG_NOGROUP (1u << 11)
+
+struct task;
+
+struct team {
+    struct lardcc_barrier bar;          /* all barriers of the team */
+    uint64_t fork_vc[LARD_MAX_THREADS]; /* master's clock at the fork */
+    void (*fn)(void *);
+    void *data;
+    int final_slot;
+    struct lardcc_sync ordered;         /* ordered regions, in iteration order */
+    struct lardcc_sync copy;            /* single copyprivate broadcast */
+};
+
+struct group {
+    struct group *outer;
+    struct task **tasks;
+    size_t n, cap;
+};
+
+struct dep {
+    const void *addr;
+    struct task *last_out;
+    struct task **ins;
+    size_t n, cap;
+};
+
+struct task {
+    uint32_t id;
+    int implicit;
+    int final;
+    int slot;                           /* barrier phase it completes in */
+    volatile int done;
+    struct team *team;
+    struct task *parent;
+    struct group *group;                /* taskgroup it belongs to */
+    struct group *cur_group;            /* innermost taskgroup it opened */
+    struct task **children;             /* not yet waited for */
+    size_t nchildren, capchildren;
+    struct task **preds;
+    size_t npreds;
+    struct dep *deps;                   /* dependences among its children */
+    size_t ndeps, capdeps;
+    uint64_t start_vc[LARD_MAX_THREADS];
+    uint64_t fin[LARD_MAX_THREADS];
+};
+
+static uint32_t task_lock;
+static __thread struct team *cur_team;
+static __thread struct task *cur_task;
+static __thread struct task root_task;
+
+static void *xmalloc(size_t n)
+{
+    void *p = calloc(1, n);
+    if (p == NULL)
+        lard__fatal("lard-cc: out of memory (OpenMP bookkeeping)");
+    return p;
+}
+
+static void push(struct task ***v, size_t *n, size_t *cap, struct task *t)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 8;
+        struct task **nv = xmalloc(c * sizeof *nv);
+        if (*n)
+            memcpy(nv, *v, *n * sizeof *nv);
+        free(*v);
+        *v = nv;
+        *cap = c;
+    }
+    (*v)[(*n)++] = t;
+}
+
+static struct task *current_task(void)
+{
+    if (cur_task == NULL) {
+        root_task.id = lardcc_me();
+        root_task.implicit = 1;
+        cur_task = &root_task;
+    }
+    return cur_task;
+}
+
+static void acquire_vc(const uint64_t *vc)
+{
+    lard__acquire(lardcc_me(), vc);
+}
+
+/* ------------------------------------------------------------- parallel */
+
+static void team_body(void *arg)
+{
+    struct team *T = arg;
+    struct team *prev_team = cur_team;
+    struct task *prev_task = cur_task;
+    struct task *implicit = xmalloc(sizeof *implicit);
+    uint32_t prev_id = lardcc_me(), id = prev_id, n = (uint32_t)omp_get_num_threads();
+    int worker = omp_get_thread_num() != 0, slot;
+    uint64_t final;
+    if (worker) {
+        lardcc_clear_dead_stack();
+        id = lardcc_id_alloc(T->fork_vc);
+        lardcc_switch(id);
+    }
+    implicit->id = id;
+    implicit->implicit = 1;
+    implicit->team = T;
+    cur_team = T;
+    cur_task = implicit;
+    T->fn(T->data);
+    final = lard__threads[id].vc[id];
+    slot = lardcc_barrier_arrive(&T->bar, n);
+    if (!worker)
+        T->final_slot = slot;
+    cur_team = prev_team;
+    cur_task = prev_task;
+    /* Children records stay allocated (tasks may still point at them). */
+    if (worker) {
+        lardcc_clear_dead_stack();
+        lardcc_id_retire(id, final);
+        lardcc_switch(prev_id);
+    }
+}
+
+/* Fork: the master's clock before the region happens before every implicit
+ * task; join: every member's clock at the region's end (and every task of
+ * the last phase) happens before the master continues. */
+static void team_begin(struct team *T, void (*fn)(void *), void *data)
+{
+    uint32_t me;
+    struct lard__lthread *t = lard__me(&me);
+    memset(T, 0, sizeof *T);
+    memcpy(T->fork_vc, t->vc, sizeof T->fork_vc);
+    lard__tick(me);
+    T->fn = fn;
+    T->data = data;
+}
+
+static void team_end(struct team *T)
+{
+    lardcc_barrier_depart(&T->bar, T->final_slot);
+}
+
+void __real_GOMP_parallel(void (*)(void *), void *, unsigned, unsigned);
+void __wrap_GOMP_parallel(void (*fn)(void *), void *data, unsigned nt, unsigned flags)
+{
+    struct team *T = xmalloc(sizeof *T);
+    team_begin(T, fn, data);
+    __real_GOMP_parallel(team_body, T, nt, flags);
+    team_end(T);
+    free(T);
+}
+
+#define PARALLEL_LOOP(name)                                                           \
+    void __real_##name(void (*)(void *), void *, unsigned, long, long, long, long,     \
+                       unsigned);                                                     \
+    void __wrap_##name(void (*fn)(void *), void *data, unsigned nt, long s, long e,    \
+                       long inc, long chunk, unsigned flags)                          \
+    {                                                                                 \
+        struct team *T = xmalloc(sizeof *T);                                          \
+        team_begin(T, fn, data);                                                      \
+        __real_##name(team_body, T, nt, s, e, inc, chunk, flags);                     \
+        team_end(T);                                                                  \
+        free(T);                                                                      \
+    }
+#define PARALLEL_LOOP_RT(name)                                                        \
+    void __real_##name(void (*)(void *), void *, unsigned, long, long, long,           \
+                       unsigned);                                                     \
+    void __wrap_##name(void (*fn)(void *), void *data, unsigned nt, long s, long e,    \
+                       long inc, unsigned flags)                                      \
+    {                                                                                 \
+        struct team *T = xmalloc(sizeof *T);                                          \
+        team_begin(T, fn, data);                                                      \
+        __real_##name(team_body, T, nt, s, e, inc, flags);                            \
+        team_end(T);                                                                  \
+        free(T);                                                                      \
+    }
+PARALLEL_LOOP(GOMP_parallel_loop_static)
+PARALLEL_LOOP(GOMP_parallel_loop_dynamic)
+PARALLEL_LOOP(GOMP_parallel_loop_guided)
+PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_dynamic)
+PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided)
+PARALLEL_LOOP_RT(GOMP_parallel_loop_runtime)
+PARALLEL_LOOP_RT(GOMP_parallel_loop_nonmonotonic_runtime)
+PARALLEL_LOOP_RT(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+
+void __real_GOMP_parallel_sections(void (*)(void *), void *, unsigned, unsigned, unsigned);
+void __wrap_GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nt, unsigned count,
+                                   unsigned flags)
+{
+    struct team *T = xmalloc(sizeof *T);
+    team_begin(T, fn, data);
+    __real_GOMP_parallel_sections(team_body, T, nt, count, flags);
+    team_end(T);
+    free(T);
+}
+
+unsigned __real_GOMP_parallel_reductions(void (*)(void *), void *, unsigned, unsigned);
+unsigned __wrap_GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigned nt,
+                                         unsigned flags)
+{
+    struct team *T = xmalloc(sizeof *T);
+    unsigned r;
+    team_begin(T, fn, data);
+    r = __real_GOMP_parallel_reductions(team_body, T, nt, flags);
+    team_end(T);
+    free(T);
+    return r;
+}
+
+/* ------------------------------------------------------------- barriers */
+
+/* Explicit barriers and the implicit barriers at the end of worksharing
+ * constructs without nowait: all-to-all among the team, and every task the
+ * team created in the phase happens before every member continues. */
+#define TEAM_BARRIER(ret_t, name, retexpr)                                            \
+    ret_t __real_##name(void);                                                        \
+    ret_t __wrap_##name(void)                                                         \
+    {                                                                                 \
+        struct team *T = cur_team;                                                    \
+        int slot;                                                                     \
+        ret_t r;                                                                      \
+        if (T == NULL)                                                                \
+            return __real_##name();                                                   \
+        slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
+        r = __real_##name();                                                          \
+        lardcc_barrier_depart(&T->bar, slot);                                         \
+        return retexpr;                                                               \
+    }
+#define TEAM_BARRIER_VOID(name)                                                       \
+    void __real_##name(void);                                                         \
+    void __wrap_##name(void)                                                          \
+    {                                                                                 \
+        struct team *T = cur_team;                                                    \
+        int slot;                                                                     \
+        if (T == NULL) {                                                              \
+            __real_##name();                                                          \
+            return;                                                                   \
+        }                                                                             \
+        slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
+        __real_##name();                                                              \
+        lardcc_barrier_depart(&T->bar, slot);                                         \
+    }
+TEAM_BARRIER_VOID(GOMP_barrier)
+TEAM_BARRIER_VOID(GOMP_loop_end)
+TEAM_BARRIER_VOID(GOMP_sections_end)
+TEAM_BARRIER(bool, GOMP_barrier_cancel, r)
+TEAM_BARRIER(bool, GOMP_loop_end_cancel, r)
+TEAM_BARRIER(bool, GOMP_sections_end_cancel, r)
+
+/* ------------------------------------------- critical, atomic, ordered */
+
+static char critical_key, atomic_key;
+
+#define ACQUIRE_AFTER(name, params, args, key)                                        \
+    void __real_##name params;                                                        \
+    void __wrap_##name params                                                         \
+    {                                                                                 \
+        __real_##name args;                                                           \
+        lardcc_acquire(lardcc_sync_of(key));                                          \
+    }
+#define RELEASE_BEFORE(name, params, args, key)                                       \
+    void __real_##name params;                                                        \
+    void __wrap_##name params                                                         \
+    {                                                                                 \
+        lardcc_release(lardcc_sync_of(key));                                          \
+        __real_##name args;                                                           \
+    }
+ACQUIRE_AFTER(GOMP_critical_start, (void), (), &critical_key)
+RELEASE_BEFORE(GOMP_critical_end, (void), (), &critical_key)
+ACQUIRE_AFTER(GOMP_critical_name_start, (void **p), (p), p)
+RELEASE_BEFORE(GOMP_critical_name_end, (void **p), (p), p)
+ACQUIRE_AFTER(GOMP_atomic_start, (void), (), &atomic_key)
+RELEASE_BEFORE(GOMP_atomic_end, (void), (), &atomic_key)
+
+/* Ordered regions run in iteration order: each one's end happens before the
+ * next one's start. */
+void __real_GOMP_ordered_start(void);
+void __wrap_GOMP_ordered_start(void)
+{
+    __real_GOMP_ordered_start();
+    if (cur_team)
+        lardcc_acquire(&cur_team->ordered);
+}
+
+void __real_GOMP_ordered_end(void);
+void __wrap_GOMP_ordered_end(void)
+{
+    if (cur_team)
+        lardcc_release(&cur_team->ordered);
+    __real_GOMP_ordered_end();
+}
+
+/* copyprivate: the single thread's values reach the others. */
+void *__real_GOMP_single_copy_start(void);
+void *__wrap_GOMP_single_copy_start(void)
+{
+    void *r = __real_GOMP_single_copy_start();
+    if (r != NULL && cur_team)
+        lardcc_acquire(&cur_team->copy);
+    return r;
+}
+
+void __real_GOMP_single_copy_end(void *);
+void __wrap_GOMP_single_copy_end(void *data)
+{
+    if (cur_team)
+        lardcc_release_join(&cur_team->copy);
+    __real_GOMP_single_copy_end(data);
+}
+
+/* ---------------------------------------------------------------- locks */
+
+
+#define LOCK_API(kind)                                                                \
+    void __real_omp_init_##kind(void *);                                              \
+    void __wrap_omp_init_##kind(void *l)                                              \
+    {                                                                                 \
+        lardcc_sync_reset(l);                                                         \
+        __real_omp_init_##kind(l);                                                    \
+    }                                                                                 \
+    void __real_omp_set_##kind(void *);                                               \
+    void __wrap_omp_set_##kind(void *l)                                               \
+    {                                                                                 \
+        __real_omp_set_##kind(l);                                                     \
+        lardcc_acquire(lardcc_sync_of(l));                                            \
+    }                                                                                 \
+    void __real_omp_unset_##kind(void *);                                             \
+    void __wrap_omp_unset_##kind(void *l)                                             \
+    {                                                                                 \
+        lardcc_release(lardcc_sync_of(l));                                            \
+        __real_omp_unset_##kind(l);                                                   \
+    }                                                                                 \
+    int __real_omp_test_##kind(void *);                                               \
+    int __wrap_omp_test_##kind(void *l)                                               \
+    {                                                                                 \
+        int r = __real_omp_test_##kind(l);                                            \
+        if (r)                                                                        \
+            lardcc_acquire(lardcc_sync_of(l));                                        \
+        return r;                                                                     \
+    }
+LOCK_API(lock)
+LOCK_API(nest_lock)
+
+/* ---------------------------------------------------------------- tasks */
+
+/* Where a task's creation puts it: its parent's children (taskwait), its
+ * taskgroup, and the barrier phase it completes in. */
+static void task_link(struct task *t, struct task *parent)
+{
+    t->parent = parent;
+    t->team = parent->team ? parent->team : cur_team;
+    if (parent->implicit)
+        t->slot = t->team ? (int)(__atomic_load_n(&t->team->bar.gen, __ATOMIC_ACQUIRE) & 1) : 0;
+    else
+        t->slot = parent->slot;
+    t->group = parent->cur_group ? parent->cur_group : parent->group;
+    lard__lock(&task_lock);
+    push(&parent->children, &parent->nchildren, &parent->capchildren, t);
+    if (t->group)
+        push(&t->group->tasks, &t->group->n, &t->group->cap, t);
+    lard__unlock(&task_lock);
+}
+
+/* Creation: the creator's clock so far happens before the task. */
+static void task_fork(struct task *t)
+{
+    uint32_t me;
+    struct lard__lthread *c = lard__me(&me);
+    memcpy(t->start_vc, c->vc, sizeof t->start_vc);
+    lard__tick(me);
+}
+
+static struct dep *dep_slot(struct task *parent, const void *addr)
+{
+    size_t i;
+    for (i = 0; i < parent->ndeps; i++)
+        if (parent->deps[i].addr == addr)
+            return &parent->deps[i];
+    if (parent->ndeps == parent->capdeps) {
+        size_t c = parent->capdeps ? parent->capdeps * 2 : 8;
+        struct dep *nd = xmalloc(c * sizeof *nd);
+        if (parent->ndeps)
+            memcpy(nd, parent->deps, parent->ndeps * sizeof *nd);
+        free(parent->deps);
+        parent->deps = nd;
+        parent->capdeps = c;
+    }
+    memset(&parent->deps[parent->ndeps], 0, sizeof parent->deps[0]);
+    parent->deps[parent->ndeps].addr = addr;
+    return &parent->deps[parent->ndeps++];
+}
+
+/* Sibling dependences (OpenMP 5.2 §15.9.5): an in-dependence follows the
+ * last out/inout sibling on the same address; an out/inout (and
+ * mutexinoutset, treated like inout) follows the last out/inout and every in
+ * since.  The predecessors' final clocks are acquired when the task starts.
+ * With t == NULL (taskwait depend) the predecessors are acquired at once. */
+static void deps_apply(struct task *parent, void **depend, struct task *t)
+{
+    size_t ndep, nout, nmut = 0, nin = 0, first, i;
+    struct task **preds = NULL;
+    size_t npreds = 0, cap = 0;
+    if (depend == NULL)
+        return;
+    if ((uintptr_t)depend[0] != 0) {
+        ndep = (uintptr_t)depend[0];
+        nout = (uintptr_t)depend[1];
+        nin = ndep - nout;
+        first = 2;
+    } else {
+        ndep = (uintptr_t)depend[1];
+        nout = (uintptr_t)depend[2];
+        nmut = (uintptr_t)depend[3];
+        nin = (uintptr_t)depend[4];
+        first = 5;
+    }
+    lard__lock(&task_lock);
+    for (i = 0; i < ndep; i++) {
+        const void *addr = depend[first + i];
+        int out;
+        struct dep *d;
+        size_t k;
+        if (i < nout + nmut)
+            out = 1;
+        else if (i < nout + nmut + nin)
+            out = 0;
+        else {
+            /* depobj: {address, kind}; kind 1 = in. */
+            void **o = (void **)depend[first + i];
+            addr = o[0];
+            out = (uintptr_t)o[1] != 1;
+        }
+        d = dep_slot(parent, addr);
+        if (d->last_out)
+            push(&preds, &npreds, &cap, d->last_out);
+        if (out) {
+            for (k = 0; k < d->n; k++)
+                push(&preds, &npreds, &cap, d->ins[k]);
+            if (t) {
+                d->last_out = t;
+                d->n = 0;
+            }
+        } else if (t) {
+            push(&d->ins, &d->n, &d->cap, t);
+        }
+    }
+    lard__unlock(&task_lock);
+    if (t) {
+        t->preds = preds;
+        t->npreds = npreds;
+    } else {
+        for (i = 0; i < npreds; i++)
+            acquire_vc(preds[i]->fin);
+        free(preds);
+    }
+}
+
+/* Runs task t's body on this kernel thread under t's own identity. */
+static void run_task(struct task *t, void (*fn)(void *), void *arg)
+{
+    struct task *prev = current_task();
+    uint32_t prev_id = lardcc_me(), id;
+    size_t i;
+    lardcc_clear_dead_stack();
+    id = lardcc_id_alloc(t->start_vc);
+    t->id = id;
+    lardcc_switch(id);
+    for (i = 0; i < t->npreds; i++)
+        lard__acquire(id, t->preds[i]->fin);
+    cur_task = t;
+    fn(arg);
+    lardcc_clear_dead_stack();
+    memcpy(t->fin, lard__threads[id].vc, sizeof t->fin);
+    if (t->team)
+        lardcc_barrier_contribute(&t->team->bar, t->slot, t->fin);
+    lardcc_id_retire(id, t->fin[id]);
+    __atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+    cur_task = prev;
+    lardcc_switch(prev_id);
+}
+
+/* The argument block lard-cc hands to libgomp: 16 bytes libgomp may fill
+ * (taskloop bounds), the header, then the program's data at `off`. */
+struct hdr {
+    struct task *t;                     /* GOMP_task */
+    struct loop *loop;                  /* GOMP_taskloop */
+    size_t off;
+    void *orig_data;
+    void (*fn)(void *);
+    void (*cpyfn)(void *, void *);
+};
+#define HDR_AT 16
+
+struct loop {
+    struct task proto;                  /* start clock, parent, slot, group */
+    struct group group;                 /* every task of the taskloop */
+};
+
+static size_t round_up(size_t n, size_t a)
+{
+    return (n + a - 1) / a * a;
+}
+
+static void task_entry(void *block)
+{
+    struct hdr *h = (struct hdr *)((char *)block + HDR_AT);
+    run_task(h->t, h->fn, (char *)block + h->off);
+}
+
+static void task_copy(void *dst, void *src)
+{
+    struct hdr *h = (struct hdr *)((char *)src + HDR_AT);
+    memcpy(dst, src, h->off);
+    h->cpyfn((char *)dst + h->off, h->orig_data);
+}
+
+void __real_GOMP_task(void (*)(void *), void *, void (*)(void *, void *), long, long, bool,
+                      unsigned, void **, int, void *);
+void __wrap_GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),
+                      long arg_size, long arg_align, bool if_clause, unsigned flags,
+                      void **depend, int priority, void *detach)
+{
+    struct task *parent = current_task();
+    struct task *t = xmalloc(sizeof *t);
+    size_t align = arg_align > 16 ? (size_t)arg_align : 16;
+    size_t off = round_up(HDR_AT + sizeof(struct hdr), align);
+    size_t size = off + (size_t)(arg_size > 0 ? arg_size : 0);
+    char *raw = xmalloc(size + align), *block;
+    struct hdr *h;
+    int included = !if_clause || parent->final;
+    block = (char *)round_up((size_t)(uintptr_t)raw, align);
+    h = (struct hdr *)(block + HDR_AT);
+    h->t = t;
+    h->off = off;
+    h->orig_data = data;
+    h->fn = fn;
+    h->cpyfn = cpyfn;
+    if (cpyfn == NULL && arg_size > 0)
+        memcpy(block + off, data, (size_t)arg_size);
+    t->final = (flags & FLAG_FINAL) != 0 || parent->final;
+    task_fork(t);
+    task_link(t, parent);
+    deps_apply(parent, depend, t);
+    __real_GOMP_task(task_entry, block, cpyfn ? task_copy : NULL, (long)size, (long)align,
+                     if_clause, flags, depend, priority, detach);
+    free(raw);
+    /* An undeferred (if(false)) or included (inside a final task) task
+     * completes before its creator continues. */
+    if (included)
+        acquire_vc(t->fin);
+}
+
+static void loop_entry(void *block)
+{
+    struct hdr *h = (struct hdr *)((char *)block + HDR_AT);
+    struct loop *L = h->loop;
+    struct task *t = xmalloc(sizeof *t);
+    char *data = (char *)block + h->off;
+    memcpy(data, block, 2 * sizeof(long)); /* the task's bounds */
+    memcpy(t->start_vc, L->proto.start_vc, sizeof t->start_vc);
+    t->final = L->proto.final;
+    t->parent = L->proto.parent;
+    t->team = L->proto.team;
+    t->slot = L->proto.slot;
+    t->group = L->proto.group;
+    lard__lock(&task_lock);
+    push(&t->parent->children, &t->parent->nchildren, &t->parent->capchildren, t);
+    if (t->group)
+        push(&t->group->tasks, &t->group->n, &t->group->cap, t);
+    push(&L->group.tasks, &L->group.n, &L->group.cap, t);
+    lard__unlock(&task_lock);
+    run_task(t, h->fn, data);
+}
+
+static void taskloop_setup(struct loop *L, struct task *parent, unsigned flags)
+{
+    memset(L, 0, sizeof *L);
+    task_fork(&L->proto);
+    L->proto.final = (flags & FLAG_FINAL) != 0 || parent->final;
+    L->proto.parent = parent;
+    L->proto.team = parent->team ? parent->team : cur_team;
+    if (parent->implicit)
+        L->proto.slot =
+            L->proto.team ? (int)(__atomic_load_n(&L->proto.team->bar.gen, __ATOMIC_ACQUIRE) & 1)
+                          : 0;
+    else
+        L->proto.slot = parent->slot;
+    L->proto.group = parent->cur_group ? parent->cur_group : parent->group;
+}
+
+/* Without nogroup a taskloop is inside an implicit taskgroup: all its tasks
+ * happen before the creator continues (likewise when they are undeferred). */
+static void taskloop_done(struct loop *L, unsigned flags)
+{
+    size_t i;
+    if (!(flags & FLAG_NOGROUP) || !(flags & FLAG_IF))
+        for (i = 0; i < L->group.n; i++)
+            acquire_vc(L->group.tasks[i]->fin);
+}
+
+#define TASKLOOP(name, T)                                                             \
+    void __real_##name(void (*)(void *), void *, void (*)(void *, void *), long, long, \
+                       unsigned, unsigned long, int, T, T, T);                        \
+    void __wrap_##name(void (*fn)(void *), void *data, void (*cpyfn)(void *, void *),  \
+                       long arg_size, long arg_align, unsigned flags,                 \
+                       unsigned long num_tasks, int priority, T start, T end, T step)  \
+    {                                                                                 \
+        struct task *parent = current_task();                                         \
+        struct loop *L = xmalloc(sizeof *L);                                          \
+        size_t align = arg_align > 16 ? (size_t)arg_align : 16;                       \
+        size_t off = round_up(HDR_AT + sizeof(struct hdr), align);                    \
+        size_t size = off + (size_t)(arg_size > 0 ? arg_size : 0);                    \
+        char *raw = xmalloc(size + align), *block;                                    \
+        struct hdr *h;                                                                \
+        block = (char *)round_up((size_t)(uintptr_t)raw, align);                      \
+        h = (struct hdr *)(block + HDR_AT);                                           \
+        h->loop = L;                                                                  \
+        h->off = off;                                                                 \
+        h->orig_data = data;                                                          \
+        h->fn = fn;                                                                   \
+        h->cpyfn = cpyfn;                                                             \
+        if (arg_size > 0)                                                             \
+            memcpy(block + off, data, (size_t)arg_size);                              \
+        memcpy(block, data, 2 * sizeof(long));                                        \
+        taskloop_setup(L, parent, flags);                                             \
+        __real_##name(loop_entry, block, cpyfn ? task_copy : NULL, (long)size,        \
+                      (long)align, flags, num_tasks, priority, start, end, step);     \
+        free(raw);                                                                    \
+        taskloop_done(L, flags);                                                      \
+    }
+TASKLOOP(GOMP_taskloop, long)
+TASKLOOP(GOMP_taskloop_ull, unsigned long long)
+
+/* taskwait: every child task created so far happens before the waiter
+ * continues. */
+void __real_GOMP_taskwait(void);
+void __wrap_GOMP_taskwait(void)
+{
+    struct task *me = current_task();
+    struct task **kids;
+    size_t n, i;
+    __real_GOMP_taskwait();
+    lard__lock(&task_lock);
+    kids = me->children;
+    n = me->nchildren;
+    me->children = NULL;
+    me->nchildren = me->capchildren = 0;
+    lard__unlock(&task_lock);
+    for (i = 0; i < n; i++)
+        acquire_vc(kids[i]->fin);
+    free(kids);
+}
+
+void __real_GOMP_taskwait_depend(void **);
+void __wrap_GOMP_taskwait_depend(void **depend)
+{
+    __real_GOMP_taskwait_depend(depend);
+    deps_apply(current_task(), depend, NULL);
+}
+
+void __real_GOMP_taskgroup_start(void);
+void __wrap_GOMP_taskgroup_start(void)
+{
+    struct task *me = current_task();
+    struct group *g = xmalloc(sizeof *g);
+    g->outer = me->cur_group;
+    me->cur_group = g;
+    __real_GOMP_taskgroup_start();
+}
+
+/* taskgroup end: every task of the group (descendants included) happens
+ * before the creator continues. */
+void __real_GOMP_taskgroup_end(void);
+void __wrap_GOMP_taskgroup_end(void)
+{
+    struct task *me = current_task();
+    struct group *g = me->cur_group;
+    size_t i;
+    __real_GOMP_taskgroup_end();
+    if (g == NULL)
+        return;
+    for (i = 0; i < g->n; i++)
+        acquire_vc(g->tasks[i]->fin);
+    me->cur_group = g->outer;
+    free(g->tasks);
+    free(g);
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * lard-cc runtime internals.  Everything here is system code in LARD's
+ * sense: plain (untracked) accesses, unreported internal locks.  The program's
+ * synchronization reaches the detector only through the SDK's clock
+ * operations (lard__acquire, lard__join_into, lard__tick, lard__fork_from in
+ * ../src/thread.c), which mirror every clock change with WriteVC.
+ * The happens-before rules per library are in docs/lard-cc.md.
+ */
+#ifndef LARDCC_RT_H
+#define LARDCC_RT_H
+
+#include "../src/internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The clock of a program synchronization object (mutex, rwlock, semaphore,
+ * atomic location, OpenMP critical/lock/ordered, finished pthread ...),
+ * found by address in a table in runtime memory. */
+struct lardcc_sync {
+    uint32_t lock;                 /* internal futex lock */
+    uint32_t used_rvc;
+    void *ext;                     /* attached runtime data (a barrier) */
+    uint64_t vc[LARD_MAX_THREADS]; /* release clock (writers) */
+    uint64_t rvc[LARD_MAX_THREADS];/* join of readers' releases (rwlock) */
+};
+
+/* The sync object of `addr`, created on first use (never NULL). */
+struct lardcc_sync *lardcc_sync_of(const void *addr);
+/* The sync object of `addr` if one exists. */
+struct lardcc_sync *lardcc_sync_find(const void *addr);
+/* Forget the clocks of the object at `addr` (re-initialized). */
+void lardcc_sync_reset(const void *addr);
+
+/* Happens-before primitives (the one definition every wrapper uses):
+ *   acquire:       thread := thread ⊔ s.vc
+ *   acquire_all:   thread := thread ⊔ s.vc ⊔ s.rvc     (rwlock writer)
+ *   release:       s.vc := thread; thread[me] += 1      (lock release, store)
+ *   release_join:  s.vc := s.vc ⊔ thread; thread[me]++  (RMW, sem_post)
+ *   release_read:  s.rvc := s.rvc ⊔ thread; thread[me]++ (rwlock reader) */
+void lardcc_acquire(struct lardcc_sync *s);
+void lardcc_acquire_all(struct lardcc_sync *s);
+void lardcc_release(struct lardcc_sync *s);
+void lardcc_release_join(struct lardcc_sync *s);
+void lardcc_release_read(struct lardcc_sync *s);
+
+/* An all-to-all barrier among n participants, reusable phase after phase.
+ * arrive(): join my clock into the phase's accumulator, tick; returns the
+ * phase slot.  depart(slot) after the real barrier: acquire the accumulator.
+ * Two slots: the last arriver of phase g clears slot (g+1)&1, which nobody
+ * can still be reading (they all arrived at g after acquiring g-1). */
+struct lardcc_barrier {
+    uint32_t lock;
+    uint32_t gen;
+    uint32_t count;
+    uint32_t n;
+    uint64_t acc[2][LARD_MAX_THREADS];
+};
+int lardcc_barrier_arrive(struct lardcc_barrier *b, uint32_t n);
+void lardcc_barrier_depart(struct lardcc_barrier *b, int slot);
+/* Join `vc` into slot `slot` (a task completing inside a barrier phase). */
+void lardcc_barrier_contribute(struct lardcc_barrier *b, int slot, const uint64_t *vc);
+
+/* Language-thread ids: a new id for a language thread whose start clock is
+ * `from`.  An id whose previous holder ended with own entry f may be reused
+ * when from[id] >= f: the old holder's whole final clock then happens before
+ * the new one's start, so the two are ordered like one thread continuing. */
+uint32_t lardcc_id_alloc(const uint64_t *from);
+/* Language thread `id` has ended; `final` is the own entry of the last clock it published (to a joiner, barrier or task waiter). */
+void lardcc_id_retire(uint32_t id, uint64_t final);
+
+/* The current language thread of this kernel thread. */
+uint32_t lardcc_me(void);
+/* Switch this kernel thread to language thread `id` (unreported). */
+void lardcc_switch(uint32_t id);
+
+/* Stack memory of finished frames: the lowest stack pointer seen at
+ * function entry since the last reset; on every change of language thread
+ * on a kernel thread (task start/end, implicit task end, thread exit) the
+ * histories of the stack below the current frame are cleared, since that
+ * memory is reused by the next frames (Rule 3 for stacks). */
+void lardcc_clear_dead_stack(void);
+
+/* Memory reuse hooks. */
+void lardcc_forget(void *p, size_t n);
+
+#define LARDCC_UNUSED(x) (void)(x)
+
+#endif
