@@ -276,3 +276,63 @@ pub fn assert_parity(guest: &Path, args: &[&str]) -> Output {
     );
     l
 }
+
+/// Installs the SDK with lard-cc (`make -C guest-sdk install-cc`) once per
+/// test binary into `target/e2e-guests/lard-cc/prefix`; returns the prefix
+/// (`bin/lard-cc`, `bin/lard-c++`, `lib/…`).
+pub fn lard_cc_prefix() -> PathBuf {
+    static DONE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = guest_dir().join("lard-cc");
+        let prefix = dir.join("prefix");
+        run_checked(
+            Command::new("make")
+                .arg("-s")
+                .arg("-C")
+                .arg(root().join("guest-sdk"))
+                .arg("install-cc")
+                .arg(format!("PREFIX={}", prefix.display()))
+                .arg(format!("BUILD={}", dir.join("build").display()))
+                .env_remove("MAKEFLAGS")
+                .env_remove("MFLAGS")
+                .env("CC", "gcc"),
+            "make -C guest-sdk install-cc",
+        );
+        prefix
+    })
+    .clone()
+}
+
+/// Builds `guests/<rel>` with the installed `lard-cc` (C) or `lard-c++`
+/// (`.cc`), `-g -static` plus `flags`, into `out`; rebuilt when the source
+/// or the runtime is newer.
+pub fn build_lard_cc(rel: &str, flags: &[&str], out: &Path, env: &[(&str, &str)]) {
+    let prefix = lard_cc_prefix();
+    let src = root().join("guests").join(rel);
+    let driver = if rel.ends_with(".cc") {
+        "lard-c++"
+    } else {
+        "lard-cc"
+    };
+    let runtime = prefix.join("lib/liblardcc.a");
+    let stale = !fresh(out, &src) || !fresh(out, &runtime);
+    if let Some(d) = out.parent() {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    if stale {
+        let _ = std::fs::remove_file(out);
+    }
+    compile_cached(&src, out, &format!("{driver} {rel}"), |tmp| {
+        let mut c = Command::new(prefix.join("bin").join(driver));
+        c.args(["-g", "-static"])
+            .args(flags)
+            .arg(&src)
+            .arg("-o")
+            .arg(tmp);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c
+    });
+}

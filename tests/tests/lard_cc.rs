@@ -1,0 +1,266 @@
+//! lard-cc end to end: every program of guests/cc/manifest.toml is built by
+//! this test with the installed `lard-cc`/`lard-c++` (ThreadSanitizer
+//! instrumentation + the LARDx86 runtime), runs natively with the expected
+//! output, and under `lard run` reports exactly its ground truth: nothing for
+//! race-free programs, only races on its RACE lines (mapped from the racy
+//! PCs with binutils' addr2line) for racy ones — with the default schedule
+//! and with a random one.  Also: every instrumentation entry point gcc 12 and
+//! clang 14 can emit links, with both compilers.
+
+use lard_e2e::*;
+use lard_emu::cmd::manifest::GuestRun;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn build_dir() -> PathBuf {
+    guest_dir().join("lard-cc").join("guests")
+}
+
+/// The manifest's runs, each program built with lard-cc.
+fn runs() -> Vec<GuestRun> {
+    let manifest = root().join("guests/cc/manifest.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let doc: toml::Value = toml::from_str(&text).unwrap();
+    let runs = lard_emu::cmd::manifest::read(&manifest, &build_dir()).expect("manifest reads");
+    for g in doc["guest"].as_array().unwrap() {
+        let name = g["name"].as_str().unwrap();
+        let flags: Vec<&str> = g["cflags"].as_str().unwrap().split_whitespace().collect();
+        let out = build_dir().join("glibc").join(name);
+        build_lard_cc(g["source"].as_str().unwrap(), &flags, &out, &[]);
+    }
+    runs
+}
+
+/// The line in `source` of each PC (innermost frame in that file).
+fn source_lines(bin: &Path, source: &str, pcs: &[u64]) -> BTreeSet<i64> {
+    let file = Path::new(source)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let mut set = BTreeSet::new();
+    for pc in pcs {
+        let out = Command::new("addr2line")
+            .arg("-i")
+            .arg("-e")
+            .arg(bin)
+            .arg(format!("{pc:#x}"))
+            .output()
+            .expect("addr2line (binutils)");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| {
+                l.split(':')
+                    .next()
+                    .is_some_and(|f| f.ends_with(&format!("/{file}")))
+            })
+            .and_then(|l| l.rsplit(':').next())
+            .and_then(|n| n.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{pc:#x} in {}: no line in {file}: {text}", bin.display()));
+        set.insert(line);
+    }
+    set
+}
+
+fn racy_pcs(json: &str) -> Vec<u64> {
+    let list = json
+        .split("\"racy_pcs\":[")
+        .nth(1)
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap();
+    list.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect()
+}
+
+fn check(r: &GuestRun, lard_args: &[&str]) -> Result<(), String> {
+    let json = scratch_file("lard-cc");
+    let j = json.to_string_lossy().to_string();
+    let mut args = lard_args.to_vec();
+    args.extend(["--report-json", &j]);
+    let l = lard_run(&args, &r.bin, &[]);
+    let what = format!("{} {lard_args:?}", r.label);
+    if stdout(&l) != r.stdout || shell_status(&l) != r.exit {
+        return Err(format!(
+            "{what}: output {:?} status {}; stderr {}",
+            stdout(&l),
+            shell_status(&l),
+            stderr(&l)
+        ));
+    }
+    let text = std::fs::read_to_string(&json).map_err(|e| format!("{what}: {e}"))?;
+    let _ = std::fs::remove_file(&json);
+    let got = source_lines(&r.bin, &r.source, &racy_pcs(&text));
+    r.check_lines(&got)
+        .map_err(|e| format!("{what}: {e}\n{}", stderr(&l)))
+}
+
+#[test]
+fn every_lard_cc_program_matches_its_ground_truth() {
+    let runs = runs();
+    assert!(runs.len() >= 40, "at least 40 programs: {}", runs.len());
+    let racy = runs.iter().filter(|r| r.racy).count();
+    assert!(
+        racy * 2 >= runs.len() - 10 && racy * 2 <= runs.len() + 10,
+        "about half racy"
+    );
+    let mut failures = Vec::new();
+    for r in &runs {
+        let n = native(&r.bin, &[]);
+        assert_eq!(stdout(&n), r.stdout, "{}: native stdout", r.label);
+        assert_eq!(shell_status(&n), r.exit, "{}: native status", r.label);
+        for args in [&[][..], &["--sched", "random", "--seed", "7"][..]] {
+            if let Err(e) = check(r, args) {
+                failures.push(e);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Every `__tsan_*` function gcc 12 (cc1's builtins) or clang 14
+/// (ThreadSanitizer pass) can call.
+fn entry_points() -> Vec<String> {
+    let mut v: Vec<String> = [
+        "__tsan_init",
+        "__tsan_func_entry",
+        "__tsan_func_exit",
+        "__tsan_vptr_update",
+        "__tsan_vptr_read",
+        "__tsan_read_range",
+        "__tsan_write_range",
+        "__tsan_atomic_thread_fence",
+        "__tsan_atomic_signal_fence",
+        "__tsan_ignore_thread_begin",
+        "__tsan_ignore_thread_end",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for n in [1, 2, 4, 8, 16] {
+        for k in [
+            "read",
+            "write",
+            "unaligned_read",
+            "unaligned_write",
+            "volatile_read",
+            "volatile_write",
+            "unaligned_volatile_read",
+            "unaligned_volatile_write",
+            "read_write",
+            "unaligned_read_write",
+        ] {
+            v.push(format!("__tsan_{k}{n}"));
+        }
+    }
+    for n in [8, 16, 32, 64, 128] {
+        for op in [
+            "load",
+            "store",
+            "exchange",
+            "fetch_add",
+            "fetch_sub",
+            "fetch_and",
+            "fetch_or",
+            "fetch_xor",
+            "fetch_nand",
+            "compare_exchange_strong",
+            "compare_exchange_weak",
+            "compare_exchange_val",
+        ] {
+            v.push(format!("__tsan_atomic{n}_{op}"));
+        }
+    }
+    v
+}
+
+#[test]
+fn every_instrumentation_entry_point_links_with_gcc_and_clang() {
+    let dir = guest_dir().join("lard-cc").join("abi");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("every_entry_point.c");
+    let mut text = String::from("#include <stdio.h>\n");
+    for e in entry_points() {
+        text += &format!("extern char {e}[];\n");
+    }
+    text += "int main(void)\n{\n    unsigned long x = 0;\n";
+    for e in entry_points() {
+        text += &format!("    x += (unsigned long){e} != 0;\n");
+    }
+    text += "    printf(\"%lu\\n\", x);\n    return 0;\n}\n";
+    std::fs::write(&src, text).unwrap();
+    let prefix = lard_cc_prefix();
+    for cc in ["gcc", "clang"] {
+        let out = dir.join(format!("every_entry_point-{cc}"));
+        let o = Command::new(prefix.join("bin/lard-cc"))
+            .env("LARD_CC", cc)
+            .args(["-O1", "-static"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{cc}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let n = native(&out, &[]);
+        assert_eq!(stdout(&n), format!("{}\n", entry_points().len()), "{cc}");
+    }
+}
+
+#[test]
+fn gcc_and_clang_builds_agree_on_pthread_programs() {
+    // clang 14's instrumentation (no OpenMP: clang's OpenMP calls libomp).
+    for name in [
+        "race_pt_counter.c",
+        "pt_mutex.c",
+        "c11_release_acquire.c",
+        "race_c11_relaxed.c",
+    ] {
+        let out = build_dir().join("clang").join(name.trim_end_matches(".c"));
+        build_lard_cc(
+            &format!("cc/{name}"),
+            &["-O2", "-pthread"],
+            &out,
+            &[("LARD_CC", "clang")],
+        );
+        let l = lard_run(&[], &out, &[]);
+        let racy = stderr(&l).contains("race 1:");
+        assert_eq!(
+            racy,
+            name.starts_with("race_"),
+            "{name} (clang): {}",
+            stderr(&l)
+        );
+    }
+}
+
+#[test]
+fn lard_cc_rejects_openmp_with_clang_and_explains_itself() {
+    let prefix = lard_cc_prefix();
+    let o = Command::new(prefix.join("bin/lard-cc"))
+        .env("LARD_CC", "clang")
+        .args(["-fopenmp", "-c", "x.c"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("-fopenmp needs gcc"));
+    let h = Command::new(prefix.join("bin/lard-cc"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(h.status.success() && stdout(&h).contains("usage: lard-cc"));
+}
