@@ -65,6 +65,7 @@ static struct lardcc_sync *lookup(const void *addr, int create)
                 }
                 s = pool++;
                 pool_left--;
+                s->addr = addr;
                 table[i].addr = addr;
                 table[i].sync = s;
             }

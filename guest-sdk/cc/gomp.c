@@ -134,6 +134,8 @@ static void team_body(void *arg)
     cur_task = implicit;
     T->fn(T->data);
     final = lard__threads[id].vc[id];
+    if (worker)
+        lard_note_thread_exit();
     slot = lardcc_barrier_arrive(&T->bar, n);
     if (!worker)
         T->final_slot = slot;
@@ -282,12 +284,14 @@ static char critical_key, atomic_key;
     void __wrap_##name params                                                         \
     {                                                                                 \
         __real_##name args;                                                           \
+        lard_note_acquire(key, 0);                                                    \
         lardcc_acquire(lardcc_sync_of(key));                                          \
     }
 #define RELEASE_BEFORE(name, params, args, key)                                       \
     void __real_##name params;                                                        \
     void __wrap_##name params                                                         \
     {                                                                                 \
+        lard_note_release(key);                                                       \
         lardcc_release(lardcc_sync_of(key));                                          \
         __real_##name args;                                                           \
     }
@@ -348,11 +352,13 @@ void __wrap_GOMP_single_copy_end(void *data)
     void __wrap_omp_set_##kind(void *l)                                               \
     {                                                                                 \
         __real_omp_set_##kind(l);                                                     \
+        lard_note_acquire(l, 0);                                                      \
         lardcc_acquire(lardcc_sync_of(l));                                            \
     }                                                                                 \
     void __real_omp_unset_##kind(void *);                                             \
     void __wrap_omp_unset_##kind(void *l)                                             \
     {                                                                                 \
+        lard_note_release(l);                                                         \
         lardcc_release(lardcc_sync_of(l));                                            \
         __real_omp_unset_##kind(l);                                                   \
     }                                                                                 \
@@ -360,8 +366,10 @@ void __wrap_GOMP_single_copy_end(void *data)
     int __wrap_omp_test_##kind(void *l)                                               \
     {                                                                                 \
         int r = __real_omp_test_##kind(l);                                            \
-        if (r)                                                                        \
+        if (r) {                                                                      \
+            lard_note_acquire(l, 0);                                                  \
             lardcc_acquire(lardcc_sync_of(l));                                        \
+        }                                                                             \
         return r;                                                                     \
     }
 LOCK_API(lock)
@@ -497,6 +505,7 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     fn(arg);
     lardcc_clear_dead_stack();
     memcpy(t->fin, lard__threads[id].vc, sizeof t->fin);
+    lard_note_thread_exit();
     if (t->team)
         lardcc_barrier_contribute(&t->team->bar, t->slot, t->fin);
     lardcc_id_retire(id, t->fin[id]);

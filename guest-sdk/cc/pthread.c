@@ -43,6 +43,7 @@ static void thread_end(void)
     if (thread_ended)
         return;
     thread_ended = 1;
+    lard_note_thread_exit();
     me = lardcc_me();
     final = lard__threads[me].vc[me];
     lardcc_release(lardcc_sync_of((const void *)pthread_self()));
@@ -145,6 +146,25 @@ void __wrap_pthread_exit(void *r)
             edge(lardcc_sync_of(obj));                                           \
         return r;                                                                \
     }
+/* Lock identities for the object race detector (docs/events.md). */
+static void lock_acquire(struct lardcc_sync *s)
+{
+    lard_note_acquire(s->addr, 0);
+    lardcc_acquire(s);
+}
+
+static void lock_acquire_all(struct lardcc_sync *s)
+{
+    lard_note_acquire(s->addr, 0);
+    lardcc_acquire_all(s);
+}
+
+static void lock_release(struct lardcc_sync *s)
+{
+    lard_note_release(s->addr);
+    lardcc_release(s);
+}
+
 #define UNLOCKLIKE(ret_t, name, params, args, obj, edge)                         \
     ret_t __real_##name params;                                                  \
     ret_t __wrap_##name params                                                   \
@@ -160,21 +180,21 @@ int __wrap_pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
     return __real_pthread_mutex_init(m, a);
 }
 
-LOCKLIKE(int, pthread_mutex_lock, (pthread_mutex_t * m), (m), m, r == 0, lardcc_acquire)
-LOCKLIKE(int, pthread_mutex_trylock, (pthread_mutex_t * m), (m), m, r == 0, lardcc_acquire)
+LOCKLIKE(int, pthread_mutex_lock, (pthread_mutex_t * m), (m), m, r == 0, lock_acquire)
+LOCKLIKE(int, pthread_mutex_trylock, (pthread_mutex_t * m), (m), m, r == 0, lock_acquire)
 LOCKLIKE(int, pthread_mutex_timedlock, (pthread_mutex_t * m, const struct timespec *t), (m, t),
-         m, r == 0, lardcc_acquire)
+         m, r == 0, lock_acquire)
 LOCKLIKE(int, pthread_mutex_clocklock,
          (pthread_mutex_t * m, clockid_t c, const struct timespec *t), (m, c, t), m, r == 0,
-         lardcc_acquire)
-UNLOCKLIKE(int, pthread_mutex_unlock, (pthread_mutex_t * m), (m), m, lardcc_release)
+         lock_acquire)
+UNLOCKLIKE(int, pthread_mutex_unlock, (pthread_mutex_t * m), (m), m, lock_release)
 
 LOCKLIKE(int, pthread_spin_lock, (pthread_spinlock_t * m), (m), (const void *)m, r == 0,
-         lardcc_acquire)
+         lock_acquire)
 LOCKLIKE(int, pthread_spin_trylock, (pthread_spinlock_t * m), (m), (const void *)m, r == 0,
-         lardcc_acquire)
+         lock_acquire)
 UNLOCKLIKE(int, pthread_spin_unlock, (pthread_spinlock_t * m), (m), (const void *)m,
-           lardcc_release)
+           lock_release)
 
 /* Readers acquire the writers' releases; writers acquire writers' and
  * readers' releases.  Two readers are never ordered by the lock. */
@@ -184,11 +204,11 @@ int __wrap_pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *
     lardcc_sync_reset(l);
     return __real_pthread_rwlock_init(l, a);
 }
-LOCKLIKE(int, pthread_rwlock_wrlock, (pthread_rwlock_t * l), (l), l, r == 0, lardcc_acquire_all)
+LOCKLIKE(int, pthread_rwlock_wrlock, (pthread_rwlock_t * l), (l), l, r == 0, lock_acquire_all)
 LOCKLIKE(int, pthread_rwlock_trywrlock, (pthread_rwlock_t * l), (l), l, r == 0,
-         lardcc_acquire_all)
+         lock_acquire_all)
 LOCKLIKE(int, pthread_rwlock_timedwrlock, (pthread_rwlock_t * l, const struct timespec *t),
-         (l, t), l, r == 0, lardcc_acquire_all)
+         (l, t), l, r == 0, lock_acquire_all)
 
 /* Which rwlocks this kernel thread holds for reading (unlock must know
  * whether it releases a read or a write hold). */
@@ -217,6 +237,7 @@ int __real_pthread_rwlock_unlock(pthread_rwlock_t *);
 int __wrap_pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
     struct lardcc_sync *s = lardcc_sync_of(l);
+    lard_note_release(l);
     if (rd_pop(l))
         lardcc_release_read(s);
     else
@@ -231,6 +252,7 @@ int __wrap_pthread_rwlock_unlock(pthread_rwlock_t *l)
         int r = __real_##name args;                                              \
         if (r == 0) {                                                            \
             rd_push(l);                                                          \
+            lard_note_acquire(l, 1);                                             \
             lardcc_acquire(lardcc_sync_of(l));                                   \
         }                                                                        \
         return r;                                                                \
@@ -248,9 +270,9 @@ int __wrap_pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
     struct lardcc_sync *s = lardcc_sync_of(m);
     int r;
-    lardcc_release(s);
+    lock_release(s);
     r = __real_pthread_cond_wait(c, m);
-    lardcc_acquire(s);
+    lock_acquire(s);
     return r;
 }
 
@@ -260,9 +282,9 @@ int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 {
     struct lardcc_sync *s = lardcc_sync_of(m);
     int r;
-    lardcc_release(s);
+    lock_release(s);
     r = __real_pthread_cond_timedwait(c, m, t);
-    lardcc_acquire(s);
+    lock_acquire(s);
     return r;
 }
 
@@ -273,9 +295,9 @@ int __wrap_pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 {
     struct lardcc_sync *s = lardcc_sync_of(m);
     int r;
-    lardcc_release(s);
+    lock_release(s);
     r = __real_pthread_cond_clockwait(c, m, k, t);
-    lardcc_acquire(s);
+    lock_acquire(s);
     return r;
 }
 
@@ -377,20 +399,29 @@ void *__real_calloc(size_t, size_t);
 void *__real_realloc(void *, size_t);
 void __real_free(void *);
 
+/* Object extents for the object race detector (docs/events.md): the
+ * allocation site is the code that called malloc (or operator new). */
 void *__wrap_malloc(size_t n)
 {
-    return __real_malloc(n);
+    void *p = __real_malloc(n);
+    if (p != NULL)
+        lard_note_alloc(p, n, __builtin_return_address(0));
+    return p;
 }
 
 void *__wrap_calloc(size_t k, size_t n)
 {
-    return __real_calloc(k, n);
+    void *p = __real_calloc(k, n);
+    if (p != NULL)
+        lard_note_alloc(p, k * n, __builtin_return_address(0));
+    return p;
 }
 
 void __wrap_free(void *p)
 {
     if (p == NULL)
         return;
+    lard_note_free(p);
     lard_clear_history(p, malloc_usable_size(p));
     __real_free(p);
 }
@@ -399,8 +430,12 @@ void *__wrap_realloc(void *p, size_t n)
 {
     size_t old;
     void *q;
-    if (p == NULL)
-        return __real_malloc(n);
+    if (p == NULL) {
+        q = __real_malloc(n);
+        if (q != NULL)
+            lard_note_alloc(q, n, __builtin_return_address(0));
+        return q;
+    }
     if (n == 0) {
         __wrap_free(p);
         return NULL;
@@ -410,6 +445,7 @@ void *__wrap_realloc(void *p, size_t n)
     q = __real_malloc(n);
     if (q == NULL)
         return NULL;
+    lard_note_alloc(q, n, __builtin_return_address(0));
     memcpy(q, p, old < n ? old : n);
     __wrap_free(p);
     return q;

@@ -19,6 +19,7 @@
  * atomic location, OpenMP critical/lock/ordered, finished pthread ...),
  * found by address in a table in runtime memory. */
 struct lardcc_sync {
+    const void *addr;              /* the program object */
     uint32_t lock;                 /* internal futex lock */
     uint32_t used_rvc;
     void *ext;                     /* attached runtime data (a barrier) */
