@@ -9,7 +9,7 @@ CARGO ?= cargo
 APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz
 GUEST_BUILD := $(CURDIR)/target/guests
 
-.PHONY: all prereqs build demo test lint bench clean
+.PHONY: all prereqs build demo test lint bench clean install
 
 all: build
 
@@ -61,6 +61,19 @@ test: lint
 
 clean:
 	$(CARGO) clean
+
+# make install PREFIX=/opt/lard [DESTDIR=...]: bin/lard, bin/lard-cc,
+# bin/lard-c++, include/lard.h, include/lardx86.inc, lib/liblard.a,
+# lib/liblardcc.a, lib/liblardcc_omp.a, the --wrap lists, lib/pkgconfig/lard.pc
+# and man pages (generated from --help) in share/man/man1.
+PREFIX ?= /usr/local
+DESTDIR ?=
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 target/release/lard $(DESTDIR)$(PREFIX)/bin/lard
+	$(MAKE) -s -C guest-sdk install-cc BUILD=$(CURDIR)/target/sdk-build PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) CC=gcc
+	python3 guest-sdk/tools/help2man.py $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  target/release/lard $(CURDIR)/target/sdk-build/lard-cc
 
 # Wall-time ratios of lard vs native and qemu-user (bench/README.md).
 # BENCH_SCALE=N for longer runs, BENCH_REPS=K for more repetitions.

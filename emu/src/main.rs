@@ -93,6 +93,22 @@ enum Command {
         #[arg(long)]
         only: Option<String>,
     },
+    /// The lard-cc ground truth (guests/cc) built with lard-cc and run with
+    /// random schedules: precision, recall and line correctness.
+    CcAccuracy {
+        /// The manifest.
+        #[arg(long, default_value = "guests/cc/manifest.toml")]
+        manifest: PathBuf,
+        /// The lard-cc driver (lard-c++ is taken from the same directory).
+        #[arg(long, default_value = "lard-cc")]
+        lard_cc: PathBuf,
+        /// Where to build the programs.
+        #[arg(long, default_value = "target/cc-accuracy")]
+        build: PathBuf,
+        /// Runs per program, with `--sched random --seed 1..=N`.
+        #[arg(long, default_value_t = 3)]
+        seeds: u64,
+    },
 }
 
 #[derive(clap::Args)]
@@ -222,6 +238,51 @@ fn main() -> ExitCode {
             build,
             only,
         } => run_accuracy(&guests, &build, only.as_deref()),
+        Command::CcAccuracy {
+            manifest,
+            lard_cc,
+            build,
+            seeds,
+        } => run_cc_accuracy(&manifest, &lard_cc, &build, seeds),
+    }
+}
+
+fn run_cc_accuracy(manifest: &Path, lard_cc: &Path, build: &Path, seeds: u64) -> ExitCode {
+    use lard_emu::cmd::cc_accuracy as cc;
+    let build = std::path::absolute(build).unwrap_or_else(|_| build.to_path_buf());
+    let guests = manifest
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let programs = match cc::programs(manifest, &build) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lard: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let me = std::env::current_exe().unwrap_or_else(|_| "lard".into());
+    // The installed layout: lard-cc next to lard; else as given (PATH).
+    let driver = match me.parent().map(|d| d.join("lard-cc")) {
+        Some(p) if lard_cc == Path::new("lard-cc") && p.is_file() => p,
+        _ => lard_cc.to_path_buf(),
+    };
+    let mut runs = Vec::new();
+    for (r, flags) in &programs {
+        if let Err(e) = cc::build(&driver, &guests, r, flags) {
+            eprintln!("lard: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+        for seed in 1..=seeds.max(1) {
+            runs.push(cc::run_one(&me, r, seed, &build));
+        }
+    }
+    print!("{}", cc::report(&runs, seeds.max(1)));
+    if runs.iter().all(|r| r.verdict.is_ok()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

@@ -21,6 +21,7 @@
  */
 #include "rt.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef unsigned char a8;
@@ -42,11 +43,28 @@ static int is_release(int mo)
 }
 
 /* Per kernel thread fence state (a language thread switch resets nothing:
- * fences are rare and the state only ever adds edges the program asked for). */
+ * fences are rare and the state only ever adds edges the program asked for).
+ * The clocks are allocated on a thread's first fence or relaxed access to a
+ * location with a clock, so that the static TLS block stays small. */
+struct fences {
+    uint64_t rel[LARD_MAX_THREADS];
+    uint64_t acq[LARD_MAX_THREADS];
+};
 static __thread int fence_rel_valid;
-static __thread uint64_t fence_rel[LARD_MAX_THREADS];
 static __thread int fence_acq_pending;
-static __thread uint64_t fence_acq[LARD_MAX_THREADS];
+static __thread struct fences *fence_clocks;
+
+static struct fences *fences(void)
+{
+    if (fence_clocks == NULL) {
+        fence_clocks = calloc(1, sizeof *fence_clocks);
+        if (fence_clocks == NULL)
+            lard__fatal("lard-cc: out of memory (fence clocks)");
+    }
+    return fence_clocks;
+}
+#define fence_rel (fences()->rel)
+#define fence_acq (fences()->acq)
 
 /* 128-bit atomics are emulated under one lock (every access to them goes
  * through this runtime, so the lock makes them atomic). */

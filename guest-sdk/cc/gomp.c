@@ -72,7 +72,7 @@ struct task {
 static uint32_t task_lock;
 static __thread struct team *cur_team;
 static __thread struct task *cur_task;
-static __thread struct task root_task;
+static __thread struct task *root_task; /* allocated: keeps static TLS small */
 
 static void *xmalloc(size_t n)
 {
@@ -99,9 +99,11 @@ static void push(struct task ***v, size_t *n, size_t *cap, struct task *t)
 static struct task *current_task(void)
 {
     if (cur_task == NULL) {
-        root_task.id = lardcc_me();
-        root_task.implicit = 1;
-        cur_task = &root_task;
+        if (root_task == NULL)
+            root_task = xmalloc(sizeof *root_task);
+        root_task->id = lardcc_me();
+        root_task->implicit = 1;
+        cur_task = root_task;
     }
     return cur_task;
 }

@@ -1,5 +1,5 @@
 /* Race-free: a producer/consumer hand-off through a flag written and read
- * with seq_cst atomics plus flush (OpenMP 5.2 §1.4.4: the atomic write
+ * with seq_cst atomics plus flush (the seq_cst atomic write
  * releases, the atomic read acquires). */
 #include <omp.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 //! Subcommands beyond `lard run`, and the guest manifest they read.
 
 pub mod accuracy;
+pub mod cc_accuracy;
 pub mod manifest;

@@ -1,0 +1,228 @@
+//! `lard cc-accuracy`: the lard-cc ground truth (guests/cc/manifest.toml)
+//! built with `lard-cc`, run under `lard run` with several `--sched random`
+//! seeds, scored as a race detector is scored on microbenchmarks:
+//! per (program, seed) run, a racy program reported racy is a true
+//! positive, a race-free one reported racy a false positive, a racy one
+//! reported race-free a false negative; precision = TP / (TP + FP), recall =
+//! TP / (TP + FN). Line correctness: the share of reported races whose
+//! source line is one of the program's racing lines. docs/cli.md.
+
+use crate::binary::lines::SourceLines;
+use crate::cmd::manifest::GuestRun;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One (program, seed) run's outcome.
+#[derive(Clone, Debug)]
+pub struct CcRun {
+    /// `name seed N`.
+    pub label: String,
+    /// Ground truth: the program is racy.
+    pub racy: bool,
+    /// lard reported at least one race.
+    pub reported: bool,
+    /// Reported races (distinct racy PCs) and how many lie on racing lines.
+    pub races: usize,
+    /// Of `races`, those on one of the program's racing lines.
+    pub on_racing_lines: usize,
+    /// `Ok` when output, status and the reported lines match the manifest.
+    pub verdict: Result<(), String>,
+}
+
+/// Precision, recall and line correctness over runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Score {
+    /// True positives.
+    pub tp: usize,
+    /// False positives.
+    pub fp: usize,
+    /// False negatives.
+    pub fn_: usize,
+    /// True negatives.
+    pub tn: usize,
+    /// TP / (TP + FP) (1 when nothing was reported).
+    pub precision: f64,
+    /// TP / (TP + FN) (1 when nothing is racy).
+    pub recall: f64,
+    /// Reported races on racing lines / reported races (1 when none).
+    pub line_correctness: f64,
+}
+
+/// Scores a set of runs.
+pub fn score(runs: &[CcRun]) -> Score {
+    let tp = runs.iter().filter(|r| r.racy && r.reported).count();
+    let fp = runs.iter().filter(|r| !r.racy && r.reported).count();
+    let fn_ = runs.iter().filter(|r| r.racy && !r.reported).count();
+    let tn = runs.iter().filter(|r| !r.racy && !r.reported).count();
+    let races: usize = runs.iter().map(|r| r.races).sum();
+    let good: usize = runs.iter().map(|r| r.on_racing_lines).sum();
+    let ratio = |a: usize, b: usize| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+    Score {
+        tp,
+        fp,
+        fn_,
+        tn,
+        precision: ratio(tp, tp + fp),
+        recall: ratio(tp, tp + fn_),
+        line_correctness: ratio(good, races),
+    }
+}
+
+/// The manifest's programs with their lard-cc flags.
+pub fn programs(manifest: &Path, build: &Path) -> Result<Vec<(GuestRun, String)>, String> {
+    let runs = crate::cmd::manifest::read(manifest, build)?;
+    let text =
+        std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let doc: toml::Value =
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let guests = doc
+        .get("guest")
+        .and_then(toml::Value::as_array)
+        .ok_or_else(|| format!("{}: no [[guest]] tables", manifest.display()))?;
+    let mut out = Vec::new();
+    for r in runs {
+        let flags = guests
+            .iter()
+            .find(|g| g.get("name").and_then(toml::Value::as_str) == Some(r.name.as_str()))
+            .and_then(|g| g.get("cflags"))
+            .and_then(toml::Value::as_str)
+            .ok_or_else(|| format!("{}: {} has no cflags", manifest.display(), r.name))?
+            .to_string();
+        out.push((r, flags));
+    }
+    Ok(out)
+}
+
+/// Builds one program with the lard-cc driver `cc` (lard-c++ for `.cc`,
+/// found next to it).
+pub fn build(cc: &Path, guests: &Path, r: &GuestRun, flags: &str) -> Result<(), String> {
+    let driver: PathBuf = if r.source.ends_with(".cc") {
+        cc.with_file_name("lard-c++")
+    } else {
+        cc.to_path_buf()
+    };
+    if let Some(d) = r.bin.parent() {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    let out = Command::new(&driver)
+        .args(["-g", "-static"])
+        .args(flags.split_whitespace())
+        .arg(guests.join(&r.source))
+        .arg("-o")
+        .arg(&r.bin)
+        .output()
+        .map_err(|e| format!("{}: {e}", driver.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{}: build failed: {}",
+            r.name,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
+
+fn racy_pcs(json: &str) -> Vec<u64> {
+    json.split("\"racy_pcs\":[")
+        .nth(1)
+        .and_then(|r| r.split(']').next())
+        .map(|l| l.split(',').filter_map(|s| s.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// Runs one program once under `lard` with `--sched random --seed seed`.
+pub fn run_one(lard: &Path, r: &GuestRun, seed: u64, tmp: &Path) -> CcRun {
+    let label = format!("{} seed {seed}", r.name);
+    let json = tmp.join(format!("cc-accuracy-{}.json", std::process::id()));
+    let out = Command::new(lard)
+        .args(["run", "--sched", "random", "--seed", &seed.to_string()])
+        .arg("--report-json")
+        .arg(&json)
+        .arg(&r.bin)
+        .args(&r.args)
+        .output();
+    let mut run = CcRun {
+        label: label.clone(),
+        racy: r.racy,
+        reported: false,
+        races: 0,
+        on_racing_lines: 0,
+        verdict: Ok(()),
+    };
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            run.verdict = Err(format!("{label}: cannot run lard: {e}"));
+            return run;
+        }
+    };
+    let text = std::fs::read_to_string(&json).unwrap_or_default();
+    let _ = std::fs::remove_file(&json);
+    let pcs = racy_pcs(&text);
+    let file = Path::new(&r.source)
+        .file_name()
+        .map(|f| f.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let lines = SourceLines::open(&r.bin, 0);
+    let mut got = BTreeSet::new();
+    for pc in &pcs {
+        let line = lines
+            .frames(*pc)
+            .into_iter()
+            .find(|f| f.file.as_deref().is_some_and(|p| p.ends_with(&file)))
+            .and_then(|f| f.line)
+            .map_or(-1, i64::from);
+        if r.race_lines.contains(&line) {
+            run.on_racing_lines += 1;
+        }
+        got.insert(line);
+    }
+    run.races = pcs.len();
+    run.reported = !pcs.is_empty();
+    let status = out.status.code().unwrap_or(-1);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    run.verdict = if stdout != r.stdout || status != r.exit {
+        Err(format!("{label}: output {stdout:?}, status {status}"))
+    } else {
+        r.check_lines(&got).map_err(|e| format!("{label}: {e}"))
+    };
+    run
+}
+
+/// The report: one line per run that missed its ground truth, then the score.
+pub fn report(runs: &[CcRun], seeds: u64) -> String {
+    let mut s = String::new();
+    let programs: BTreeSet<&str> = runs
+        .iter()
+        .map(|r| r.label.rsplit_once(" seed ").map_or("", |x| x.0))
+        .collect();
+    let racy = runs.iter().filter(|r| r.racy).count();
+    let _ = writeln!(
+        s,
+        "lard-cc ground truth: {} programs x {seeds} seed(s) = {} runs ({racy} of a racy program)",
+        programs.len(),
+        runs.len()
+    );
+    for r in runs {
+        if let Err(e) = &r.verdict {
+            let _ = writeln!(s, "  WRONG {e}");
+        }
+    }
+    let sc = score(runs);
+    let right = runs.iter().filter(|r| r.verdict.is_ok()).count();
+    let _ = writeln!(
+        s,
+        "runs right: {right}/{}\nTP {} FP {} FN {} TN {}\nprecision {:.3}  recall {:.3}  line correctness {:.3}",
+        runs.len(),
+        sc.tp,
+        sc.fp,
+        sc.fn_,
+        sc.tn,
+        sc.precision,
+        sc.recall,
+        sc.line_correctness
+    );
+    s
+}
