@@ -72,7 +72,12 @@ pub fn score(runs: &[CcRun]) -> Score {
 
 /// The manifest's programs with their lard-cc flags.
 pub fn programs(manifest: &Path, build: &Path) -> Result<Vec<(GuestRun, String)>, String> {
-    let runs = crate::cmd::manifest::read(manifest, build)?;
+    // Static builds only: a dynamic lard-cc build's shared libstdc++ and
+    // libgomp call pthreads past the --wrap'ed names (docs/lard-cc.md).
+    let runs: Vec<GuestRun> = crate::cmd::manifest::read(manifest, build)?
+        .into_iter()
+        .filter(|r| r.libc != crate::cmd::manifest::DYNAMIC)
+        .collect();
     let text =
         std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
     let doc: toml::Value =
