@@ -324,3 +324,59 @@ impl ObjectRegistry {
         self.at(pc).map_or_else(Vec::new, |o| o.lines().frames(pc))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lib(name: &str, start: u64, end: u64) -> LoadedObject {
+        // A path that does not exist: no symbols, names fall back to offsets.
+        LoadedObject::new(
+            PathBuf::from(format!("/nonexistent/{name}")),
+            format!("/usr/lib/{name}"),
+            ObjectKind::Library,
+            start,
+            (start, end),
+            None,
+        )
+    }
+
+    #[test]
+    fn addresses_are_named_by_the_object_that_holds_them() {
+        let mut r = ObjectRegistry::default();
+        let a = r.add(lib("liba.so.1", 0x7000_0000, 0x7000_4000));
+        let b = r.add(lib("libb.so.2", 0x7100_0000, 0x7100_2000));
+        assert_eq!(r.id_at(0x7000_0010), Some(a));
+        assert_eq!(r.id_at(0x7100_1fff), Some(b));
+        assert_eq!(r.id_at(0x7100_2000), None);
+        assert_eq!(
+            r.describe_pc(0x7000_0123).as_deref(),
+            Some("liba.so.1+0x123")
+        );
+        assert_eq!(
+            r.describe_data(0x7100_0040).as_deref(),
+            Some("libb.so.2+0x40")
+        );
+        assert_eq!(r.describe_pc(0x1234), None);
+        assert!(r.frames(0x7000_0123).is_empty());
+    }
+
+    #[test]
+    fn unmapping_a_whole_span_retires_the_object_and_a_new_one_replaces_it() {
+        let mut r = ObjectRegistry::default();
+        let a = r.add(lib("liba.so.1", 0x7000_0000, 0x7000_4000));
+        r.add_exec(a, 0x7000_1000, 0x1000);
+        // Part of the span: the object stays, its code range there goes.
+        r.unmapped(0x7000_1000, 0x1000);
+        assert_eq!(r.id_at(0x7000_0000), Some(a));
+        assert!(r.get(a).exec.is_empty());
+        r.unmapped(0x7000_0000, 0x4000);
+        assert_eq!(r.id_at(0x7000_0000), None);
+        assert!(!r.get(a).mapped);
+        // dlopen again at the same place: the new object answers.
+        let c = r.add(lib("libc2.so", 0x7000_0000, 0x7000_8000));
+        assert_eq!(r.at(0x7000_0000).map(|o| o.short_name()), Some("libc2.so"));
+        assert_eq!(r.id_at(0x7000_7000), Some(c));
+        assert_eq!(r.all().len(), 2);
+    }
+}

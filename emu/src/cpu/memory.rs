@@ -282,6 +282,14 @@ impl Memory {
         }
     }
 
+    /// Guest bytes whatever their permissions (the emulator inspecting a
+    /// mapping, e.g. an ELF header mapped PROT_NONE).
+    pub fn peek(&self, addr: u64, len: u64) -> Option<&[u8]> {
+        let p = self.host_ptr(addr, len, 0)?;
+        // SAFETY: host_ptr checked the range lies in live host memory.
+        Some(unsafe { std::slice::from_raw_parts(p, len as usize) })
+    }
+
     /// A readable guest byte slice.
     pub fn slice(&self, addr: u64, len: u64) -> Option<&[u8]> {
         if len == 0 {

@@ -786,7 +786,7 @@ impl Machine {
     /// so `/proc/self/fd/N` names the file) and its load bias (the mapping
     /// minus its first PT_LOAD's page).
     fn register_object(&mut self, at: u64, len: u64, fd: u64) {
-        let Some(hdr) = self.mem.slice(at, 64.min(len)) else {
+        let Some(hdr) = self.mem.peek(at, 64.min(len)) else {
             return;
         };
         if hdr.len() < 64 || hdr[..4] != *b"\x7fELF" || hdr[4] != 2 {
@@ -804,7 +804,7 @@ impl Machine {
             if ph + 56 > len {
                 return None;
             }
-            let b = self.mem.slice(at + ph, 56)?;
+            let b = self.mem.peek(at + ph, 56)?;
             let ptype = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
             (ptype == 1).then(|| u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")))
         });
