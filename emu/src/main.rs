@@ -489,7 +489,12 @@ fn run_guest(args: RunArgs) -> ExitCode {
         timeout: args.timeout,
         interrupt: interrupt_flag(),
     });
+    let stderr_copy = StderrCopy::save();
     let outcome = emu.run();
+    // The guest's file descriptors are lard's: a guest that closed (or
+    // reopened) fd 2, as every coreutils program does at exit, must not
+    // swallow the report.
+    stderr_copy.restore();
     let status = report_outcome(&emu, &outcome, &args.guest);
     let mut status = status;
     if let Some(log) = &race_log {
@@ -549,6 +554,30 @@ fn run_guest(args: RunArgs) -> ExitCode {
         }
     }
     ExitCode::from(status)
+}
+
+/// A copy of lard's stderr, out of the guest's way (a high, close-on-exec
+/// descriptor), restored to fd 2 after the guest ran.
+struct StderrCopy(i32);
+
+impl StderrCopy {
+    /// Lowest descriptor the copy may use: far above what guests open.
+    const MIN_FD: i32 = 900;
+
+    fn save() -> StderrCopy {
+        // SAFETY: fcntl on a descriptor number; failure returns -1.
+        StderrCopy(unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, Self::MIN_FD) })
+    }
+
+    fn restore(self) {
+        if self.0 >= 0 {
+            // SAFETY: dup2/close on descriptors this process owns.
+            unsafe {
+                libc::dup2(self.0, 2);
+                libc::close(self.0);
+            }
+        }
+    }
 }
 
 /// Prints what ended the run and returns lard's exit status.

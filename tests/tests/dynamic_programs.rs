@@ -102,6 +102,14 @@ fn ls_l_of_the_root_directory() {
     assert_eq!(stable(&l), stable(&n), "stderr: {}", stderr(&l));
     assert!(stable(&l).lines().count() > 10, "{}", stdout(&l));
     assert!(!stderr(&l).contains("WARN"), "{}", stderr(&l));
+    // ls closes stdout and stderr at exit (coreutils' close_stdout): lard's
+    // report still reaches its stderr.
+    let l = lard_run(&["--stats"], &ls, &["-l", "/"]);
+    let e = stderr(&l);
+    assert!(
+        e.contains("== lard races (fasttrack) ==") && e.contains("instructions retired"),
+        "{e}"
+    );
 }
 
 #[test]
