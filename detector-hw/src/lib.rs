@@ -13,6 +13,8 @@
 //! * [`fasttrack`]: FastTrack's epoch-based detector (the default).
 //! * [`shadow`]: byte-granular paged shadow memory.
 //! * [`trace`]: seeded random traces and the runtime's lock model.
+//! * [`object`]: the object race detector (ownership states and a
+//!   per-object lockset, von Praun and Gross).
 //! * [`lardish`]: the LARDISH (RADISH + LARD) hardware model and its cost
 //!   accounting.
 //! * [`variants`]: the accuracy analysis' detector variants (LARD §5.2) and
@@ -27,6 +29,7 @@ pub mod event;
 pub mod fasttrack;
 pub mod lard;
 pub mod lardish;
+pub mod object;
 pub mod race;
 pub mod shadow;
 pub mod trace;
@@ -36,5 +39,6 @@ pub use canonical::Canonical;
 pub use detector::{Detector, Granularity};
 pub use fasttrack::{FastTrack, FtPath, FtWork};
 pub use lardish::{HwConfig, HwStats, Lardish};
+pub use object::ObjectDetector;
 pub use race::{PriorAccess, Race, RaceKind, RaceKinds};
 pub use variants::{Accuracy, Variant, VariantDetector, VariantSet};
