@@ -1,13 +1,14 @@
 //! `lard`: run and inspect programs on a LARDx86 CPU.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use lard_detector_hw::{HwConfig, Lardish};
+use lard_detector_hw::{HwConfig, Lardish, ObjectDetector};
 use lard_emu::binary::disasm;
 use lard_emu::binary::elf::{ElfError, ElfFile};
 use lard_emu::cpu::machine::Config;
 use lard_emu::cpu::sched::SchedPolicy;
 use lard_emu::observe::accuracy::{parse_variants, AccuracyObserver};
 use lard_emu::observe::detect::DetectorObserver;
+use lard_emu::observe::objects;
 use lard_emu::observe::observer::{AccessMode, CountingObserver, Observer};
 use lard_emu::run::{Emulator, Outcome, RunLimits, StopReason};
 use std::cell::RefCell;
@@ -138,12 +139,14 @@ struct RunArgs {
     /// Also observe low-level synchronization (atomics, futexes, clone).
     #[arg(long)]
     observe_sync: bool,
-    /// Race detector: fasttrack (default), canonical or lardish.
-    #[arg(long, value_parser = ["fasttrack", "canonical", "lardish", "none"], default_value = "fasttrack")]
+    /// Race detector: fasttrack (default), canonical, lardish or object
+    /// (object races: ownership states and per-object locksets).
+    #[arg(long, value_parser = ["fasttrack", "canonical", "lardish", "object", "none"], default_value = "fasttrack")]
     detector: String,
     /// Run several detector variants on the same execution and compare them
     /// with LARD (LARD paper Table 3): a comma-separated list of lard, allmem,
-    /// allsync, noclear, nocopy, nothread, naive, or `all` (docs/accuracy.md).
+    /// allsync, noclear, nocopy, nothread, naive, or `all` (those seven), and
+    /// `object` (the object race detector beside them; docs/accuracy.md).
     #[arg(long, value_name = "LIST", conflicts_with = "detector")]
     detectors: Option<String>,
     /// With --detectors: run the variants on the emulation thread instead of
@@ -395,6 +398,7 @@ fn run_guest(args: RunArgs) -> ExitCode {
         ObserveArg::All => AccessMode::All,
     };
     let mut hw_model = None;
+    let mut object_det = None;
     let mut race_log = None;
     let mut accuracy = None;
     let detector = if args.detectors.is_some() {
@@ -442,6 +446,13 @@ fn run_guest(args: RunArgs) -> ExitCode {
             let model = Rc::new(RefCell::new(Lardish::new(cfg)));
             hw_model = Some(model.clone());
             let (obs, log) = DetectorObserver::hardware(model);
+            race_log = Some(log);
+            Box::new(obs.raise_on_race(args.on_race == "exception"))
+        }
+        "object" => {
+            let det = Rc::new(RefCell::new(ObjectDetector::new()));
+            object_det = Some(det.clone());
+            let (obs, log) = DetectorObserver::object(det);
             race_log = Some(log);
             Box::new(obs.raise_on_race(args.on_race == "exception"))
         }
@@ -504,9 +515,22 @@ fn run_guest(args: RunArgs) -> ExitCode {
                 status = code;
             }
         }
-        eprint!("{}", log.text(emu.machine()));
+        let extra = match &object_det {
+            Some(det) => {
+                let det = det.borrow();
+                eprint!("{}", objects::text(&det, emu.machine()));
+                objects::json_fields(&det, emu.machine())
+            }
+            None => {
+                eprint!("{}", log.text(emu.machine()));
+                String::new()
+            }
+        };
         if let Some(path) = &args.report_json {
-            let json = format!("{{\"detectors\":{{{}}}}}\n", log.json(emu.machine()));
+            let json = format!(
+                "{{\"detectors\":{{{}}}}}\n",
+                log.json_with(emu.machine(), &extra)
+            );
             if let Err(e) = std::fs::write(path, json) {
                 eprintln!("lard: cannot write {}: {e}", path.display());
                 status = EXIT_INTERNAL;

@@ -200,6 +200,7 @@ impl Emulator {
         ctx.save(r)?;
         let mode = observer.access_mode();
         let report_sync = observer.wants_sync();
+        let report_objects = observer.wants_objects();
         let realtime_base = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
@@ -227,6 +228,7 @@ impl Emulator {
             observer,
             mode,
             report_sync,
+            report_objects,
             stats: Stats::default(),
             stop: None,
             vtime: 0,

@@ -66,7 +66,9 @@ RUNTIME_ARGS = {"minivm": ["-I" + os.path.join(MINIVM, "include")]
                 + [os.path.join(MINIVM, "src", f)
                    for f in ("vm.c", "heap.c", "ctx_x86_64.S")]}
 CONFIG_KEYS = ("expect", "race_lines", "race_lines_any", "race_lines_always",
-               "stdout", "exit")
+               "stdout", "exit", "object_expect", "object_sites")
+# Allocation sites of the objects the object race detector reports.
+OBJECT_MARK = "/* OBJECT */"
 
 
 def runs(g):
@@ -104,6 +106,22 @@ def lint_configs(g, marked):
         if not set(r.get("race_lines_always", [])) <= set(r["race_lines"]):
             errors.append("%s%s: race_lines_always not within race_lines"
                           % (n, label))
+        errors += lint_object(n + label, r, None)
+    return errors
+
+
+def lint_object(n, g, object_marked):
+    """object_expect is racy/race-free; object_sites (allocation lines of
+    the reported objects, marked /* OBJECT */) imply object_expect = racy."""
+    errors = []
+    if "object_expect" in g and g["object_expect"] not in ("racy", "race-free"):
+        errors.append("%s: bad object_expect" % n)
+    sites = g.get("object_sites", [])
+    if sites and g.get("object_expect") != "racy":
+        errors.append("%s: object_sites without object_expect = racy" % n)
+    if object_marked is not None and sorted(sites) != object_marked:
+        errors.append("%s: object_sites %s but %s on lines %s"
+                      % (n, sites, OBJECT_MARK, object_marked))
     return errors
 
 
@@ -146,6 +164,9 @@ def lint():
             errors.append("%s: bad issue" % n)
         if not set(g.get("issues", [])) <= {1, 2, 3, 4, 5}:
             errors.append("%s: bad issues" % n)
+        object_marked = [i + 1 for i, l in enumerate(lines)
+                         if OBJECT_MARK in l]
+        errors += lint_object(n, g, object_marked)
         errors += lint_configs(g, marked)
     for e in errors:
         print("lint: " + e, file=sys.stderr)

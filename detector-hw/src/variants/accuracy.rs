@@ -260,7 +260,8 @@ pub struct VariantSet {
 
 impl VariantSet {
     /// The `variants` (which must include [`Variant::Lard`]), each in front
-    /// of a fresh inner detector from `make_inner`.
+    /// of a fresh inner detector from `make_inner` ([`Variant::Object`]: a
+    /// fresh object race detector).
     pub fn new(
         variants: &[Variant],
         mut make_inner: impl FnMut() -> Box<dyn Detector>,
@@ -268,7 +269,12 @@ impl VariantSet {
         let accuracy = Accuracy::new(variants)?;
         let detectors: Vec<VariantDetector> = variants
             .iter()
-            .map(|v| VariantDetector::new(*v, make_inner()))
+            .map(|v| match v {
+                Variant::Object => {
+                    VariantDetector::new(*v, Box::new(crate::object::ObjectDetector::new()))
+                }
+                _ => VariantDetector::new(*v, make_inner()),
+            })
             .collect();
         let n = detectors.len();
         Ok(VariantSet {

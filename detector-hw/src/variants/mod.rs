@@ -16,6 +16,12 @@
 //! | [`Variant::NoCopy`] | tracked | LARD | yes | no | yes | **no** |
 //! | [`Variant::NoThread`] | tracked | kernel thread | yes, entries bound to kernel threads | no | yes | yes |
 //! | [`Variant::Naive`] | non-stack | kernel thread | **no** | yes | no | no |
+//! | [`Variant::Object`] | tracked | LARD | ignored | thread exit only | ignored | moves objects |
+//!
+//! [`Variant::Object`] is not a LARD variant but the object race detector
+//! ([`crate::object`]), which asks a different question on the same
+//! execution; it sees every event unchanged (*direct*) and is shown beside
+//! LARD, its differences being by design (docs/detectors.md).
 //!
 //! Three ways of feeding the inner detector:
 //!
@@ -40,7 +46,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::detector::Detector;
-use crate::event::{Access, KernelThreadId, LangThreadId, LardOp, LowLevelSync, Origin, ThreadKey};
+use crate::event::{
+    Access, KernelThreadId, LangThreadId, LardOp, LowLevelSync, Origin, ProgramEvent, ThreadKey,
+};
 use crate::fasttrack::FastTrack;
 use crate::race::Race;
 
@@ -76,6 +84,9 @@ pub enum Variant {
     /// LARDx86 operation at all (WriteVC, ReadVC, Thread, ClearHistory,
     /// CopyHistory ignored).
     Naive,
+    /// The object race detector ([`crate::object::ObjectDetector`]): object
+    /// races, not data races; not in [`Variant::ALL`].
+    Object,
 }
 
 impl Variant {
@@ -91,6 +102,19 @@ impl Variant {
         Variant::Naive,
     ];
 
+    /// [`Variant::ALL`] and the object race detector: what `lard accuracy`
+    /// runs.
+    pub const EXTENDED: [Variant; 8] = [
+        Variant::Lard,
+        Variant::AllMem,
+        Variant::AllSync,
+        Variant::NoClear,
+        Variant::NoCopy,
+        Variant::NoThread,
+        Variant::Naive,
+        Variant::Object,
+    ];
+
     /// The lower-case CLI name (`lard`, `allmem`, ...).
     pub fn name(self) -> &'static str {
         match self {
@@ -101,6 +125,7 @@ impl Variant {
             Variant::NoCopy => "nocopy",
             Variant::NoThread => "nothread",
             Variant::Naive => "naive",
+            Variant::Object => "object",
         }
     }
 
@@ -114,6 +139,7 @@ impl Variant {
             Variant::NoCopy => "NoCopy",
             Variant::NoThread => "NoThread",
             Variant::Naive => "Naïve",
+            Variant::Object => "Object",
         }
     }
 
@@ -154,7 +180,7 @@ pub struct UnknownVariant(pub String);
 
 impl fmt::Display for UnknownVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+        let names: Vec<&str> = Variant::EXTENDED.iter().map(|v| v.name()).collect();
         write!(
             f,
             "unknown detector variant `{}` (expected one of: {})",
@@ -173,7 +199,7 @@ impl FromStr for Variant {
     fn from_str(s: &str) -> Result<Variant, UnknownVariant> {
         let lower = s.trim().to_lowercase();
         let lower = if lower == "naïve" { "naive" } else { &lower };
-        Variant::ALL
+        Variant::EXTENDED
             .into_iter()
             .find(|v| v.name() == lower)
             .ok_or_else(|| UnknownVariant(s.to_string()))
@@ -188,6 +214,8 @@ enum Adapter {
     Kernel(KernelBinding),
     /// AllSync, Naïve: the adapter owns the clocks.
     Owning(Box<Combined>),
+    /// Object: every event reaches the inner detector unchanged.
+    Direct,
 }
 
 /// First virtual id of an entry that names a language thread never seen
@@ -248,12 +276,14 @@ pub struct VariantDetector {
 
 impl VariantDetector {
     /// `variant` in front of `inner`, a fresh LARD detector (it must not have
-    /// seen events yet).
+    /// seen events yet); for [`Variant::Object`], a fresh
+    /// [`ObjectDetector`](crate::object::ObjectDetector).
     pub fn new(variant: Variant, inner: Box<dyn Detector>) -> VariantDetector {
         let adapter = match variant {
             Variant::AllSync => Adapter::Owning(Box::new(Combined::new(false, true))),
             Variant::Naive => Adapter::Owning(Box::new(Combined::new(true, false))),
             Variant::NoThread => Adapter::Kernel(KernelBinding::default()),
+            Variant::Object => Adapter::Direct,
             _ => Adapter::PassThrough,
         };
         VariantDetector {
@@ -337,6 +367,7 @@ impl Detector for VariantDetector {
                 Some(race)
             }
             Adapter::Owning(c) => c.access(self.inner.as_mut(), a, checked),
+            Adapter::Direct => self.inner.access(a),
         }
     }
 
@@ -368,18 +399,29 @@ impl Detector for VariantDetector {
                 }
             }
             Adapter::Owning(c) => c.lard(self.inner.as_mut(), origin, op, allowed),
+            Adapter::Direct => self.inner.lard(origin, op),
         }
     }
 
     fn sync(&mut self, origin: &Origin, s: &LowLevelSync) {
-        if let Adapter::Owning(c) = &mut self.adapter {
-            c.sync(origin, s);
+        match &mut self.adapter {
+            Adapter::Owning(c) => c.sync(origin, s),
+            Adapter::Direct => self.inner.sync(origin, s),
+            _ => {}
         }
     }
 
     fn sync_at(&mut self, origin: &Origin, s: &LowLevelSync, pc: u64) {
-        if let Adapter::Owning(c) = &mut self.adapter {
-            c.sync_at(origin, s, Some(pc));
+        match &mut self.adapter {
+            Adapter::Owning(c) => c.sync_at(origin, s, Some(pc)),
+            Adapter::Direct => self.inner.sync_at(origin, s, pc),
+            _ => {}
+        }
+    }
+
+    fn program(&mut self, origin: &Origin, ev: &ProgramEvent, pc: u64) {
+        if let Adapter::Direct = self.adapter {
+            self.inner.program(origin, ev, pc);
         }
     }
 

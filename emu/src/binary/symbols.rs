@@ -47,6 +47,11 @@ impl Symbolizer {
         Self::find(&self.objects, addr, false)
     }
 
+    /// The data object symbols, sorted by address (aliases included).
+    pub fn objects(&self) -> &[Symbol] {
+        &self.objects
+    }
+
     /// The exact function starting at `addr`, if any.
     pub fn function_named(&self, name: &str) -> Option<&Symbol> {
         self.funcs.iter().find(|s| s.name == name)

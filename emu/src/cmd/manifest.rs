@@ -28,6 +28,13 @@ pub struct GuestRun {
     pub race_lines_any: bool,
     /// Lines reported in every schedule (with race_lines_any).
     pub race_lines_always: BTreeSet<i64>,
+    /// The object race detector's verdict (`object_expect`): `Some(true)`
+    /// when `--detector object` must report object races, `None` when the
+    /// manifest does not say.
+    pub object_racy: Option<bool>,
+    /// Source lines of the allocation sites of the objects it must report
+    /// (`object_sites`; empty: not checked).
+    pub object_sites: BTreeSet<i64>,
     /// Expected stdout.
     pub stdout: String,
     /// Expected exit status.
@@ -107,6 +114,10 @@ pub fn read(manifest: &Path, build: &Path) -> Result<Vec<GuestRun>, String> {
                         .and_then(Value::as_bool)
                         .unwrap_or(false),
                     race_lines_always: lines(field("race_lines_always")),
+                    object_racy: field("object_expect")
+                        .and_then(Value::as_str)
+                        .map(|v| v == "racy"),
+                    object_sites: lines(field("object_sites")),
                     stdout: field("stdout")
                         .and_then(Value::as_str)
                         .unwrap_or("")

@@ -16,7 +16,8 @@ use crate::observe::observer::{AccessMode, Control, Observer};
 use crate::observe::stats::Stats;
 use iced_x86::{OpAccess, Register};
 use lard_detector_hw::event::{
-    Access, AccessKind, Event, EventKind, LardOp as EvOp, LowLevelSync, Origin,
+    Access, AccessKind, Event, EventKind, LardOp as EvOp, LowLevelSync, ObjectKind, Origin,
+    ProgramEvent,
 };
 use lard_isa_ext::{check_region, LardFault, LardOp};
 use std::collections::HashSet;
@@ -167,6 +168,9 @@ pub struct Machine {
     pub mode: AccessMode,
     /// Whether low-level synchronization is reported.
     pub report_sync: bool,
+    /// Whether static objects and Block/Wake are reported
+    /// ([`Observer::wants_objects`](crate::observe::observer::Observer::wants_objects)).
+    pub report_objects: bool,
     /// Counters.
     pub stats: Stats,
     /// Why emulation stopped, set by hooks.
@@ -239,10 +243,45 @@ impl Machine {
         c
     }
 
+    /// Reports every sized data symbol of ELF object `id` as a static object
+    /// (`Alloc {kind: Static}`, site 0), in address order, from the current
+    /// thread (for the executable: the main thread before its first
+    /// instruction). Only for observers that
+    /// [`want objects`](Observer::wants_objects).
+    pub fn emit_static_objects(&mut self, id: ObjectId) {
+        let objects: Vec<(u64, u64)> = self
+            .objects
+            .get(id)
+            .symbols()
+            .map(|s| {
+                s.objects()
+                    .iter()
+                    .filter(|s| s.size > 0)
+                    .map(|s| (s.addr, s.size))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (addr, size) in objects {
+            self.stats.program_events += 1;
+            self.emit(
+                0,
+                EventKind::Program(ProgramEvent::Alloc {
+                    addr,
+                    size,
+                    site: 0,
+                    kind: ObjectKind::Static,
+                }),
+            );
+        }
+    }
+
     /// Delivers a low-level synchronization event if the observer wants them.
     pub fn emit_sync(&mut self, pc: u64, s: LowLevelSync) {
         self.stats.sync_events += 1;
-        if self.report_sync {
+        // Kernel threads' ends are object-level facts too (ownership is
+        // inherited from a terminated owner).
+        let thread_end = self.report_objects && s == LowLevelSync::ThreadExit;
+        if self.report_sync || thread_end {
             self.emit(pc, EventKind::Sync(s));
         }
     }
@@ -330,10 +369,15 @@ impl Machine {
     /// of object `id` was just mapped executable (by the loader, by ld.so's
     /// `mmap`, or by `mprotect`). Every mechanism that acts on an object's
     /// code when it appears runs from here: the LARD-site scan (from the
-    /// object's function starts) and the hooks on the object's intercepted
-    /// functions (found by symbol).
+    /// object's function starts), the hooks on the object's intercepted
+    /// functions (found by symbol) and, for observers that want objects,
+    /// its static objects (when its code first appears).
     pub fn object_mapped(&mut self, id: ObjectId, start: u64, len: u64) -> Result<(), UcError> {
+        let first = self.objects.get(id).exec.is_empty();
         self.objects.add_exec(id, start, len);
+        if first && self.report_objects {
+            self.emit_static_objects(id);
+        }
         let ranges = self.objects.get(id).functions().to_vec();
         self.scan_code(start, len, &ranges)?;
         let new = match self.objects.get(id).symbols() {

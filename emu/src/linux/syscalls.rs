@@ -15,7 +15,7 @@ use crate::cpu::memory::{page_ceil, page_floor, MemError, PAGE};
 use crate::cpu::sched::SplitMix64;
 use crate::cpu::uc::{prot, Context, Reg};
 use crate::linux::sysroot;
-use lard_detector_hw::event::{Event, EventKind, LowLevelSync};
+use lard_detector_hw::event::{Event, EventKind, LowLevelSync, ProgramEvent};
 use log::warn;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
@@ -241,6 +241,11 @@ impl Machine {
 
     /// Blocks the current thread; the run loop picks another.
     fn block(&mut self, w: Wait) -> Ret {
+        if self.report_objects {
+            let pc = self.uc.reg(Reg::RIP);
+            self.stats.program_events += 1;
+            self.emit(pc, EventKind::Program(ProgramEvent::Block));
+        }
         self.threads[self.cur].state = ThreadState::Blocked(w);
         self.stop = Some(Stop::Blocked);
         self.uc.stop();
@@ -283,6 +288,20 @@ impl Machine {
         };
         self.threads[i].state = ThreadState::Runnable;
         self.threads[i].ctx.set_reg(Reg::RAX, ret as u64);
+        if self.report_objects {
+            let t = &self.threads[i];
+            let e = Event {
+                pc,
+                origin: lard_detector_hw::event::Origin {
+                    kthread: t.tid,
+                    lthread: t.lthread,
+                    core: t.core,
+                },
+                kind: EventKind::Program(ProgramEvent::Wake),
+            };
+            self.stats.program_events += 1;
+            self.observer.event(&e);
+        }
         if let (Some(addr), 0) = (addr, ret) {
             let t = &self.threads[i];
             let origin = lard_detector_hw::event::Origin {

@@ -36,6 +36,7 @@ pub struct AccuracyObserver {
     log: Rc<RefCell<AccuracyLog>>,
     mode: AccessMode,
     sync: bool,
+    objects: bool,
     exception: bool,
     variants: Vec<Variant>,
     pipeline: Option<Pipeline>,
@@ -94,7 +95,7 @@ pub fn parse_variants(list: &str) -> Result<Vec<Variant>, String> {
             continue;
         }
         let v: Variant = name.parse().map_err(|_| {
-            let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+            let names: Vec<&str> = Variant::EXTENDED.iter().map(|v| v.name()).collect();
             format!(
                 "unknown detector '{name}' (known: {}, all)",
                 names.join(", ")
@@ -126,6 +127,7 @@ impl AccuracyObserver {
             log: log.clone(),
             mode,
             sync,
+            objects: variants.contains(&Variant::Object),
             exception: false,
             variants: variants.to_vec(),
             pipeline: None,
@@ -182,6 +184,10 @@ impl Observer for AccuracyObserver {
 
     fn wants_sync(&self) -> bool {
         self.sync
+    }
+
+    fn wants_objects(&self) -> bool {
+        self.objects
     }
 
     fn event(&mut self, e: &Event) -> Control {

@@ -10,7 +10,7 @@ use crate::cpu::machine::Machine;
 use crate::observe::observer::{AccessMode, Control, Observer};
 use crate::run::describe_pc;
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, ThreadKey};
-use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, Race, RaceKind};
+use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, ObjectDetector, Race, RaceKind};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -56,6 +56,8 @@ pub enum Engine {
     Software(Box<dyn Detector>),
     /// The hardware model.
     Hardware(Rc<RefCell<Lardish>>),
+    /// The object race detector, kept reachable for its objects and statistics.
+    Object(Rc<RefCell<ObjectDetector>>),
 }
 
 /// An observer that runs a detector and logs its races.
@@ -66,7 +68,7 @@ pub struct DetectorObserver {
 }
 
 /// The detectors `--detector` accepts.
-pub const DETECTORS: [&str; 3] = ["fasttrack", "canonical", "lardish"];
+pub const DETECTORS: [&str; 4] = ["fasttrack", "canonical", "lardish", "object"];
 
 impl DetectorObserver {
     /// A software detector by name (`fasttrack` or `canonical`).
@@ -84,10 +86,16 @@ impl DetectorObserver {
         Self::with(Engine::Hardware(model))
     }
 
+    /// The object race detector (docs/detectors.md).
+    pub fn object(det: Rc<RefCell<ObjectDetector>>) -> (DetectorObserver, Rc<RefCell<RaceLog>>) {
+        Self::with(Engine::Object(det))
+    }
+
     fn with(engine: Engine) -> (DetectorObserver, Rc<RefCell<RaceLog>>) {
         let name = match &engine {
             Engine::Software(d) => d.name(),
             Engine::Hardware(_) => "lardish",
+            Engine::Object(_) => "object",
         };
         let log = Rc::new(RefCell::new(RaceLog {
             detector: name,
@@ -118,10 +126,15 @@ impl Observer for DetectorObserver {
         AccessMode::Tracked
     }
 
+    fn wants_objects(&self) -> bool {
+        matches!(self.engine, Engine::Object(_))
+    }
+
     fn event(&mut self, e: &Event) -> Control {
         let race = match &mut self.engine {
             Engine::Software(d) => d.event(e),
             Engine::Hardware(h) => h.borrow_mut().event(e),
+            Engine::Object(o) => o.borrow_mut().event(e),
         };
         if let (Some(r), EventKind::Access(a)) = (race, &e.kind) {
             self.log.borrow_mut().record(a, &r);
@@ -133,7 +146,7 @@ impl Observer for DetectorObserver {
     }
 }
 
-fn kind_name(k: RaceKind) -> &'static str {
+pub(crate) fn kind_name(k: RaceKind) -> &'static str {
     match k {
         RaceKind::WriteWrite => "write-write",
         RaceKind::WriteRead => "write-read",
@@ -143,14 +156,14 @@ fn kind_name(k: RaceKind) -> &'static str {
 
 /// A name for a data address: a symbol in whichever loaded object holds it,
 /// else the mapping's name (`[heap]`, `[stack]`, …).
-fn data_name(m: &Machine, addr: u64) -> String {
+pub(crate) fn data_name(m: &Machine, addr: u64) -> String {
     match m.objects.describe_data(addr) {
         Some(d) => d,
         None => m.mem.region_name(addr).unwrap_or("?").to_string(),
     }
 }
 
-fn frames_text(m: &Machine, pc: u64) -> String {
+pub(crate) fn frames_text(m: &Machine, pc: u64) -> String {
     let frames = m.objects.frames(pc);
     let mut s = String::new();
     for (i, f) in frames.iter().enumerate() {
@@ -162,7 +175,7 @@ fn frames_text(m: &Machine, pc: u64) -> String {
     s
 }
 
-fn frames_json(frames: &[Frame]) -> String {
+pub(crate) fn frames_json(frames: &[Frame]) -> String {
     let esc = |t: &str| t.replace('\\', "\\\\").replace('"', "\\\"");
     let items: Vec<String> = frames
         .iter()

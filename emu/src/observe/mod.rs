@@ -3,5 +3,6 @@
 
 pub mod accuracy;
 pub mod detect;
+pub mod objects;
 pub mod observer;
 pub mod stats;

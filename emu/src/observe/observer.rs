@@ -37,6 +37,15 @@ pub trait Observer {
     fn wants_sync(&self) -> bool {
         false
     }
+    /// Whether to deliver the object-level facts only an object-based
+    /// detector needs: an `Alloc {kind: Static}` per data symbol of the
+    /// executable at start, `Block`/`Wake` when a thread blocks in the
+    /// kernel and runs again, and `Sync(ThreadExit)` even without
+    /// [`Observer::wants_sync`] (docs/events.md). Off by default, so the event
+    /// stream of every other detector is unchanged.
+    fn wants_objects(&self) -> bool {
+        false
+    }
     /// One event.
     fn event(&mut self, e: &Event) -> Control;
     /// Called once when the run has ended, however it ended (exit, fault,
@@ -207,6 +216,10 @@ impl Observer for RecordingObserver {
 
     fn wants_sync(&self) -> bool {
         self.inner.wants_sync()
+    }
+
+    fn wants_objects(&self) -> bool {
+        self.inner.wants_objects()
     }
 
     fn event(&mut self, e: &Event) -> Control {
