@@ -38,6 +38,15 @@ fn object_runs() -> Vec<GuestRun> {
 /// The line of `pc` in `source` (innermost inline frame), by `addr2line -i`.
 fn line_of(bin: &Path, source: &str, pc: u64) -> i64 {
     let file = Path::new(source).file_name().unwrap().to_string_lossy();
+    // Static-PIE guests run at the loader's bias.
+    let elf = lard_emu::binary::elf::ElfFile::open(bin).unwrap();
+    if elf.is_pie() {
+        return line_of_file_address(bin, &file, pc - lard_emu::linux::loader::PIE_BASE);
+    }
+    line_of_file_address(bin, &file, pc)
+}
+
+fn line_of_file_address(bin: &Path, file: &str, pc: u64) -> i64 {
     let out = Command::new("addr2line")
         .args(["-i", "-e"])
         .arg(bin)
@@ -46,7 +55,7 @@ fn line_of(bin: &Path, source: &str, pc: u64) -> i64 {
         .expect("addr2line (binutils)");
     let text = String::from_utf8_lossy(&out.stdout);
     text.lines()
-        .find(|l| l.split(':').next().is_some_and(|f| f.ends_with(&*file)))
+        .find(|l| l.split(':').next().is_some_and(|f| f.ends_with(file)))
         .and_then(|l| l.rsplit(':').next())
         .and_then(|n| n.split_whitespace().next())
         .and_then(|n| n.parse().ok())
