@@ -123,8 +123,9 @@ fn object_verdicts_and_sites_match_the_manifest_and_fasttrack_gives_lards() {
         assert_eq!(dre as usize, numbers(&json, "site").len(), "{}", r.label);
         let ft = run_json(r, &["--detector", "fasttrack"]);
         assert_eq!(numbers(&ft, "dre")[0] > 0, r.racy, "{}: fasttrack", r.label);
-        // Random schedules: same object verdict.
-        if r.libc == "glibc" {
+        // Random schedules: same object verdict (C guests; the minivm
+        // configurations already vary the interleaving).
+        if r.libc == "glibc" && r.args.is_empty() {
             for seed in ["1", "2"] {
                 let j = run_json(
                     r,

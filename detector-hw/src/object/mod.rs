@@ -207,6 +207,10 @@ pub struct ObjectDetector {
     live: BTreeMap<u64, u32>,
     /// The object of the previous access (most accesses hit it again).
     cached: u32,
+    /// A range `[lo, hi)` known to hold no live object (the gap around the
+    /// previous miss): accesses outside objects skip the map too. Emptied
+    /// whenever an object appears.
+    gap: (u64, u64),
     stats: ObjectStats,
     races: Vec<ObjectRace>,
 }
@@ -277,9 +281,29 @@ impl ObjectDetector {
                 return Some(self.cached);
             }
         }
-        let i = self.object_at(addr)? as u32;
-        self.cached = i;
-        Some(i)
+        if addr >= self.gap.0 && addr < self.gap.1 {
+            return None;
+        }
+        self.lookup_slow(addr)
+    }
+
+    #[inline(never)]
+    fn lookup_slow(&mut self, addr: u64) -> Option<u32> {
+        let before = self.live.range(..=addr).next_back();
+        if let Some((_, &i)) = before {
+            if addr < self.objects[i as usize].end {
+                self.cached = i;
+                return Some(i);
+            }
+        }
+        let lo = before.map_or(0, |(_, &i)| self.objects[i as usize].end);
+        let hi = self
+            .live
+            .range(addr.saturating_add(1)..)
+            .next()
+            .map_or(u64::MAX, |(&s, _)| s);
+        self.gap = (lo, hi);
+        None
     }
 
     fn retire(&mut self, i: u32) {
@@ -343,6 +367,7 @@ impl ObjectDetector {
             freed: false,
         });
         self.live.insert(addr, i);
+        self.gap = (0, 0);
     }
 
     /// A CopyHistory from the first byte of a live object moves the object.
@@ -365,6 +390,7 @@ impl ObjectDetector {
         self.infos[i as usize].addr = dst;
         self.live.insert(dst, i);
         self.cached = NO_OBJECT;
+        self.gap = (0, 0);
         self.stats.moved += 1;
     }
 

@@ -494,6 +494,27 @@ fn objects_come_and_go() {
     assert_eq!(d.object_at(0x1000), None);
     assert_eq!(d.object_at(0x1010), Some(3));
     assert_eq!(d.stats().freed, 2);
+    // A miss remembers the gap around it; a new object in the gap is seen.
+    let at = |d: &mut ObjectDetector, addr: u64| {
+        let a = Access {
+            pc: 1,
+            addr,
+            size: 8,
+            kind: AccessKind::Write,
+            tracked: true,
+            stack: false,
+            origin: origin(1),
+        };
+        d.access(&a);
+    };
+    let outside = d.stats().outside;
+    at(&mut d, 0x3000);
+    at(&mut d, 0x3800);
+    assert_eq!(d.stats().outside, outside + 2);
+    prog(&mut d, 0, heap(0x3800, 8));
+    at(&mut d, 0x3800);
+    assert_eq!(d.stats().outside, outside + 2);
+    assert_eq!(d.state(4), Some(OwnershipState::Exclusive));
     // CopyHistory from an object's first byte moves it, state and all.
     access(&mut d, 2, true, 1); // 0x1008: object 3, owner T2
     ev(

@@ -181,8 +181,11 @@ vm_obj *vm__heap_alloc(size_t bytes)
 }
 
 /* Allocation is a safepoint.  The new object is zeroed untracked: its
- * memory's histories were cleared when its previous occupant died. */
-static vm_ref new_object(uint32_t cls, uint32_t length, size_t payload)
+ * memory's histories were cleared when its previous occupant died.  The
+ * object's extent is reported (lard_note_alloc) with `site`, the return
+ * address into the program that asked for it, for object-level detectors
+ * (docs/events.md); a report, not synchronization. */
+static vm_ref new_object(uint32_t cls, uint32_t length, size_t payload, const void *site)
 {
     size_t bytes = (sizeof(vm_obj) + payload + GRANULE - 1) & ~(size_t)(GRANULE - 1);
     vm_obj *o;
@@ -203,6 +206,7 @@ static vm_ref new_object(uint32_t cls, uint32_t length, size_t payload)
     o->cls = cls;
     o->size = (uint32_t)bytes;
     o->length = length;
+    lard_note_alloc(o, bytes, site);
     return vm__push(o);
 }
 
@@ -210,17 +214,18 @@ vm_ref vm_new(uint32_t cls)
 {
     if (cls < VM_CLS_FIRST_USER || cls >= nclasses)
         vm__fatal("vm_new: bad class %u", cls);
-    return new_object(cls, classes[cls].nslots, (size_t)classes[cls].nslots * 8);
+    return new_object(cls, classes[cls].nslots, (size_t)classes[cls].nslots * 8,
+                      __builtin_return_address(0));
 }
 
 vm_ref vm_new_int_array(uint32_t n)
 {
-    return new_object(VM_CLS_INT_ARRAY, n, (size_t)n * 4);
+    return new_object(VM_CLS_INT_ARRAY, n, (size_t)n * 4, __builtin_return_address(0));
 }
 
 vm_ref vm_new_ref_array(uint32_t n)
 {
-    return new_object(VM_CLS_REF_ARRAY, n, (size_t)n * 8);
+    return new_object(VM_CLS_REF_ARRAY, n, (size_t)n * 8, __builtin_return_address(0));
 }
 
 /* ---- shared collector code ---------------------------------------------- */
@@ -238,9 +243,12 @@ static void free_records(vm_obj *o)
     }
 }
 
-/* Reclaim (Rule 3): ClearHistory over the whole block. */
+/* Reclaim (Rule 3): ClearHistory over the whole block (and the object's
+ * end reported for object-level detectors).  A moved object needs no
+ * report: CopyHistory from its first byte moves it for them too. */
 static void reclaim(vm_obj *o)
 {
+    lard_note_free(o);
     free_records(o);
     lard_clear_history(o, o->size);
     st_cleared_objs++;

@@ -302,6 +302,7 @@ static void thread_body(struct vm_thread *t)
 
 static void thread_finish(struct vm_thread *t)
 {
+    lard_note_thread_exit();              /* runs as t: reports t's end */
     t->nroots = 0;
     __atomic_store_n(&t->state, VM_T_DONE, __ATOMIC_RELEASE);
 }
@@ -478,6 +479,9 @@ static struct vm_monitor *monitor_of(vm_obj *o)
 }
 
 /* Acquire: thread := thread ⊔ monitor (WriteVC for each entry that grows).
+ * Every enter and exit is reported with the monitor record's address as
+ * the lock's identity (lard_note_acquire/release: it does not move when a
+ * collector moves the object).
  * Contended: poll the safepoint and yield (the object may move meanwhile;
  * its monitor record does not). */
 void vm_monitor_enter(vm_ref h)
@@ -493,6 +497,7 @@ void vm_monitor_enter(vm_ref h)
         cur = __atomic_load_n(&m->owner, __ATOMIC_ACQUIRE);
         if (cur == me) {
             m->count++;
+            lard_note_acquire(m, 0);
             return;
         }
         if (cur == 0 && __atomic_compare_exchange_n(&m->owner, &cur, me, 0,
@@ -500,6 +505,7 @@ void vm_monitor_enter(vm_ref h)
                                                     __ATOMIC_RELAXED)) {
             m->count = 1;
             vc_acquire(t, m->vc);
+            lard_note_acquire(m, 0);
             return;
         }
         vm_yield();
@@ -516,6 +522,7 @@ void vm_monitor_exit(vm_ref h)
     m = (struct vm_monitor *)(uintptr_t)(*h)->monitor;
     if (m == NULL || __atomic_load_n(&m->owner, __ATOMIC_RELAXED) != t->id + 1)
         vm__fatal("vm_monitor_exit: not the owner (IllegalMonitorState)");
+    lard_note_release(m);
     if (--m->count == 0) {
         memcpy(m->vc, t->vc, sizeof m->vc);
         vc_tick(t);
