@@ -4,6 +4,8 @@
 //! [`event`] model, so they can be driven by synthetic traces.
 //!
 //! * [`event`]: the event model (the emulator/detector contract).
+//! * [`adversarial`]: JUMBLE's adversarial memory (write buffers, the
+//!   [READ] rule, heuristics).
 //! * [`detector`]: the [`Detector`] trait and the
 //!   [`Granularity`] knob.
 //! * [`lard`]: LARD semantics (what is checked, identities, LARDx86 ops).
@@ -22,6 +24,7 @@
 
 #![deny(missing_docs)]
 
+pub mod adversarial;
 pub mod canonical;
 pub mod clock;
 pub mod detector;

@@ -1,6 +1,7 @@
 //! `lard`: run and inspect programs on a LARDx86 CPU.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use lard_detector_hw::adversarial::{AdversarialConfig, Heuristic};
 use lard_detector_hw::{HwConfig, Lardish, ObjectDetector};
 use lard_emu::binary::disasm;
 use lard_emu::binary::elf::{ElfError, ElfFile};
@@ -81,6 +82,10 @@ enum Command {
     },
     /// Run an x86-64 Linux program (static or dynamically linked) on the LARDx86 CPU.
     Run(Box<RunArgs>),
+    /// Adversarial memory (JUMBLE): run the program on adversarial memory,
+    /// one racy location at a time, and tell destructive races from benign
+    /// ones (docs/jumble.md).
+    Jumble(JumbleCli),
     /// Every manifest guest under all detector variants: the LARD paper's
     /// Table 3 for this project's guests, LARD checked against ground truth.
     Accuracy {
@@ -110,6 +115,36 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         seeds: u64,
     },
+}
+
+#[derive(clap::Args)]
+struct JumbleCli {
+    /// Runs per configuration (each heuristic, `sc`, and `none`).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=100000))]
+    runs: u64,
+    /// Adversarial heuristics to try (comma-separated; `sc` and `none` are
+    /// always run as baselines).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "oldest,oldest-different,random,random-different"
+    )]
+    heuristics: String,
+    /// Child processes at a time (default: the host's cores).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Write the result as JSON to FILE (docs/cli.md).
+    #[arg(long, value_name = "FILE")]
+    report_json: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    /// The guest program (after `--`).
+    #[arg(required = true)]
+    guest: PathBuf,
+    /// Arguments for the guest.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -177,6 +212,18 @@ struct RunArgs {
     /// `cargo run --release -p lard-detector-hw --example replay -- FILE`).
     #[arg(long, value_name = "FILE")]
     record_trace: Option<PathBuf>,
+    /// Adversarial memory (JUMBLE) for Tracked reads of monitored locations:
+    /// sc, oldest, oldest-different, random or random-different
+    /// (docs/jumble.md). `random*` are seeded by --seed.
+    #[arg(long, value_name = "HEURISTIC")]
+    adversarial: Option<Heuristic>,
+    /// Locations to monitor: comma-separated data symbols, data addresses
+    /// and PCs (default: the PCs of the races a first FastTrack pass finds).
+    #[arg(long, value_name = "LIST", requires = "adversarial")]
+    adversarial_at: Option<String>,
+    /// Entries per write buffer of adversarial memory.
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=64))]
+    write_buffer: u64,
     /// Stop the guest after N instructions (all threads), then report
     /// (exit status 120).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -236,6 +283,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Disasm { elf, symbol } => run_disasm(&elf, symbol.as_deref()),
         Command::Run(args) => run_guest(*args),
+        Command::Jumble(args) => run_jumble(args),
         Command::Accuracy {
             guests,
             build,
@@ -287,6 +335,49 @@ fn run_cc_accuracy(manifest: &Path, lard_cc: &Path, build: &Path, seeds: u64) ->
     } else {
         ExitCode::from(1)
     }
+}
+
+fn run_jumble(a: JumbleCli) -> ExitCode {
+    if let Err(e) = ElfFile::open(&a.guest) {
+        eprintln!("lard: {e}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let mut heuristics = Vec::new();
+    for h in a.heuristics.split(',').map(str::trim) {
+        match h.parse::<Heuristic>() {
+            Ok(h) => heuristics.push(h.name().to_string()),
+            Err(e) => {
+                eprintln!("lard: --heuristics: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let args = lard_emu::cmd::jumble::JumbleArgs {
+        lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),
+        guest: a.guest.clone(),
+        args: a.args,
+        runs: a.runs,
+        heuristics,
+        jobs: a.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        }),
+        progress: !a.no_progress,
+    };
+    let result = match lard_emu::cmd::jumble::jumble(&args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("lard: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    print!("{}", result.table(&a.guest));
+    if let Some(path) = &a.report_json {
+        if let Err(e) = std::fs::write(path, result.json()) {
+            eprintln!("lard: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_INTERNAL);
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>) -> ExitCode {
@@ -375,6 +466,54 @@ fn run_guest(args: RunArgs) -> ExitCode {
             });
         }
     };
+    let adversarial = match args.adversarial {
+        None => None,
+        Some(_) if matches!(args.observe, ObserveArg::All) => {
+            eprintln!("lard: --adversarial needs Tracked observation (not --observe all)");
+            return ExitCode::from(2);
+        }
+        Some(h) => {
+            let triggers = match &args.adversarial_at {
+                Some(spec) => lard_emu::cmd::adversarial::parse_targets(&file, spec),
+                None => {
+                    let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard"));
+                    let sched = match args.sched {
+                        SchedArg::Rr => "rr",
+                        SchedArg::Random => "random",
+                    };
+                    let run_args: Vec<String> = [
+                        "--seed".to_string(),
+                        args.seed.to_string(),
+                        "--sched".into(),
+                        sched.into(),
+                        "--quantum".into(),
+                        args.quantum.to_string(),
+                        "--cores".into(),
+                        args.cores.to_string(),
+                    ]
+                    .into();
+                    lard_emu::cmd::adversarial::first_fasttrack_pass(
+                        &me,
+                        &run_args,
+                        &args.guest,
+                        &args.args,
+                    )
+                }
+            };
+            match triggers {
+                Ok(triggers) => Some(AdversarialConfig {
+                    heuristic: h,
+                    seed: args.seed,
+                    capacity: args.write_buffer as usize,
+                    triggers,
+                }),
+                Err(e) => {
+                    eprintln!("lard: {e}");
+                    return ExitCode::from(EXIT_BAD_INPUT);
+                }
+            }
+        }
+    };
     let config = Config {
         seed: args.seed,
         sched: match args.sched {
@@ -385,6 +524,7 @@ fn run_guest(args: RunArgs) -> ExitCode {
         cores: args.cores,
         strict_syscalls: args.strict_syscalls,
         sysroot: args.sysroot.clone(),
+        adversarial,
     };
     if let Some(root) = &args.sysroot {
         if !root.is_dir() {
@@ -567,6 +707,16 @@ fn run_guest(args: RunArgs) -> ExitCode {
                 status = EXIT_INTERNAL;
             }
         }
+    }
+    if let (Some(adv), Some(c)) = (&emu.machine().adversary, &emu.machine().config.adversarial) {
+        eprint!(
+            "{}",
+            lard_emu::cmd::adversarial::summary(
+                adv.memory.heuristic(),
+                &adv.memory.stats(),
+                &c.triggers
+            )
+        );
     }
     if args.stats {
         eprint!("{}", emu.report().text());

@@ -208,6 +208,10 @@ impl Emulator {
             .unwrap_or_else(|_| file.path.clone())
             .into_os_string()
             .into_encoded_bytes();
+        let adversary = config
+            .adversarial
+            .clone()
+            .map(|c| Box::new(crate::cpu::adversary::Adversary::new(c)));
         let mut machine = Box::new(Machine {
             uc: r,
             mem,
@@ -251,6 +255,7 @@ impl Emulator {
                 let a = a.wrapping_add(image.bias);
                 (a, a + b.len() as u64)
             }),
+            adversary,
         });
         machine.add_stack(rsp);
         machine.install_hooks()?;
@@ -374,6 +379,9 @@ impl Emulator {
             m.bad_access = None;
             let rip = uc.reg(Reg::RIP);
             let result = uc.start(rip);
+            // The quantum may end right after a Tracked instruction whose
+            // adversarial read or write is not settled yet.
+            m.settle_adversarial();
             if let Err(e) = m.threads[m.cur].ctx.save(uc) {
                 return internal(m, &format!("cannot save thread state: {e}"));
             }

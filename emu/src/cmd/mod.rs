@@ -2,4 +2,6 @@
 
 pub mod accuracy;
 pub mod cc_accuracy;
+pub mod adversarial;
+pub mod jumble;
 pub mod manifest;

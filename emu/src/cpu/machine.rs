@@ -6,6 +6,7 @@
 //! active, and are the only code that touches the machine during that time.
 
 use crate::binary::objects::{ObjectId, ObjectRegistry};
+use crate::cpu::adversary::Adversary;
 use crate::cpu::code::{CodeMap, MemInsn, Site};
 use crate::cpu::memory::Memory;
 use crate::cpu::sched::{SchedPolicy, Scheduler};
@@ -15,6 +16,7 @@ use crate::intercept::{CallArgs, InterceptTable};
 use crate::observe::observer::{AccessMode, Control, Observer};
 use crate::observe::stats::Stats;
 use iced_x86::{OpAccess, Register};
+use lard_detector_hw::adversarial::AdversarialConfig;
 use lard_detector_hw::event::{
     Access, AccessKind, Event, EventKind, LardOp as EvOp, LowLevelSync, ObjectKind, Origin,
     ProgramEvent,
@@ -131,6 +133,8 @@ pub struct Config {
     pub strict_syscalls: bool,
     /// `--sysroot`: where the guest's absolute paths are looked up first.
     pub sysroot: Option<std::path::PathBuf>,
+    /// Adversarial memory for Tracked reads (`--adversarial`), if on.
+    pub adversarial: Option<AdversarialConfig>,
 }
 
 impl Default for Config {
@@ -142,6 +146,7 @@ impl Default for Config {
             cores: 8,
             strict_syscalls: false,
             sysroot: None,
+            adversarial: None,
         }
     }
 }
@@ -206,6 +211,8 @@ pub struct Machine {
     pub load_bias: u64,
     /// Intercepted guest functions (program events).
     pub intercepts: InterceptTable,
+    /// Adversarial memory (`None` when off: no extra hooks, no cost).
+    pub adversary: Option<Box<Adversary>>,
     /// Stop once this many instructions have retired (`--max-insns`;
     /// `u64::MAX` when unlimited).
     pub insn_limit: u64,
@@ -342,7 +349,17 @@ impl Machine {
         for (pc, site) in sites {
             let wanted = match &**site {
                 Site::Op(_) | Site::Fault(_) => true,
-                Site::Tracked(_) => self.mode == AccessMode::Tracked,
+                Site::Tracked(i) => {
+                    if self.adversary.is_some() {
+                        // Adversarial memory settles right after each
+                        // Tracked instruction: hook the next one too.
+                        let next = pc + i.insn.len() as u64;
+                        // SAFETY: as in install_hooks.
+                        unsafe { self.uc.hook_code(on_site, data, next, next)? };
+                        self.uc.remove_cache(next, next + 1);
+                    }
+                    self.mode == AccessMode::Tracked || self.adversary.is_some()
+                }
                 Site::Atomic(_) => self.report_sync,
             };
             if wanted {
@@ -447,7 +464,9 @@ impl Machine {
             }
         };
         self.stats.count_op(op.kind());
-        self.emit(pc, EventKind::Lard(ev));
+        if self.emit(pc, EventKind::Lard(ev)) == Control::Continue {
+            self.adversarial_lard(&ev);
+        }
     }
 
     fn lard_fault(&mut self, pc: u64, f: LardFault) {
@@ -502,8 +521,15 @@ impl Machine {
                     stack: self.is_stack(addr),
                     origin,
                 };
-                if self.emit(pc, EventKind::Access(a)) == Control::Stop {
+                // (With adversarial memory on, Tracked sites are hooked even
+                // when the observer wants no accesses.)
+                if self.mode == AccessMode::Tracked
+                    && self.emit(pc, EventKind::Access(a)) == Control::Stop
+                {
                     return;
+                }
+                if self.adversary.is_some() {
+                    self.adversarial_access(pc, addr, u64::from(size.max(1)), kind);
                 }
             } else if kind == AccessKind::Write {
                 self.emit_sync(pc, LowLevelSync::AtomicRmw { addr, size });
@@ -598,6 +624,9 @@ unsafe extern "C" fn on_block(_uc: *mut sys::uc_engine, addr: u64, size: u32, da
 /// Code hook on a LARD site.
 unsafe extern "C" fn on_site(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data: *mut c_void) {
     let m = machine(data);
+    if m.adversary.as_ref().is_some_and(|a| a.has_pending()) {
+        m.settle_adversarial();
+    }
     if m.stop.is_some() {
         return;
     }

@@ -2,6 +2,7 @@
 //! LARD sites found in guest code, deterministic scheduling and the
 //! architectural vector clocks.
 
+pub mod adversary;
 pub mod code;
 pub mod machine;
 pub mod memory;

@@ -1,0 +1,617 @@
+//! `lard jumble`: tell destructive races from benign ones (JUMBLE,
+//! Flanagan & Freund, PLDI 2010, §6 and Figure 9).
+//!
+//! 1. A reference run (`lard run`, FastTrack) records the behaviour — exit
+//!    status, standard output, instructions, time — and the races.
+//! 2. The races are grouped into *locations*: a global's races by the data
+//!    they touch (`symbol+offset`); heap races by the PCs they share.
+//! 3. For each location alone (JUMBLE's one-field-at-a-time mode), `runs`
+//!    runs per heuristic with adversarial memory triggered by the
+//!    location's racy PCs, plus `sc`; plus `runs` runs of `none` (no
+//!    adversarial memory) shared by all locations. Run `i` uses
+//!    `--sched random --seed i` in every configuration.
+//! 4. Each run is compared with the reference: a different exit status
+//!    (a crash, a fault, a deadlock) or different output is *erroneous*;
+//!    more than 10× the reference's instructions (enforced with
+//!    `--max-insns`) is a *QoS* problem.
+//! 5. A location is `destructive` if some run was erroneous under some
+//!    heuristic, else `qos` if some run hit the QoS bound, else `benign`;
+//!    the program's verdict is the worst of its locations'.
+//!
+//! Runs are independent child processes, run in parallel on the host's
+//! cores.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Exit status of `lard run --max-insns` (the QoS bound).
+const EXIT_MAX_INSNS: i32 = 120;
+/// A run may take this many times the reference's instructions.
+pub const QOS_FACTOR: u64 = 10;
+
+/// What the user asked for.
+#[derive(Clone, Debug)]
+pub struct JumbleArgs {
+    /// The `lard` executable to run children with.
+    pub lard: PathBuf,
+    /// The guest.
+    pub guest: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Runs per heuristic (and of `none`).
+    pub runs: u64,
+    /// Adversarial heuristics (besides `none` and `sc`, always run).
+    pub heuristics: Vec<String>,
+    /// Parallel child processes.
+    pub jobs: usize,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// The reference behaviour.
+#[derive(Clone, Debug, Default)]
+pub struct Reference {
+    /// Exit status as a shell shows it.
+    pub exit: i32,
+    /// Standard output.
+    pub stdout: Vec<u8>,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Wall-clock seconds of the reference run.
+    pub seconds: f64,
+    /// Racy dynamic accesses FastTrack reported.
+    pub dre: u64,
+}
+
+/// One racy location.
+#[derive(Clone, Debug)]
+pub struct Location {
+    /// `symbol+offset` for globals, the memory region otherwise.
+    pub data: String,
+    /// `file:line` of the (later) racy access, innermost frame in the guest.
+    pub line: String,
+    /// The racy PCs (both accesses of each race) that trigger monitoring.
+    pub pcs: Vec<u64>,
+    /// Per configuration (`sc`, heuristics): the outcome counts.
+    pub counts: BTreeMap<String, Counts>,
+}
+
+/// Outcomes of a set of runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Runs made.
+    pub runs: u64,
+    /// Erroneous runs (other exit status or output).
+    pub erroneous: u64,
+    /// Of those, crashes (killed by a signal or a fault) and deadlocks.
+    pub crashes: u64,
+    /// Runs that exceeded the QoS bound (and were not erroneous otherwise).
+    pub qos: u64,
+}
+
+impl Counts {
+    fn add(&mut self, o: RunOutcome) {
+        self.runs += 1;
+        match o {
+            RunOutcome::Same => {}
+            RunOutcome::Qos => self.qos += 1,
+            RunOutcome::Output | RunOutcome::Exit => self.erroneous += 1,
+            RunOutcome::Crash => {
+                self.erroneous += 1;
+                self.crashes += 1;
+            }
+        }
+    }
+
+    fn merge(&mut self, o: &Counts) {
+        self.runs += o.runs;
+        self.erroneous += o.erroneous;
+        self.crashes += o.crashes;
+        self.qos += o.qos;
+    }
+
+    /// Percent of runs that misbehaved (erroneous or QoS).
+    pub fn percent(&self) -> u64 {
+        (self.erroneous + self.qos) * 100 / self.runs.max(1)
+    }
+
+    /// This set of runs' verdict.
+    pub fn verdict(&self) -> Verdict {
+        if self.erroneous > 0 {
+            Verdict::Destructive
+        } else if self.qos > 0 {
+            Verdict::Qos
+        } else {
+            Verdict::Benign
+        }
+    }
+
+    fn json(&self) -> String {
+        format!(
+            "{{\"runs\":{},\"erroneous\":{},\"crashes\":{},\"qos\":{},\"percent\":{}}}",
+            self.runs,
+            self.erroneous,
+            self.crashes,
+            self.qos,
+            self.percent()
+        )
+    }
+}
+
+/// A location's or program's classification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// No heuristic changed the behaviour.
+    Benign,
+    /// Only slowdowns beyond the QoS bound.
+    Qos,
+    /// Some heuristic made the program crash, exit differently or print
+    /// something else.
+    Destructive,
+}
+
+impl Verdict {
+    /// The name printed and written to JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Benign => "benign",
+            Verdict::Qos => "qos",
+            Verdict::Destructive => "destructive",
+        }
+    }
+}
+
+/// How one run compared with the reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RunOutcome {
+    Same,
+    Output,
+    Exit,
+    Crash,
+    Qos,
+}
+
+/// The whole result.
+#[derive(Clone, Debug)]
+pub struct JumbleResult {
+    /// The reference run.
+    pub reference: Reference,
+    /// Runs per configuration.
+    pub runs: u64,
+    /// The configurations in column order (`none`, `sc`, heuristics).
+    pub columns: Vec<String>,
+    /// The `none` runs (shared by every location).
+    pub none: Counts,
+    /// The racy locations.
+    pub locations: Vec<Location>,
+}
+
+fn status_of(o: &std::process::Output) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    o.status
+        .code()
+        .unwrap_or_else(|| 128 + o.status.signal().unwrap_or(0))
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    std::env::temp_dir().join(format!(
+        "lard-jumble-{}-{tag}-{}.json",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// Runs the reference and returns it with the report JSON.
+fn reference(a: &JumbleArgs) -> Result<(Reference, Value), String> {
+    let (report, stats) = (scratch("report"), scratch("stats"));
+    let start = Instant::now();
+    let out = Command::new(&a.lard)
+        .arg("run")
+        .arg("--report-json")
+        .arg(&report)
+        .arg("--stats-json")
+        .arg(&stats)
+        .arg(&a.guest)
+        .args(&a.args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", a.lard.display()))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let read = |p: &Path| -> Option<Value> {
+        let text = std::fs::read_to_string(p).ok();
+        let _ = std::fs::remove_file(p);
+        serde_json::from_str(&text?).ok()
+    };
+    let (report, stats) = (read(&report), read(&stats));
+    let (Some(report), Some(stats)) = (report, stats) else {
+        return Err(format!(
+            "the reference run of {} failed (exit status {}): {}",
+            a.guest.display(),
+            status_of(&out),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        ));
+    };
+    let dre = report["detectors"]["fasttrack"]["dre"]
+        .as_u64()
+        .unwrap_or(0);
+    Ok((
+        Reference {
+            exit: status_of(&out),
+            stdout: out.stdout,
+            instructions: stats["instructions"].as_u64().unwrap_or(0),
+            seconds,
+            dre,
+        },
+        report,
+    ))
+}
+
+/// Groups the races of a `--report-json` report into locations.
+pub fn locations_of(report: &Value) -> Vec<Location> {
+    let races = report["detectors"]["fasttrack"]["races"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    // Union-find over races: same global data, or heap races sharing a PC.
+    let n = races.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn find(p: &mut [usize], i: usize) -> usize {
+        let mut r = i;
+        while p[r] != r {
+            r = p[r];
+        }
+        p[i] = r;
+        r
+    }
+    let data = |r: &Value| r["data"].as_str().unwrap_or("?").to_string();
+    let global = |d: &str| d.contains("+0x");
+    let pcs = |r: &Value| {
+        [
+            r["pc"].as_u64().unwrap_or(0),
+            r["prev_pc"].as_u64().unwrap_or(0),
+        ]
+    };
+    for i in 0..n {
+        for j in 0..i {
+            let (di, dj) = (data(&races[i]), data(&races[j]));
+            let same = if global(&di) || global(&dj) {
+                di == dj
+            } else {
+                pcs(&races[i]).iter().any(|p| pcs(&races[j]).contains(p))
+            };
+            if same {
+                let (a, b) = (find(&mut parent, i), find(&mut parent, j));
+                parent[a] = b;
+            }
+        }
+    }
+    let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for i in 0..n {
+        let r = find(&mut parent, i);
+        groups.entry(r).or_default().push(i);
+    }
+    let mut out: Vec<Location> = groups
+        .values()
+        .map(|members| {
+            let first = &races[members[0]];
+            let mut all: Vec<u64> = members.iter().flat_map(|&i| pcs(&races[i])).collect();
+            all.sort_unstable();
+            all.dedup();
+            // The innermost frame outside headers (the SDK's and a
+            // runtime's inlined accessors live in .h files).
+            let frames = first["frames"].as_array().cloned().unwrap_or_default();
+            let frame = frames
+                .iter()
+                .find(|f| f["file"].as_str().is_some_and(|n| !n.ends_with(".h")))
+                .or(frames.last())
+                .cloned()
+                .unwrap_or(Value::Null);
+            let file = frame["file"].as_str().unwrap_or("?");
+            let file = Path::new(file)
+                .file_name()
+                .map_or(file.to_string(), |f| f.to_string_lossy().into_owned());
+            let line = match frame["line"].as_u64() {
+                Some(l) => format!("{file}:{l}"),
+                None => first["symbol"].as_str().unwrap_or("?").to_string(),
+            };
+            Location {
+                data: data(first),
+                line,
+                pcs: all,
+                counts: BTreeMap::new(),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.line, &a.data).cmp(&(&b.line, &b.data)));
+    out
+}
+
+/// One child run: configuration (`None` = no adversarial memory) and seed.
+#[derive(Clone, Debug)]
+struct Job {
+    location: Option<usize>,
+    heuristic: Option<String>,
+    seed: u64,
+}
+
+fn run_job(a: &JumbleArgs, r: &Reference, locs: &[Location], job: &Job) -> RunOutcome {
+    let mut c = Command::new(&a.lard);
+    c.arg("run")
+        .args([
+            "--detector",
+            "none",
+            "--observe",
+            "none",
+            "--sched",
+            "random",
+        ])
+        .arg("--seed")
+        .arg(job.seed.to_string())
+        .arg("--max-insns")
+        .arg((r.instructions.max(1) * QOS_FACTOR).to_string());
+    if let (Some(h), Some(l)) = (&job.heuristic, job.location) {
+        let at: Vec<String> = locs[l].pcs.iter().map(|p| format!("{p:#x}")).collect();
+        c.arg("--adversarial")
+            .arg(h)
+            .arg("--adversarial-at")
+            .arg(at.join(","));
+    }
+    let out = c
+        .arg(&a.guest)
+        .args(&a.args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let Ok(out) = out else {
+        return RunOutcome::Crash;
+    };
+    let status = status_of(&out);
+    if status == EXIT_MAX_INSNS && r.exit != EXIT_MAX_INSNS {
+        RunOutcome::Qos
+    } else if status != r.exit {
+        // 122 is lard's deadlock status; 128+n a signal.
+        if status >= 122 {
+            RunOutcome::Crash
+        } else {
+            RunOutcome::Exit
+        }
+    } else if out.stdout != r.stdout {
+        RunOutcome::Output
+    } else {
+        RunOutcome::Same
+    }
+}
+
+/// Runs the whole analysis.
+pub fn jumble(a: &JumbleArgs) -> Result<JumbleResult, String> {
+    let (reference, report) = reference(a)?;
+    let mut locations = locations_of(&report);
+    let mut columns = vec!["none".to_string(), "sc".to_string()];
+    columns.extend(a.heuristics.iter().filter(|h| *h != "sc").cloned());
+    let mut jobs = Vec::new();
+    if !locations.is_empty() {
+        for seed in 0..a.runs {
+            jobs.push(Job {
+                location: None,
+                heuristic: None,
+                seed,
+            });
+        }
+    }
+    for l in 0..locations.len() {
+        for h in &columns[1..] {
+            for seed in 0..a.runs {
+                jobs.push(Job {
+                    location: Some(l),
+                    heuristic: Some(h.clone()),
+                    seed,
+                });
+            }
+        }
+    }
+    let bar = if a.progress {
+        let b = indicatif::ProgressBar::new(jobs.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "lard jumble {bar:40} {pos}/{len} runs, {elapsed} (eta {eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, RunOutcome)>> = Mutex::new(Vec::with_capacity(jobs.len()));
+    std::thread::scope(|s| {
+        for _ in 0..a.jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let o = run_job(a, &reference, &locations, job);
+                results
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((i, o));
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut none = Counts::default();
+    for (i, o) in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let job = &jobs[i];
+        match (job.location, &job.heuristic) {
+            (Some(l), Some(h)) => locations[l].counts.entry(h.clone()).or_default().add(o),
+            _ => none.add(o),
+        }
+    }
+    Ok(JumbleResult {
+        reference,
+        runs: a.runs,
+        columns,
+        none,
+        locations,
+    })
+}
+
+impl Location {
+    /// The location's verdict: the worst over its adversarial heuristics
+    /// (`sc` is the baseline and does not count).
+    pub fn verdict(&self) -> Verdict {
+        self.counts
+            .iter()
+            .filter(|(h, _)| *h != "sc")
+            .map(|(_, c)| c.verdict())
+            .max()
+            .unwrap_or(Verdict::Benign)
+    }
+
+    fn cell(&self, column: &str, none: &Counts) -> Counts {
+        if column == "none" {
+            *none
+        } else {
+            self.counts.get(column).copied().unwrap_or_default()
+        }
+    }
+}
+
+impl JumbleResult {
+    /// The program's verdict: the worst of its locations'.
+    pub fn verdict(&self) -> Verdict {
+        self.locations
+            .iter()
+            .map(Location::verdict)
+            .max()
+            .unwrap_or(Verdict::Benign)
+    }
+
+    /// True if a baseline (`none` or `sc`) run misbehaved: the program's
+    /// behaviour then depends on scheduling, not only on the memory model.
+    pub fn baseline_misbehaved(&self) -> bool {
+        self.none.percent() > 0
+            || self
+                .locations
+                .iter()
+                .any(|l| l.counts.get("sc").is_some_and(|c| c.percent() > 0))
+    }
+
+    /// Totals per configuration over all locations (`none` counted once).
+    pub fn totals(&self) -> BTreeMap<String, Counts> {
+        let mut t: BTreeMap<String, Counts> = BTreeMap::new();
+        t.insert("none".into(), self.none);
+        for l in &self.locations {
+            for (h, c) in &l.counts {
+                t.entry(h.clone()).or_default().merge(c);
+            }
+        }
+        t
+    }
+
+    /// The Figure-9-style table.
+    pub fn table(&self, guest: &Path) -> String {
+        let r = &self.reference;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "== lard jumble: {} ==\nreference: exit {}, {} instructions, {:.2} s, {} bytes of output; {} racy location(s) (FastTrack, {} racy accesses); {} run(s) per configuration",
+            guest.display(),
+            r.exit,
+            r.instructions,
+            r.seconds,
+            r.stdout.len(),
+            self.locations.len(),
+            r.dre,
+            self.runs
+        );
+        let name_w = self
+            .locations
+            .iter()
+            .map(|l| l.data.len() + l.line.len() + 3)
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        let _ = write!(s, "{:<name_w$}", "location");
+        for c in &self.columns {
+            let _ = write!(s, "  {c:>w$}", w = c.len().max(4));
+        }
+        let _ = writeln!(s, "  verdict");
+        for l in &self.locations {
+            let _ = write!(s, "{:<name_w$}", format!("{} ({})", l.data, l.line));
+            for c in &self.columns {
+                let _ = write!(
+                    s,
+                    "  {:>w$}",
+                    l.cell(c, &self.none).percent(),
+                    w = c.len().max(4)
+                );
+            }
+            let _ = writeln!(s, "  {}", l.verdict().name());
+        }
+        let _ = writeln!(
+            s,
+            "cells: % of runs that crashed, exited differently, printed something else, or ran over {QOS_FACTOR}x the reference's instructions"
+        );
+        if self.baseline_misbehaved() {
+            let _ = writeln!(
+                s,
+                "warning: runs without adversarial memory (none) or with sc misbehaved: the program's behaviour depends on scheduling; the verdicts are not reliable"
+            );
+        }
+        let _ = writeln!(s, "program verdict: {}", self.verdict().name());
+        s
+    }
+
+    /// The JSON report (docs/cli.md).
+    pub fn json(&self) -> String {
+        let r = &self.reference;
+        let esc = |t: &str| t.replace('\\', "\\\\").replace('"', "\\\"");
+        let heur: Vec<String> = self
+            .totals()
+            .iter()
+            .map(|(h, c)| format!("\"{}\":{}", esc(h), c.json()))
+            .collect();
+        let locs: Vec<String> = self
+            .locations
+            .iter()
+            .map(|l| {
+                let cells: Vec<String> = self
+                    .columns
+                    .iter()
+                    .map(|c| format!("\"{}\":{}", esc(c), l.cell(c, &self.none).json()))
+                    .collect();
+                format!(
+                    "{{\"data\":\"{}\",\"line\":\"{}\",\"pcs\":[{}],\"heuristics\":{{{}}},\"verdict\":\"{}\"}}",
+                    esc(&l.data),
+                    esc(&l.line),
+                    l.pcs.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+                    cells.join(","),
+                    l.verdict().name()
+                )
+            })
+            .collect();
+        format!(
+            "{{\"reference\":{{\"exit\":{},\"stdout_bytes\":{},\"instructions\":{},\"wall_seconds\":{:.3},\"dre\":{}}},\"runs_per_configuration\":{},\"heuristics\":{{{}}},\"locations\":[{}],\"baseline_misbehaved\":{},\"verdict\":\"{}\"}}\n",
+            r.exit,
+            r.stdout.len(),
+            r.instructions,
+            r.seconds,
+            r.dre,
+            self.runs,
+            heur.join(","),
+            locs.join(","),
+            self.baseline_misbehaved(),
+            self.verdict().name()
+        )
+    }
+}

@@ -1,0 +1,161 @@
+//! The emulator's side of adversarial memory (`lard run --adversarial`):
+//! it only *applies* the values the model in
+//! [`lard_detector_hw::adversarial`] chooses.
+//!
+//! A Tracked read of a monitored location is delivered by the code hook
+//! *before* the instruction executes. [`Machine::adversarial_access`] asks
+//! the model for the value the read returns; if it differs from memory's,
+//! it writes the chosen value into guest memory and leaves a *pending
+//! restore*; the instruction then reads it as its architectural result.
+//! Right after the instruction — at the code hook of the next instruction
+//! (hooked for every Tracked site while adversarial memory is on) or, if the
+//! quantum ended there, when `uc_emu_start` returns — [`Machine::settle_adversarial`]
+//! puts memory's real value back. The emulator is single-threaded, so no
+//! other guest thread and no untracked code runs in between: non-Tracked
+//! code always sees memory as it is. A Tracked write leaves a *pending
+//! commit* instead: after it executes, the location's new contents are
+//! appended to its write buffer at the writer's clock (for a read-modify-
+//! write, the commit replaces the restore: memory keeps what the instruction
+//! computed from the adversarial value).
+//!
+//! With adversarial memory off, `Machine::adversary` is `None`: no extra
+//! hooks are installed and the Tracked path pays one `is_some` test.
+
+use crate::cpu::machine::Machine;
+use lard_detector_hw::adversarial::{AdversarialConfig, AdversarialMemory};
+use lard_detector_hw::event::{AccessKind, LardOp};
+
+/// What must happen to guest memory right after the current instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pending {
+    /// Put `value` back into `[addr, addr+size)` (a read saw another value).
+    Restore { addr: u64, size: u64, value: u64 },
+    /// Append the location's new contents (a write happened).
+    Commit { addr: u64, size: u64 },
+}
+
+/// Adversarial memory state of one run.
+pub struct Adversary {
+    /// The model.
+    pub memory: AdversarialMemory,
+    /// Work left for right after the current instruction (at most a few
+    /// entries; the vector keeps its capacity).
+    pending: Vec<Pending>,
+}
+
+impl Adversary {
+    /// Adversarial memory with `config`.
+    pub fn new(config: AdversarialConfig) -> Adversary {
+        Adversary {
+            memory: AdversarialMemory::new(config),
+            pending: Vec::with_capacity(4),
+        }
+    }
+
+    /// True when memory must be settled after the current instruction.
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+}
+
+/// Little-endian value of `size` (1..=8) bytes at `addr`.
+fn load(m: &Machine, addr: u64, size: u64) -> Option<u64> {
+    let bytes = m.mem.slice(addr, size)?;
+    let mut v = [0u8; 8];
+    v[..bytes.len()].copy_from_slice(bytes);
+    Some(u64::from_le_bytes(v))
+}
+
+impl Machine {
+    /// One Tracked access of the current instruction (before it executes):
+    /// lets the adversarial memory choose a read's value or prepare to
+    /// record a write. Does nothing unless adversarial memory is on and the
+    /// access involves a monitored location or a trigger.
+    pub fn adversarial_access(&mut self, pc: u64, addr: u64, size: u64, kind: AccessKind) {
+        let Some(adv) = self.adversary.as_deref() else {
+            return;
+        };
+        if !adv.memory.involves(pc, addr, size) {
+            return;
+        }
+        let origin = self.origin();
+        let current = if size <= 8 {
+            load(self, addr, size)
+        } else {
+            None
+        };
+        let Some(adv) = self.adversary.as_deref_mut() else {
+            return;
+        };
+        match kind {
+            AccessKind::Read => {
+                let Some(current) = current else { return };
+                let Some(v) = adv.memory.read(&origin, pc, addr, size, current) else {
+                    return;
+                };
+                if v != current {
+                    let bytes = v.to_le_bytes();
+                    if self.mem.write(addr, &bytes[..size as usize]).is_some() {
+                        adv.pending.push(Pending::Restore {
+                            addr,
+                            size,
+                            value: current,
+                        });
+                    }
+                }
+            }
+            AccessKind::Write => {
+                if adv
+                    .memory
+                    .before_write(pc, addr, size, current.unwrap_or(0))
+                {
+                    adv.pending.push(Pending::Commit { addr, size });
+                }
+            }
+        }
+    }
+
+    /// Right after an instruction with adversarial accesses: restores the
+    /// real values reads were shown instead, and records writes.
+    pub fn settle_adversarial(&mut self) {
+        let Some(mut adv) = self.adversary.take() else {
+            return;
+        };
+        let origin = self.origin();
+        let pending = std::mem::take(&mut adv.pending);
+        for p in &pending {
+            match *p {
+                Pending::Commit { addr, size } => {
+                    adv.memory
+                        .after_write(&origin, addr, size, |a, s| load(self, a, u64::from(s)));
+                }
+                Pending::Restore { addr, size, value } => {
+                    // A read-modify-write keeps what it wrote.
+                    let written = pending.iter().any(|q| {
+                        matches!(*q, Pending::Commit { addr: a, size: s }
+                            if a < addr + size && addr < a + s)
+                    });
+                    if !written {
+                        let bytes = value.to_le_bytes();
+                        let _ = self.mem.write(addr, &bytes[..size as usize]);
+                    }
+                }
+            }
+        }
+        adv.pending = pending;
+        adv.pending.clear();
+        self.adversary = Some(adv);
+    }
+
+    /// A LARDx86 op, for the adversarial memory's clocks and buffers.
+    pub fn adversarial_lard(&mut self, op: &LardOp) {
+        let Some(mut adv) = self.adversary.take() else {
+            return;
+        };
+        let origin = self.origin();
+        adv.memory
+            .lard(&origin, op, |a, s| load(self, a, u64::from(s)));
+        self.adversary = Some(adv);
+    }
+}
