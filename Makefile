@@ -82,3 +82,4 @@ bench: prereqs
 	CARGO="$(CARGO)" python3 bench/detectors.py
 	CARGO="$(CARGO)" python3 bench/ft_cost.py
 	CARGO="$(CARGO)" python3 bench/lardish_table.py
+	CARGO="$(CARGO)" python3 bench/adversarial.py

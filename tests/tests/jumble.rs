@@ -146,3 +146,26 @@ fn jumble_verdicts_match_the_manifest() {
     assert!(checked >= 7, "only {checked} jumble guests in the manifest");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn untracked_code_sees_memory_as_it_is() {
+    let g = build_manifest_guests().join("glibc/jumble_untracked_view");
+    let o = lard_run(
+        &["--adversarial", "oldest", "--adversarial-at", "x"],
+        &g,
+        &[],
+    );
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "tracked read stale: yes\nuntracked read always real: yes\n",
+        "{}",
+        stderr(&o)
+    );
+    // Without adversarial memory the Tracked reads see the real value too.
+    let o = lard_run(&[], &g, &[]);
+    assert_eq!(
+        stdout(&o),
+        "tracked read stale: no\nuntracked read always real: yes\n"
+    );
+}

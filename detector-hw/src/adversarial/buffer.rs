@@ -2,6 +2,7 @@
 
 use crate::clock::VectorClock;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 /// Largest write buffer (the visible-set computation keeps one bit per entry).
 pub const MAX_ENTRIES: usize = 64;
@@ -12,17 +13,18 @@ pub const MAX_ENTRIES: usize = 64;
 pub struct Entry {
     /// The value written (little-endian bytes of the location).
     pub value: u64,
-    /// The writer's vector clock at the write; `None` is ⊥.
-    pub clock: Option<VectorClock>,
+    /// The writer's vector clock at the write; `None` is ⊥. Shared by the
+    /// writes a thread makes between two changes of its clock.
+    pub clock: Option<Rc<VectorClock>>,
 }
 
 /// `a ⊑ b` with ⊥ below everything.
 #[inline]
-fn leq(a: &Option<VectorClock>, b: &Option<VectorClock>) -> bool {
+fn leq(a: &Option<Rc<VectorClock>>, b: &Option<Rc<VectorClock>>) -> bool {
     match (a, b) {
         (None, _) => true,
         (Some(_), None) => false,
-        (Some(a), Some(b)) => a.leq(b),
+        (Some(a), Some(b)) => Rc::ptr_eq(a, b) || a.leq(b),
     }
 }
 
@@ -92,7 +94,7 @@ impl WriteBuffer {
     /// with the same value and clock is redundant) and, past `capacity`
     /// entries (at most [`MAX_ENTRIES`]), [REMOVE OLDEST]. Returns true if an
     /// entry was evicted.
-    pub fn push(&mut self, value: u64, clock: Option<VectorClock>, capacity: usize) -> bool {
+    pub fn push(&mut self, value: u64, clock: Option<Rc<VectorClock>>, capacity: usize) -> bool {
         self.entries
             .retain(|e| !(e.value == value && e.clock == clock));
         self.entries.push_back(Entry { value, clock });

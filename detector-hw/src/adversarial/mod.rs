@@ -62,10 +62,11 @@ mod tests;
 pub use buffer::{Entry, WriteBuffer, MAX_ENTRIES};
 pub use heuristic::{Chooser, Heuristic, FAIRNESS_PERIOD};
 
-use crate::clock::{ClockTable, VectorClock};
+use crate::clock::{ClockTable, ThreadIdx, VectorClock};
 use crate::event::{LardOp, Origin};
 use crate::lard::{self, HistoryOp};
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// Default bound on a location's write buffer (JUMBLE §4.1: 32).
 pub const DEFAULT_CAPACITY: usize = 32;
@@ -173,6 +174,10 @@ pub struct AdversarialMemory {
     stats: AdversarialStats,
     /// Scratch for the visible set (kept to avoid allocating per read).
     visible: Vec<usize>,
+    /// Per identity, a shared copy of its clock for write-buffer entries,
+    /// taken at its first write after the clock last changed (so writes do
+    /// not allocate).
+    snapshots: Vec<Option<Rc<VectorClock>>>,
 }
 
 /// True for the location sizes the model holds values for.
@@ -192,7 +197,13 @@ impl AdversarialMemory {
             capacity: config.capacity.clamp(1, MAX_ENTRIES),
             stats: AdversarialStats::default(),
             visible: Vec::with_capacity(DEFAULT_CAPACITY),
+            snapshots: Vec::new(),
         }
+    }
+
+    /// What starts monitoring a location.
+    pub fn triggers(&self) -> &Triggers {
+        &self.triggers
     }
 
     /// The heuristic in use.
@@ -258,12 +269,32 @@ impl AdversarialMemory {
         size: u64,
         current: u64,
     ) -> Option<u64> {
-        self.maybe_monitor(pc, addr, size, current);
+        self.read_as(origin, pc, addr, size, current, true)
+    }
+
+    /// [`AdversarialMemory::read`]; with `choose` false the read sees memory
+    /// as it is (the emulator cannot apply another value at this site yet)
+    /// and leaves the heuristic's state alone.
+    pub fn read_as(
+        &mut self,
+        origin: &Origin,
+        pc: u64,
+        addr: u64,
+        size: u64,
+        current: u64,
+        choose: bool,
+    ) -> Option<u64> {
+        if !self.buffers.contains_key(&addr) {
+            self.maybe_monitor(pc, addr, size, current);
+        }
         let buffer = self.buffers.get_mut(&addr)?;
         if u64::from(buffer.size()) != size {
             return None;
         }
         self.stats.reads += 1;
+        if !choose {
+            return None;
+        }
         let t = self.clocks.identity(lard::identity(origin));
         let now = self.clocks.clock(t);
         buffer.visible(now, &mut self.visible);
@@ -285,6 +316,9 @@ impl AdversarialMemory {
     /// trigger fires. Returns true if the emulator must report the result
     /// with [`AdversarialMemory::after_write`].
     pub fn before_write(&mut self, pc: u64, addr: u64, size: u64, current: u64) -> bool {
+        if self.buffers.contains_key(&addr) {
+            return true;
+        }
         self.maybe_monitor(pc, addr, size, current);
         self.overlaps_monitored(addr, size)
     }
@@ -300,7 +334,7 @@ impl AdversarialMemory {
         mut memory: impl FnMut(u64, u32) -> Option<u64>,
     ) {
         let t = self.clocks.identity(lard::identity(origin));
-        let clock = self.clocks.clock(t);
+        let clock = self.snapshot(t);
         let end = addr.saturating_add(size);
         for (a, buffer) in self
             .buffers
@@ -311,11 +345,21 @@ impl AdversarialMemory {
             }
             if let Some(v) = memory(*a, buffer.size()) {
                 self.stats.writes += 1;
-                if buffer.push(v, Some(clock.clone()), self.capacity) {
+                if buffer.push(v, Some(Rc::clone(&clock)), self.capacity) {
                     self.stats.evicted += 1;
                 }
             }
         }
+    }
+
+    /// The shared snapshot of identity `t`'s current clock.
+    fn snapshot(&mut self, t: ThreadIdx) -> Rc<VectorClock> {
+        let i = t as usize;
+        if i >= self.snapshots.len() {
+            self.snapshots.resize(i + 1, None);
+        }
+        let clocks = &self.clocks;
+        Rc::clone(self.snapshots[i].get_or_insert_with(|| Rc::new(clocks.clock(t).clone())))
     }
 
     /// A LARDx86 operation by `origin`: clock effects (the LARD definition)
@@ -327,6 +371,13 @@ impl AdversarialMemory {
         op: &LardOp,
         mut memory: impl FnMut(u64, u32) -> Option<u64>,
     ) {
+        if let LardOp::WriteVc { .. } | LardOp::Thread { .. } = op {
+            // The issuer's clock changes: its next write takes a new snapshot.
+            let t = self.clocks.identity(lard::identity(origin)) as usize;
+            if let Some(s) = self.snapshots.get_mut(t) {
+                *s = None;
+            }
+        }
         let Some(h) = lard::apply_clock_effects(&mut self.clocks, origin, op) else {
             return;
         };

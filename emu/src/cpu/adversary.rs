@@ -18,10 +18,22 @@
 //! write, the commit replaces the restore: memory keeps what the instruction
 //! computed from the adversarial value).
 //!
+//! A plain `mov` store needs no commit: its value is known before it runs
+//! and is recorded at once.
+//!
+//! Only Tracked sites that can return adversarial values need the settle
+//! hook on their next instruction (unicorn walks its code-hook list on every
+//! hooked instruction, so hooking every site's successor would tax all
+//! Tracked accesses): the trigger PCs get it when code is scanned, any other
+//! site the first time it touches a monitored location; that first time its
+//! read sees memory as it is (the latest value, always allowed).
+//!
 //! With adversarial memory off, `Machine::adversary` is `None`: no extra
 //! hooks are installed and the Tracked path pays one `is_some` test.
 
-use crate::cpu::machine::Machine;
+use crate::cpu::code::MemInsn;
+use crate::cpu::machine::{gpr_reg, Machine};
+use iced_x86::{Mnemonic, OpKind, Register};
 use lard_detector_hw::adversarial::{AdversarialConfig, AdversarialMemory};
 use lard_detector_hw::event::{AccessKind, LardOp};
 
@@ -41,6 +53,8 @@ pub struct Adversary {
     /// Work left for right after the current instruction (at most a few
     /// entries; the vector keeps its capacity).
     pending: Vec<Pending>,
+    /// Tracked sites whose next instruction is hooked to settle memory.
+    pub settle_hooked: std::collections::HashSet<u64>,
 }
 
 impl Adversary {
@@ -49,6 +63,7 @@ impl Adversary {
         Adversary {
             memory: AdversarialMemory::new(config),
             pending: Vec::with_capacity(4),
+            settle_hooked: std::collections::HashSet::new(),
         }
     }
 
@@ -67,34 +82,65 @@ fn load(m: &Machine, addr: u64, size: u64) -> Option<u64> {
     Some(u64::from_le_bytes(v))
 }
 
+/// The value a plain `mov` store writes (register or immediate source),
+/// known before it executes; `None` for any other instruction.
+fn store_value(m: &Machine, site: &MemInsn) -> Option<u64> {
+    let i = &site.insn;
+    if i.mnemonic() != Mnemonic::Mov || i.op0_kind() != OpKind::Memory {
+        return None;
+    }
+    match i.op1_kind() {
+        OpKind::Register => {
+            let r = i.op1_register();
+            let high = matches!(r, Register::AH | Register::CH | Register::DH | Register::BH);
+            let g = lard_isa_ext::Gpr::from_iced(r.full_register())?;
+            let v = m.uc.reg(gpr_reg(g));
+            Some(if high { v >> 8 } else { v })
+        }
+        OpKind::Immediate8 | OpKind::Immediate16 | OpKind::Immediate32 => Some(i.immediate(1)),
+        OpKind::Immediate32to64 | OpKind::Immediate8to64 => Some(i.immediate(1)),
+        _ => None,
+    }
+}
+
 impl Machine {
-    /// One Tracked access of the current instruction (before it executes):
-    /// lets the adversarial memory choose a read's value or prepare to
+    /// One Tracked access of the current instruction `site` at `pc` (before
+    /// it executes): lets the adversarial memory choose a read's value or
     /// record a write. Does nothing unless adversarial memory is on and the
     /// access involves a monitored location or a trigger.
-    pub fn adversarial_access(&mut self, pc: u64, addr: u64, size: u64, kind: AccessKind) {
+    pub fn adversarial_access(
+        &mut self,
+        pc: u64,
+        site: &MemInsn,
+        addr: u64,
+        size: u64,
+        kind: AccessKind,
+    ) {
         let Some(adv) = self.adversary.as_deref() else {
             return;
         };
         if !adv.memory.involves(pc, addr, size) {
             return;
         }
+        let hooked = adv.settle_hooked.contains(&pc);
+        let next = pc + site.insn.len() as u64;
         let origin = self.origin();
         let current = if size <= 8 {
             load(self, addr, size)
         } else {
             None
         };
+        let stored = store_value(self, site);
         let Some(adv) = self.adversary.as_deref_mut() else {
             return;
         };
+        let mut needs_hook = false;
         match kind {
             AccessKind::Read => {
                 let Some(current) = current else { return };
-                let Some(v) = adv.memory.read(&origin, pc, addr, size, current) else {
-                    return;
-                };
-                if v != current {
+                let chosen = adv.memory.read_as(&origin, pc, addr, size, current, hooked);
+                needs_hook = !hooked && adv.memory.buffer(addr).is_some();
+                if let Some(v) = chosen.filter(|v| *v != current) {
                     let bytes = v.to_le_bytes();
                     if self.mem.write(addr, &bytes[..size as usize]).is_some() {
                         adv.pending.push(Pending::Restore {
@@ -110,8 +156,38 @@ impl Machine {
                     .memory
                     .before_write(pc, addr, size, current.unwrap_or(0))
                 {
-                    adv.pending.push(Pending::Commit { addr, size });
+                    match stored {
+                        // A plain store: its value is known before it runs.
+                        Some(v) => {
+                            let (mem, adv) = (&self.mem, &mut *adv);
+                            adv.memory.after_write(&origin, addr, size, |a, s| {
+                                let s = u64::from(s);
+                                let mut bytes = [0u8; 8];
+                                bytes[..s as usize].copy_from_slice(mem.slice(a, s)?);
+                                let w = v.to_le_bytes();
+                                for (i, b) in bytes.iter_mut().enumerate().take(s as usize) {
+                                    let at = a + i as u64;
+                                    if at >= addr && at < addr + size {
+                                        *b = w[(at - addr) as usize];
+                                    }
+                                }
+                                Some(u64::from_le_bytes(bytes))
+                            });
+                        }
+                        None => {
+                            adv.pending.push(Pending::Commit { addr, size });
+                            needs_hook = !hooked;
+                        }
+                    }
                 }
+            }
+        }
+        if needs_hook {
+            // From the next execution of this site on, memory settles right
+            // after it; this time reads saw memory as it is, and a pending
+            // commit settles at the next hook or the end of the quantum.
+            if let Err(e) = self.hook_settle(pc, next) {
+                log::warn!("adversarial memory: cannot hook {next:#x}: {e}");
             }
         }
     }

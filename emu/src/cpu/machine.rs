@@ -350,13 +350,14 @@ impl Machine {
             let wanted = match &**site {
                 Site::Op(_) | Site::Fault(_) => true,
                 Site::Tracked(i) => {
-                    if self.adversary.is_some() {
-                        // Adversarial memory settles right after each
-                        // Tracked instruction: hook the next one too.
-                        let next = pc + i.insn.len() as u64;
-                        // SAFETY: as in install_hooks.
-                        unsafe { self.uc.hook_code(on_site, data, next, next)? };
-                        self.uc.remove_cache(next, next + 1);
+                    // Trigger PCs of adversarial memory get their settle
+                    // hook now; other Tracked sites when they first matter.
+                    if self
+                        .adversary
+                        .as_ref()
+                        .is_some_and(|a| a.memory.triggers().pcs().binary_search(pc).is_ok())
+                    {
+                        self.hook_settle(*pc, pc + i.insn.len() as u64)?;
                     }
                     self.mode == AccessMode::Tracked || self.adversary.is_some()
                 }
@@ -412,6 +413,22 @@ impl Machine {
             Some(id) => self.object_mapped(id, start, len),
             None => self.scan_code(start, len, &[]),
         }
+    }
+
+    /// Hooks `next`, the instruction after the Tracked site at `pc`, so that
+    /// adversarial memory settles right after the site executes
+    /// (emu/src/cpu/adversary.rs). Once per site.
+    pub fn hook_settle(&mut self, pc: u64, next: u64) -> Result<(), UcError> {
+        let data = self as *mut Machine as *mut c_void;
+        let Some(adv) = self.adversary.as_deref_mut() else {
+            return Ok(());
+        };
+        if adv.settle_hooked.insert(pc) {
+            // SAFETY: as in install_hooks.
+            unsafe { self.uc.hook_code(on_site, data, next, next)? };
+            self.uc.remove_cache(next, next + 1);
+        }
+        Ok(())
     }
 
     /// Scans an executable range for LARD sites and hooks them.
@@ -529,7 +546,7 @@ impl Machine {
                     return;
                 }
                 if self.adversary.is_some() {
-                    self.adversarial_access(pc, addr, u64::from(size.max(1)), kind);
+                    self.adversarial_access(pc, site, addr, u64::from(size.max(1)), kind);
                 }
             } else if kind == AccessKind::Write {
                 self.emit_sync(pc, LowLevelSync::AtomicRmw { addr, size });
