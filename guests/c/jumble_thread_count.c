@@ -25,7 +25,7 @@ int main(void)
 {
     lard_thread_t t[WORKERS];
     for (int i = 0; i < WORKERS; i++) {
-        lard_store64(&thread_count, lard_load64(&thread_count) + 1);
+        lard_store64(&thread_count, lard_load64(&thread_count) + 1); /* RACE */
         lard_spawn(&t[i], runner, (void *)(uintptr_t)i);
     }
     for (int i = 0; i < WORKERS; i++)
