@@ -1,7 +1,7 @@
 //! Subcommands beyond `lard run`, and the guest manifest they read.
 
 pub mod accuracy;
-pub mod cc_accuracy;
 pub mod adversarial;
+pub mod cc_accuracy;
 pub mod jumble;
 pub mod manifest;
