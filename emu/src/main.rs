@@ -5,7 +5,7 @@ use lard_detector_hw::adversarial::{AdversarialConfig, Heuristic};
 use lard_detector_hw::{HwConfig, Lardish, ObjectDetector};
 use lard_emu::binary::disasm;
 use lard_emu::binary::elf::{ElfError, ElfFile};
-use lard_emu::cpu::machine::Config;
+use lard_emu::cpu::machine::{Config, RunMode};
 use lard_emu::cpu::sched::SchedPolicy;
 use lard_emu::observe::accuracy::{parse_variants, AccuracyObserver};
 use lard_emu::observe::detect::DetectorObserver;
@@ -47,6 +47,16 @@ enum SchedArg {
     Rr,
     /// Seeded random thread choice and quantum length.
     Random,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ModeArg {
+    /// LARD if the program carries LARDx86 code, else binary.
+    Auto,
+    /// LARD: Tracked accesses and LARDx86 ops.
+    Lard,
+    /// Binary: program-code accesses and intercepted library calls.
+    Binary,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -174,6 +184,17 @@ struct RunArgs {
     /// Also observe low-level synchronization (atomics, futexes, clone).
     #[arg(long)]
     observe_sync: bool,
+    /// Detection mode: `auto` (LARD for programs with LARDx86 code, binary
+    /// mode otherwise; docs/binary-mode.md), `lard` or `binary`.
+    #[arg(long, value_enum, default_value = "auto")]
+    mode: ModeArg,
+    /// Binary mode: functions whose symbol matches this glob (`*`, `?`) are
+    /// program code too (repeatable).
+    #[arg(long, value_name = "PATTERN")]
+    program_code: Vec<String>,
+    /// Binary mode: observe every program-code access (no static pruning).
+    #[arg(long)]
+    no_prune: bool,
     /// Race detector: fasttrack (default), canonical, lardish or object
     /// (object races: ownership states and per-object locksets).
     #[arg(long, value_parser = ["fasttrack", "canonical", "lardish", "object", "none"], default_value = "fasttrack")]
@@ -525,6 +546,15 @@ fn run_guest(args: RunArgs) -> ExitCode {
         strict_syscalls: args.strict_syscalls,
         sysroot: args.sysroot.clone(),
         adversarial,
+        mode: match args.mode {
+            // Without a detector nothing is checked: binary mode only on request.
+            ModeArg::Auto if args.detector == "none" && args.detectors.is_none() => RunMode::Lard,
+            ModeArg::Auto => RunMode::Auto,
+            ModeArg::Lard => RunMode::Lard,
+            ModeArg::Binary => RunMode::Binary,
+        },
+        program_code: args.program_code.clone(),
+        prune: !args.no_prune,
     };
     if let Some(root) = &args.sysroot {
         if !root.is_dir() {

@@ -4,12 +4,13 @@ use crate::binary::elf::{ElfError, ElfFile};
 use crate::binary::objects::{LoadedObject, ObjectKind, ObjectRegistry};
 use crate::cpu::code::CodeMap;
 use crate::cpu::machine::{
-    Config, GuestFault, Machine, Stop, Thread, ThreadState, Wait, GUEST_PID,
+    Config, GuestFault, Machine, RunMode, Stop, Thread, ThreadState, Wait, GUEST_PID,
 };
 use crate::cpu::memory::{page_ceil, page_floor, Memory};
 use crate::cpu::sched::{Scheduler, SplitMix64};
 use crate::cpu::uc::{Context, Reg, Uc, UcError};
 use crate::cpu::vclock::VcFile;
+use crate::intercept::runtime::BinaryRuntime;
 use crate::intercept::InterceptTable;
 use crate::linux::loader::{self, LoadError, ProcessArgs};
 use crate::linux::sysroot;
@@ -256,9 +257,9 @@ impl Emulator {
                 (a, a + b.len() as u64)
             }),
             adversary,
+            binary: None,
         });
         machine.add_stack(rsp);
-        machine.install_hooks()?;
         // The loader's objects are the first to appear executable.
         let mut loaded = vec![(exe, image.clone(), file)];
         if let Some((id, ld_image, ld)) = &interp {
@@ -271,6 +272,42 @@ impl Emulator {
                 machine.object_mapped(id, start, end - start)?;
             }
         }
+        // Binary mode (docs/binary-mode.md) when the program carries no
+        // LARDx86 code — decided once the loader's objects are scanned;
+        // with no observer of accesses there is nothing to check.
+        let binary = match machine.config.mode {
+            RunMode::Auto => !machine.code.has_lard_code(),
+            RunMode::Lard => false,
+            RunMode::Binary => true,
+        };
+        if binary && mode != AccessMode::None {
+            let patterns = machine.config.program_code.clone();
+            machine.binary = Some(Box::new(BinaryRuntime::new(
+                patterns,
+                machine.config.prune,
+                mode,
+            )));
+            // Every access is seen (the memory hook filters by program
+            // code); atomics are hooked as sync.
+            machine.mode = AccessMode::All;
+            if !machine.report_sync {
+                let atomics = machine.code.atomic_sites();
+                machine.hook_sites(&atomics)?;
+            }
+            let mapped: Vec<(usize, u64, u64)> = machine
+                .objects
+                .all()
+                .iter()
+                .enumerate()
+                .flat_map(|(id, o)| o.exec.iter().map(move |&(s, e)| (id, s, e - s)))
+                .collect();
+            for (id, start, len) in mapped {
+                let new = machine.binary_object_mapped(id, start, len);
+                machine.hook_intercepts(&new)?;
+            }
+            machine.binary_start(entry);
+        }
+        machine.install_hooks()?;
         Ok(Emulator {
             machine,
             _uc: uc,

@@ -4,6 +4,7 @@
 //! Nothing is checked in as a binary: every guest is compiled by the test run
 //! itself into `target/e2e-guests/`.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
@@ -335,4 +336,60 @@ pub fn build_lard_cc(rel: &str, flags: &[&str], out: &Path, env: &[(&str, &str)]
         }
         c
     });
+}
+
+/// The guest-source line of each PC: the innermost location in `source`
+/// along the inline chain.
+pub fn source_lines(bin: &Path, source: &str, pcs: &[u64]) -> BTreeSet<i64> {
+    let file = Path::new(source)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    // Static-PIE guests (Rust's +crt-static) run at the loader's bias.
+    let elf = lard_emu::binary::elf::ElfFile::open(bin).unwrap();
+    let bias = if elf.is_pie() {
+        lard_emu::linux::loader::PIE_BASE
+    } else {
+        0
+    };
+    let mut set = BTreeSet::new();
+    for pc in pcs.iter().map(|pc| pc - bias) {
+        let out = Command::new("addr2line")
+            .arg("-i")
+            .arg("-e")
+            .arg(bin)
+            .arg(format!("{pc:#x}"))
+            .output()
+            .expect("addr2line (binutils)");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find(|l| {
+                l.split(':')
+                    .next()
+                    .is_some_and(|f| f.ends_with(&format!("/{file}")) || f == file)
+            })
+            .and_then(|l| l.rsplit(':').next())
+            .and_then(|n| n.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{pc:#x} in {}: no line in {file}: {text}", bin.display()));
+        set.insert(line);
+    }
+    set
+}
+
+/// The `racy_pcs` of a `--report-json` report.
+pub fn racy_pcs(json: &str) -> Vec<u64> {
+    let list = json
+        .split("\"racy_pcs\":[")
+        .nth(1)
+        .unwrap()
+        .split(']')
+        .next()
+        .unwrap();
+    list.split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect()
 }

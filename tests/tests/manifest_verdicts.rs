@@ -7,9 +7,6 @@
 
 use lard_e2e::*;
 use lard_emu::cmd::manifest::GuestRun;
-use std::collections::BTreeSet;
-use std::path::Path;
-use std::process::Command;
 
 /// The manifest's runs (guest × libc × configuration), read by the same
 /// parser `lard accuracy` uses; the checks below do not use lard's DWARF code.
@@ -17,61 +14,6 @@ fn runs() -> Vec<GuestRun> {
     let build = build_manifest_guests();
     lard_emu::cmd::manifest::read(&root().join("guests/manifest.toml"), &build)
         .expect("manifest reads")
-}
-
-/// The guest-source line of each PC: the innermost location in `source`
-/// along the inline chain.
-fn source_lines(bin: &Path, source: &str, pcs: &[u64]) -> BTreeSet<i64> {
-    let file = Path::new(source)
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .to_string();
-    // Static-PIE guests (Rust's +crt-static) run at the loader's bias.
-    let elf = lard_emu::binary::elf::ElfFile::open(bin).unwrap();
-    let bias = if elf.is_pie() {
-        lard_emu::linux::loader::PIE_BASE
-    } else {
-        0
-    };
-    let mut set = BTreeSet::new();
-    for pc in pcs.iter().map(|pc| pc - bias) {
-        let out = Command::new("addr2line")
-            .arg("-i")
-            .arg("-e")
-            .arg(bin)
-            .arg(format!("{pc:#x}"))
-            .output()
-            .expect("addr2line (binutils)");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let line = text
-            .lines()
-            .find(|l| {
-                l.split(':')
-                    .next()
-                    .is_some_and(|f| f.ends_with(&format!("/{file}")) || f == file)
-            })
-            .and_then(|l| l.rsplit(':').next())
-            .and_then(|n| n.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("{pc:#x} in {}: no line in {file}: {text}", bin.display()));
-        set.insert(line);
-    }
-    set
-}
-
-fn racy_pcs(json: &str) -> Vec<u64> {
-    let list = json
-        .split("\"racy_pcs\":[")
-        .nth(1)
-        .unwrap()
-        .split(']')
-        .next()
-        .unwrap();
-    list.split(',')
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect()
 }
 
 fn verdict(r: &GuestRun, detector: &str) -> (String, Vec<u64>) {

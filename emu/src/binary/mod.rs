@@ -7,4 +7,6 @@ pub mod elf;
 pub mod functions;
 pub mod lines;
 pub mod objects;
+pub mod program;
+pub mod prune;
 pub mod symbols;

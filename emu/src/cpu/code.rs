@@ -165,6 +165,23 @@ impl CodeMap {
         self.sites.get(&pc)
     }
 
+    /// True when some scanned code carries LARDx86 (a Tracked access or a
+    /// LARD op): the program was built for LARD.
+    pub fn has_lard_code(&self) -> bool {
+        self.sites
+            .values()
+            .any(|s| matches!(**s, Site::Tracked(_) | Site::Op(_)))
+    }
+
+    /// The hardware-atomic sites found so far.
+    pub fn atomic_sites(&self) -> Vec<(u64, Rc<Site>)> {
+        self.sites
+            .iter()
+            .filter(|(_, s)| matches!(***s, Site::Atomic(_)))
+            .map(|(&pc, s)| (pc, s.clone()))
+            .collect()
+    }
+
     /// True when `pc` is a Tracked instruction.
     #[inline]
     pub fn is_tracked(&self, pc: u64) -> bool {

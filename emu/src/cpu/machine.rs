@@ -135,6 +135,25 @@ pub struct Config {
     pub sysroot: Option<std::path::PathBuf>,
     /// Adversarial memory for Tracked reads (`--adversarial`), if on.
     pub adversarial: Option<AdversarialConfig>,
+    /// LARD or binary mode (docs/binary-mode.md).
+    pub mode: RunMode,
+    /// `--program-code` patterns: functions (and, with dynamic loading,
+    /// objects) that are program code besides the executable's own.
+    pub program_code: Vec<String>,
+    /// Binary mode: prune accesses that cannot race (`--no-prune` clears it).
+    pub prune: bool,
+}
+
+/// Which race-detection mode a run uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RunMode {
+    /// LARD when the executable carries LARDx86 code, else binary.
+    #[default]
+    Auto,
+    /// LARD: Tracked accesses and LARDx86 ops only.
+    Lard,
+    /// Binary: program-code accesses, intercepted library calls.
+    Binary,
 }
 
 impl Default for Config {
@@ -147,6 +166,9 @@ impl Default for Config {
             strict_syscalls: false,
             sysroot: None,
             adversarial: None,
+            mode: RunMode::Auto,
+            program_code: Vec::new(),
+            prune: true,
         }
     }
 }
@@ -219,6 +241,8 @@ pub struct Machine {
     /// The executable's `lard_caller_pc` section `[start, end)` (empty if none):
     /// Tracked accesses there are attributed to their caller's call site.
     pub caller_pc_range: (u64, u64),
+    /// Binary mode (program without LARDx86 code), when it runs.
+    pub binary: Option<Box<crate::intercept::runtime::BinaryRuntime>>,
 }
 
 impl Machine {
@@ -280,6 +304,13 @@ impl Machine {
                 }),
             );
         }
+    }
+
+    /// Delivers an event from another thread than the running one (a
+    /// thread being created).
+    pub fn emit_as(&mut self, origin: Origin, pc: u64, kind: EventKind) {
+        let e = Event { pc, origin, kind };
+        self.observer.event(&e);
     }
 
     /// Delivers a low-level synchronization event if the observer wants them.
@@ -361,7 +392,7 @@ impl Machine {
                     }
                     self.mode == AccessMode::Tracked || self.adversary.is_some()
                 }
-                Site::Atomic(_) => self.report_sync,
+                Site::Atomic(_) => self.report_sync || self.binary.is_some(),
             };
             if wanted {
                 // SAFETY: as in install_hooks.
@@ -398,10 +429,13 @@ impl Machine {
         }
         let ranges = self.objects.get(id).functions().to_vec();
         self.scan_code(start, len, &ranges)?;
-        let new = match self.objects.get(id).symbols() {
+        let mut new = match self.objects.get(id).symbols() {
             Some(symbols) => self.intercepts.add_from_symbols(symbols),
             None => Vec::new(),
         };
+        if self.binary.is_some() {
+            new.extend(self.binary_object_mapped(id, start, len));
+        }
         self.hook_intercepts(&new)
     }
 
@@ -550,6 +584,9 @@ impl Machine {
                 }
             } else if kind == AccessKind::Write {
                 self.emit_sync(pc, LowLevelSync::AtomicRmw { addr, size });
+                if self.binary.as_ref().is_some_and(|b| b.program.contains(pc)) {
+                    self.binary_atomic(pc, addr);
+                }
             }
         }
     }
@@ -652,10 +689,18 @@ unsafe extern "C" fn on_site(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
     };
     match &*site {
         Site::Op(op) => m.lard_op(pc, *op),
+        // In binary mode the memory hook reports program accesses.
+        Site::Tracked(_) if m.binary.is_some() => {}
         Site::Tracked(i) => m.instruction_accesses(pc, i, true),
         Site::Atomic(i) => m.instruction_accesses(pc, i, false),
         Site::Fault(f) => m.lard_fault(pc, *f),
     }
+}
+
+/// The entry hook of intercepted functions, for functions found at run
+/// time (OpenMP bodies).
+pub fn on_intercept_hook() -> crate::cpu::uc::CodeCallback {
+    on_intercept
 }
 
 /// Code hook on the entry of an intercepted function: the call becomes a
@@ -671,6 +716,9 @@ unsafe extern "C" fn on_intercept(
         return;
     }
     let Some(what) = m.intercepts.at(pc) else {
+        if m.binary.is_some() {
+            m.binary_entry(pc);
+        }
         return;
     };
     let uc = m.uc;
@@ -698,7 +746,22 @@ unsafe extern "C" fn on_mem(
     } else {
         AccessKind::Read
     };
-    let tracked = m.code.is_tracked(pc);
+    let tracked = match &mut m.binary {
+        // Binary mode: program code is checked (delivered as tracked),
+        // system code is not — and not even delivered unless the observer
+        // asked for every access; an atomic's own accesses are sync.
+        Some(rt) => {
+            let mut checked = pc != rt.atomic_pc && rt.program.contains(pc);
+            if checked {
+                checked = rt.observe_checked(pc);
+            }
+            if !checked && rt.observer_mode != AccessMode::All {
+                return;
+            }
+            checked
+        }
+        None => m.code.is_tracked(pc),
+    };
     let stack = m.is_stack(addr);
     m.stats.count_access(tracked, stack, kind);
     let a = Access {

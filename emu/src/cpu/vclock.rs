@@ -24,6 +24,27 @@ impl VcFile {
         }
     }
 
+    /// Every non-zero entry of `who`'s clock as `(tid, value)`, own entry
+    /// included (in no particular order).
+    pub fn entries(&self, who: ThreadKey) -> Vec<(u64, u64)> {
+        let mut out: Vec<(u64, u64)> = self
+            .clocks
+            .get(&who)
+            .map(|c| {
+                c.iter()
+                    .filter(|(_, &v)| v != 0)
+                    .map(|(&t, &v)| (t, v))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let ThreadKey::Lang(me) = who {
+            if !out.iter().any(|&(t, _)| t == me) && self.read(who, me) != 0 {
+                out.push((me, self.read(who, me)));
+            }
+        }
+        out
+    }
+
     /// Sets entry `tid` of `who`'s clock.
     pub fn write(&mut self, who: ThreadKey, tid: u64, value: u64) {
         self.clocks.entry(who).or_default().insert(tid, value);

@@ -10,6 +10,10 @@
 //! PC is the call's return address (the instruction after the `call` in the
 //! caller), so reports point into the program, not into the note function.
 
+pub mod hb;
+pub mod libs;
+pub mod runtime;
+
 use crate::binary::symbols::Symbolizer;
 use lard_detector_hw::event::{LockMode, ObjectKind, ProgramEvent};
 use std::collections::HashMap;

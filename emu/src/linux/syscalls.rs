@@ -1042,11 +1042,17 @@ impl Machine {
             self.add_stack(stack);
         }
         self.emit_sync(pc, LowLevelSync::ThreadCreate { child: tid });
+        if self.binary.is_some() {
+            self.binary_clone(self.threads.len() - 1, pc);
+        }
         Val(i64::from(tid))
     }
 
     fn sys_exit(&mut self, status: i32, pc: u64) -> Ret {
         self.emit_sync(pc, LowLevelSync::ThreadExit);
+        if self.binary.is_some() {
+            self.binary_exit(pc);
+        }
         let ctid = self.threads[self.cur].clear_child_tid;
         self.threads[self.cur].state = ThreadState::Exited;
         self.last_exit_status = status;

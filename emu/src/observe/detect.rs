@@ -154,9 +154,52 @@ pub(crate) fn kind_name(k: RaceKind) -> &'static str {
     }
 }
 
-/// A name for a data address: a symbol in whichever loaded object holds it,
-/// else the mapping's name (`[heap]`, `[stack]`, …).
+/// The report header's mode line: which accesses were checked and, in
+/// binary mode, what a binary cannot tell (docs/binary-mode.md).
+pub fn mode_line(m: &Machine) -> String {
+    match &m.binary {
+        None => "mode: LARD (Tracked accesses, LARDx86 synchronization)".to_string(),
+        Some(rt) if rt.program.is_empty() => "mode: binary — no program code (the executable has \
+             no DWARF and no --program-code pattern matched: build with -g or name functions \
+             or objects with --program-code); nothing was checked"
+            .to_string(),
+        Some(rt) => format!(
+            "mode: binary (program code checked: {} range(s); {} library call(s) intercepted, \
+             {} atomic instruction(s) as synchronization; limits: plain-mov atomics are \
+             checked as ordinary accesses, memory orders are not distinguished)",
+            rt.program.ranges().len(),
+            rt.calls,
+            rt.atomics
+        ),
+    }
+}
+
+/// A name for a data address: a heap block (binary mode), a symbol in
+/// whichever loaded object holds it, else the mapping's name (`[heap]`,
+/// `[stack]`, …).
 pub(crate) fn data_name(m: &Machine, addr: u64) -> String {
+    if let Some(b) = m.binary.as_ref().and_then(|rt| rt.heap_block(addr)) {
+        let site = m
+            .objects
+            .frames(b.site.wrapping_sub(1))
+            .first()
+            .map(|f| {
+                format!(
+                    "{}:{}",
+                    f.file.as_deref().unwrap_or("??"),
+                    f.line.map_or("?".into(), |l| l.to_string())
+                )
+            })
+            .unwrap_or_else(|| describe_pc(m, b.site));
+        return format!(
+            "heap block of {} bytes at offset {}, allocated by {} at {}{}",
+            b.size,
+            addr - b.addr,
+            b.thread,
+            site,
+            if b.live { "" } else { ", freed" }
+        );
+    }
     match m.objects.describe_data(addr) {
         Some(d) => d,
         None => m.mem.region_name(addr).unwrap_or("?").to_string(),
@@ -232,8 +275,13 @@ impl RaceLog {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "== lard races ({}) ==\nracy dynamic accesses (DRE): {}, distinct racy PCs: {}",
+            "== lard races ({}) ==\n{}\nracy dynamic accesses (DRE): {}, distinct racy PCs: {}",
             self.detector,
+            mode_line(m)
+                + &m.binary.as_ref().map_or(String::new(), |rt| format!(
+                    "\n{}",
+                    rt.pruning_table().trim_end()
+                )),
             self.dre,
             self.pcs.len()
         );
@@ -302,7 +350,7 @@ impl RaceLog {
             })
             .collect();
         format!(
-            "\"{}\":{{\"dre\":{},\"pcs\":{},{extra}\"racy_pcs\":[{}],\"races\":[{}]}}",
+            "\"{}\":{{\"dre\":{},\"pcs\":{},{extra}\"racy_pcs\":[{}],\"races\":[{}],\"mode\":\"{}\"}}",
             self.detector,
             self.dre,
             self.pcs.len(),
@@ -311,7 +359,8 @@ impl RaceLog {
                 .map(|p| p.to_string())
                 .collect::<Vec<_>>()
                 .join(","),
-            races.join(",")
+            races.join(","),
+            if m.binary.is_some() { "binary" } else { "lard" }
         )
     }
 }

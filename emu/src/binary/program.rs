@@ -1,0 +1,187 @@
+//! Program code versus system code in a binary (LARD §3 applied to C;
+//! docs/binary-mode.md).
+//!
+//! In binary mode lard checks the accesses of *program code* and ignores
+//! those of *system code* (libc, libstdc++, libgomp, libpthread, ld.so) —
+//! LARD's Rule 1 with "Tracked" replaced by "executed by program code".
+//!
+//! Inside one static executable the two are told apart by debug
+//! information: the program's compilation units carry DWARF (`gcc -g`),
+//! the system libraries' archive members as distributions ship them
+//! (Debian's `libc.a`, `libgomp.a`, `libstdc++.a`, `libgcc.a`, the crt
+//! objects) carry none. Program code is therefore the union of the address
+//! ranges of the executable's DWARF compilation units, plus every function
+//! whose symbol matches a `--program-code` pattern. An executable without
+//! DWARF has no program code unless patterns name some (the run says so).
+
+use crate::binary::elf::ElfFile;
+use gimli::{EndianSlice, LittleEndian, SectionId};
+
+/// Where the program-code ranges came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgramSource {
+    /// DWARF compilation units (and possibly patterns).
+    Dwarf,
+    /// `--program-code` patterns only (no DWARF in the executable).
+    Patterns,
+    /// Nothing: the executable has no DWARF and no pattern matched.
+    None,
+}
+
+/// The program code of a process: sorted, disjoint `[start, end)` ranges of
+/// run-time addresses.
+#[derive(Clone, Debug, Default)]
+pub struct ProgramCode {
+    ranges: Vec<(u64, u64)>,
+}
+
+impl ProgramCode {
+    /// The program code of `file` loaded at `bias`: the DWARF compilation
+    /// units of `dwarf` (the file itself or its separate debug file) and
+    /// the functions of `file` whose names match one of `patterns` (globs
+    /// with `*` and `?`).
+    pub fn of(
+        dwarf: &ElfFile,
+        file: &ElfFile,
+        bias: u64,
+        patterns: &[String],
+    ) -> (ProgramCode, ProgramSource) {
+        let mut ranges = dwarf_unit_ranges(dwarf);
+        let dwarf = !ranges.is_empty();
+        let mut matched = false;
+        for s in file.symbols.iter().filter(|s| s.is_func && s.size > 0) {
+            if patterns.iter().any(|p| glob_match(p, &s.name)) {
+                ranges.push((s.addr, s.addr + s.size));
+                matched = true;
+            }
+        }
+        let source = if dwarf {
+            ProgramSource::Dwarf
+        } else if matched {
+            ProgramSource::Patterns
+        } else {
+            ProgramSource::None
+        };
+        let ranges = ranges
+            .into_iter()
+            .map(|(s, e)| (s.wrapping_add(bias), e.wrapping_add(bias)))
+            .collect();
+        (ProgramCode::from_ranges(ranges), source)
+    }
+
+    /// Program code made of `ranges` (any order, may overlap).
+    pub fn from_ranges(mut ranges: Vec<(u64, u64)>) -> ProgramCode {
+        ranges.retain(|&(s, e)| s < e);
+        ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (s, e) in ranges {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        ProgramCode { ranges: merged }
+    }
+
+    /// Adds `ranges` to the program code.
+    pub fn add(&mut self, ranges: &[(u64, u64)]) {
+        let mut all = std::mem::take(&mut self.ranges);
+        all.extend_from_slice(ranges);
+        *self = ProgramCode::from_ranges(all);
+    }
+
+    /// True when the instruction at `pc` is program code.
+    #[inline]
+    pub fn contains(&self, pc: u64) -> bool {
+        let i = self.ranges.partition_point(|&(s, _)| s <= pc);
+        i > 0 && pc < self.ranges[i - 1].1
+    }
+
+    /// The ranges, sorted and disjoint.
+    pub fn ranges(&self) -> &[(u64, u64)] {
+        &self.ranges
+    }
+
+    /// True when there is no program code at all.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+}
+
+/// The address ranges of every DWARF compilation unit of `file`
+/// (unrelocated), empty without debug information.
+fn dwarf_unit_ranges(file: &ElfFile) -> Vec<(u64, u64)> {
+    let load = |id: SectionId| -> Result<EndianSlice<'_, LittleEndian>, gimli::Error> {
+        Ok(EndianSlice::new(
+            file.section(id.name()).map_or(&[][..], |(_, b)| b),
+            LittleEndian,
+        ))
+    };
+    let Ok(dwarf) = gimli::Dwarf::load(load) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut units = dwarf.units();
+    while let Ok(Some(header)) = units.next() {
+        let Ok(unit) = dwarf.unit(header) else {
+            continue;
+        };
+        let Ok(mut ranges) = dwarf.unit_ranges(&unit) else {
+            continue;
+        };
+        while let Ok(Some(r)) = ranges.next() {
+            // A range starting at 0 is a discarded function's (the linker
+            // resolved its address to 0), not code.
+            if r.begin != 0 && r.begin < r.end {
+                out.push((r.begin, r.end));
+            }
+        }
+    }
+    out
+}
+
+/// Shell-style glob: `*` any run of characters, `?` one character.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("worker*", "worker_main"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a?c", "abc"));
+        assert!(!glob_match("a?c", "ac"));
+        assert!(glob_match("*lib*.so*", "libfoo.so.1"));
+        assert!(!glob_match("main", "main2"));
+    }
+
+    #[test]
+    fn ranges_merge_and_lookup() {
+        let p = ProgramCode::from_ranges(vec![(30, 40), (10, 20), (15, 25), (50, 50)]);
+        assert_eq!(p.ranges(), &[(10, 25), (30, 40)]);
+        assert!(p.contains(10) && p.contains(24) && p.contains(30));
+        assert!(!p.contains(9) && !p.contains(25) && !p.contains(40) && !p.contains(50));
+    }
+}

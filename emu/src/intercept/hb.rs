@@ -1,0 +1,149 @@
+//! Happens-before for binary mode: the vector clocks of synchronization
+//! objects (mutexes, rwlocks, condition variables, semaphores, barriers,
+//! once controls, thread ends, atomic locations), kept by the emulator in
+//! the role the lard-cc runtime plays inside the guest.
+//!
+//! Every rule is one of two primitives on a thread's architectural clock
+//! (the [`VcFile`] ReadVC/WriteVC use) and an object's clock:
+//!
+//! * **release** `S`: `S := S ⊔ C_me`, then `C_me[me] += 1`;
+//! * **acquire** `S`: `C_me := C_me ⊔ S`.
+//!
+//! Each change of the thread's clock is returned as a `(tid, value)`
+//! WriteVC, which the emulator delivers as the LardOp event a runtime's
+//! WriteVC instruction would have produced — so every detector stays
+//! LARD-pure and unchanged. Which library call means which primitive is the
+//! table in docs/binary-mode.md.
+
+use crate::cpu::vclock::VcFile;
+use lard_detector_hw::event::ThreadKey;
+use std::collections::HashMap;
+
+/// A synchronization object's identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SyncKey {
+    /// The object at this address (mutex, condition variable, semaphore,
+    /// barrier, once control, spin lock, atomic location; an rwlock's
+    /// writers).
+    Object(u64),
+    /// The readers of the rwlock at this address (released by read
+    /// unlocks, acquired by write locks only: readers do not order each
+    /// other).
+    Readers(u64),
+    /// The end of language thread `id` (acquired by its joiner).
+    ThreadEnd(u64),
+    /// The start of the OpenMP parallel regions whose body is `fn`.
+    TeamStart(u64),
+    /// Their end (every member's body returned).
+    TeamEnd(u64),
+    /// The creation of the OpenMP tasks whose body is `fn`.
+    TaskStart(u64),
+    /// The end of every OpenMP task (acquired by taskwait and barriers).
+    Tasks,
+    /// An OpenMP construct lock (critical, atomic, ordered; libs.rs).
+    Construct(u8),
+    /// The OpenMP team barrier.
+    Barrier,
+    /// `single copyprivate`'s broadcast.
+    Copy,
+}
+
+/// The clocks of all synchronization objects.
+#[derive(Default)]
+pub struct SyncClocks {
+    clocks: HashMap<SyncKey, HashMap<u64, u64>>,
+}
+
+impl SyncClocks {
+    /// Release by language thread `me` into `key`; the WriteVCs that follow
+    /// are appended to `out`.
+    pub fn release(&mut self, vc: &mut VcFile, me: u64, key: SyncKey, out: &mut Vec<(u64, u64)>) {
+        let who = ThreadKey::Lang(me);
+        let s = self.clocks.entry(key).or_default();
+        for (t, v) in vc.entries(who) {
+            let e = s.entry(t).or_default();
+            *e = (*e).max(v);
+        }
+        tick(vc, me, out);
+    }
+
+    /// Acquire of `key` by language thread `me`.
+    pub fn acquire(&mut self, vc: &mut VcFile, me: u64, key: SyncKey, out: &mut Vec<(u64, u64)>) {
+        let Some(s) = self.clocks.get(&key) else {
+            return;
+        };
+        join_into(vc, me, s.iter().map(|(&t, &v)| (t, v)), out);
+    }
+
+    /// Forgets `key` (a pthread_t that will be reused, a freed object).
+    pub fn forget(&mut self, key: SyncKey) {
+        self.clocks.remove(&key);
+    }
+}
+
+/// Thread creation: `child` starts with `parent`'s clock (WriteVCs in
+/// `child_out`), then `parent` ticks (in `parent_out`).
+pub fn fork(
+    vc: &mut VcFile,
+    parent: u64,
+    child: u64,
+    parent_out: &mut Vec<(u64, u64)>,
+    child_out: &mut Vec<(u64, u64)>,
+) {
+    let from = vc.entries(ThreadKey::Lang(parent));
+    join_into(vc, child, from.into_iter(), child_out);
+    tick(vc, parent, parent_out);
+}
+
+fn tick(vc: &mut VcFile, me: u64, out: &mut Vec<(u64, u64)>) {
+    let who = ThreadKey::Lang(me);
+    let next = vc.read(who, me) + 1;
+    vc.write(who, me, next);
+    out.push((me, next));
+}
+
+fn join_into(
+    vc: &mut VcFile,
+    me: u64,
+    from: impl Iterator<Item = (u64, u64)>,
+    out: &mut Vec<(u64, u64)>,
+) {
+    let who = ThreadKey::Lang(me);
+    for (t, v) in from {
+        if t != me && v > vc.read(who, t) {
+            vc.write(who, t, v);
+            out.push((t, v));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_acquire_orders_and_readers_do_not() {
+        let mut vc = VcFile::default();
+        let mut s = SyncClocks::default();
+        let mut out = Vec::new();
+        // T1 releases m: m = {1:1}, T1 ticks to 2.
+        s.release(&mut vc, 1, SyncKey::Object(8), &mut out);
+        assert_eq!(out, [(1, 2)]);
+        out.clear();
+        // T2 acquires m: learns T1's entry 1.
+        s.acquire(&mut vc, 2, SyncKey::Object(8), &mut out);
+        assert_eq!(out, [(1, 1)]);
+        assert_eq!(vc.read(ThreadKey::Lang(2), 1), 1);
+        out.clear();
+        // Acquiring again changes nothing; an unknown object neither.
+        s.acquire(&mut vc, 2, SyncKey::Object(8), &mut out);
+        s.acquire(&mut vc, 2, SyncKey::Readers(8), &mut out);
+        assert!(out.is_empty());
+        // Fork: T3 gets T2's clock, T2 ticks.
+        let (mut p, mut c) = (Vec::new(), Vec::new());
+        fork(&mut vc, 2, 3, &mut p, &mut c);
+        assert_eq!(p, [(2, 2)]);
+        c.sort_unstable();
+        assert_eq!(c, [(1, 1), (2, 1)]);
+    }
+}

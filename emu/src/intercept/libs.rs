@@ -1,0 +1,261 @@
+//! The library functions binary mode intercepts, by symbol name, and what
+//! each call means (the interception table of docs/binary-mode.md).
+
+use crate::binary::elf::ElfFile;
+
+/// The address (unrelocated) of every function of `file` that [`LIBRARY`]
+/// names, whatever symbol of its address is the table's (a static glibc
+/// defines `pthread_mutex_lock`, `__pthread_mutex_lock` and
+/// `___pthread_mutex_lock` at one address; the symbolizer keeps one name).
+pub fn library_functions(file: &ElfFile) -> Vec<(u64, LibCall)> {
+    let Ok(elf) = goblin::elf::Elf::parse(&file.bytes) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let tables = [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)];
+    for (syms, strtab) in tables {
+        for s in syms.iter() {
+            if !s.is_function() || s.st_value == 0 || s.st_shndx == 0 {
+                continue;
+            }
+            let Some(name) = strtab.get_at(s.st_name) else {
+                continue;
+            };
+            if let Some(&(_, call)) = LIBRARY.iter().find(|(n, _)| *n == name) {
+                out.push((s.st_value, call));
+            }
+        }
+    }
+    out
+}
+
+/// A library call binary mode acts on. Entry actions happen when the
+/// function is entered, return actions when it returns to its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LibCall {
+    /// `pthread_create(thread*, attr, fn, arg)`: return records `*thread`.
+    ThreadCreate,
+    /// `pthread_join(thread, ret)` and friends: return 0 acquires the end
+    /// of `thread`.
+    ThreadJoin,
+    /// Lock of a mutex or spin lock (arg0): return 0 acquires it.
+    Lock,
+    /// Unlock of a mutex or spin lock (arg0): entry releases it.
+    Unlock,
+    /// Read lock of an rwlock (arg0): return 0 acquires its writers.
+    RdLock,
+    /// Write lock of an rwlock (arg0): return 0 acquires writers and readers.
+    WrLock,
+    /// `pthread_rwlock_unlock(l)`: entry releases into readers or writers,
+    /// as the thread holds it.
+    RwUnlock,
+    /// `pthread_cond_wait(c, m)` and timed variants: entry releases `m`;
+    /// return acquires `c` and `m`.
+    CondWait,
+    /// `pthread_cond_signal/broadcast(c)`: entry releases `c`.
+    CondSignal,
+    /// `pthread_barrier_wait(b)`: entry releases `b`, return acquires it.
+    BarrierWait,
+    /// `sem_post(s)`: entry releases `s`.
+    SemPost,
+    /// `sem_wait(s)` and friends: return 0 acquires `s`.
+    SemWait,
+    /// `pthread_once(o, fn)`: return acquires and releases `o`.
+    Once,
+    /// `malloc(size)`, `operator new(size)`, `valloc`, `pvalloc`.
+    Malloc,
+    /// `calloc(n, size)`.
+    Calloc,
+    /// `realloc(p, size)`.
+    Realloc,
+    /// `aligned_alloc(align, size)`, `memalign(align, size)`.
+    AlignedAlloc,
+    /// `posix_memalign(&p, align, size)`.
+    PosixMemalign,
+    /// `free(p)`, `operator delete(p, ...)`.
+    Free,
+    /// `GOMP_parallel*(fn, data, ...)`: entry releases the team start of
+    /// `fn` (and intercepts `fn`), return acquires its team end.
+    OmpParallel,
+    /// An outlined parallel-region body (found at run time): entry
+    /// acquires its team start, return releases its team end.
+    OmpRegion,
+    /// `GOMP_task*(fn, data, ...)`: entry releases the task start of `fn`
+    /// (and intercepts `fn`).
+    OmpTask,
+    /// An outlined task body (found at run time): entry acquires its task
+    /// start, return releases the tasks' end.
+    OmpTaskBody,
+    /// `GOMP_taskwait`, `GOMP_taskgroup_end`: return acquires the tasks' end.
+    OmpTaskWait,
+    /// `GOMP_barrier` and the implicit barriers (`GOMP_loop_end`, ...):
+    /// entry releases the barrier, return acquires it and the tasks' end.
+    OmpBarrier,
+    /// `GOMP_critical_start`, `GOMP_atomic_start`, `GOMP_ordered_start`:
+    /// return acquires the construct's lock.
+    OmpEnter(u8),
+    /// `GOMP_critical_end`, `GOMP_atomic_end`, `GOMP_ordered_end`: entry
+    /// releases it.
+    OmpExit(u8),
+    /// `GOMP_critical_name_start(&p)`: return acquires the named lock.
+    OmpNamedEnter,
+    /// `GOMP_critical_name_end(&p)`: entry releases it.
+    OmpNamedExit,
+    /// `GOMP_single_copy_start`: return acquires the copy.
+    OmpCopyStart,
+    /// `GOMP_single_copy_end(data)`: entry releases the copy.
+    OmpCopyEnd,
+    /// `omp_test_lock(l)`, `omp_test_nest_lock(l)`: non-zero return acquires `l`.
+    OmpTestLock,
+}
+
+/// The construct locks of `OmpEnter`/`OmpExit`.
+pub const OMP_CRITICAL: u8 = 0;
+/// `#pragma omp atomic` implemented with a lock.
+pub const OMP_ATOMIC: u8 = 1;
+/// `#pragma omp ordered`.
+pub const OMP_ORDERED: u8 = 2;
+
+impl LibCall {
+    /// True for the malloc family (a nested call of the family inside
+    /// another one, e.g. `operator new` calling `malloc`, is one allocation).
+    pub fn is_heap(self) -> bool {
+        matches!(
+            self,
+            LibCall::Malloc
+                | LibCall::Calloc
+                | LibCall::Realloc
+                | LibCall::AlignedAlloc
+                | LibCall::PosixMemalign
+                | LibCall::Free
+        )
+    }
+
+    /// True when the call has an action at its return.
+    pub fn acts_on_return(self) -> bool {
+        !matches!(
+            self,
+            LibCall::Unlock
+                | LibCall::RwUnlock
+                | LibCall::CondSignal
+                | LibCall::SemPost
+                | LibCall::Free
+                | LibCall::OmpTask
+                | LibCall::OmpExit(_)
+                | LibCall::OmpNamedExit
+                | LibCall::OmpCopyEnd
+        )
+    }
+}
+
+/// Intercepted functions by symbol name (glibc's public names and the
+/// internal aliases a static glibc defines at the same address; the Itanium
+/// C++ ABI's mangled `operator new`/`delete`).
+pub const LIBRARY: &[(&str, LibCall)] = &[
+    ("pthread_create", LibCall::ThreadCreate),
+    ("pthread_join", LibCall::ThreadJoin),
+    ("pthread_tryjoin_np", LibCall::ThreadJoin),
+    ("pthread_timedjoin_np", LibCall::ThreadJoin),
+    ("pthread_clockjoin_np", LibCall::ThreadJoin),
+    ("pthread_mutex_lock", LibCall::Lock),
+    ("pthread_mutex_trylock", LibCall::Lock),
+    ("pthread_mutex_timedlock", LibCall::Lock),
+    ("pthread_mutex_clocklock", LibCall::Lock),
+    ("pthread_mutex_unlock", LibCall::Unlock),
+    ("pthread_spin_lock", LibCall::Lock),
+    ("pthread_spin_trylock", LibCall::Lock),
+    ("pthread_spin_unlock", LibCall::Unlock),
+    ("pthread_rwlock_rdlock", LibCall::RdLock),
+    ("pthread_rwlock_tryrdlock", LibCall::RdLock),
+    ("pthread_rwlock_timedrdlock", LibCall::RdLock),
+    ("pthread_rwlock_clockrdlock", LibCall::RdLock),
+    ("pthread_rwlock_wrlock", LibCall::WrLock),
+    ("pthread_rwlock_trywrlock", LibCall::WrLock),
+    ("pthread_rwlock_timedwrlock", LibCall::WrLock),
+    ("pthread_rwlock_clockwrlock", LibCall::WrLock),
+    ("pthread_rwlock_unlock", LibCall::RwUnlock),
+    ("pthread_cond_wait", LibCall::CondWait),
+    ("pthread_cond_timedwait", LibCall::CondWait),
+    ("pthread_cond_clockwait", LibCall::CondWait),
+    ("pthread_cond_signal", LibCall::CondSignal),
+    ("pthread_cond_broadcast", LibCall::CondSignal),
+    ("pthread_barrier_wait", LibCall::BarrierWait),
+    ("sem_post", LibCall::SemPost),
+    ("sem_wait", LibCall::SemWait),
+    ("sem_trywait", LibCall::SemWait),
+    ("sem_timedwait", LibCall::SemWait),
+    ("sem_clockwait", LibCall::SemWait),
+    ("pthread_once", LibCall::Once),
+    ("malloc", LibCall::Malloc),
+    ("valloc", LibCall::Malloc),
+    ("pvalloc", LibCall::Malloc),
+    ("calloc", LibCall::Calloc),
+    ("realloc", LibCall::Realloc),
+    ("aligned_alloc", LibCall::AlignedAlloc),
+    ("memalign", LibCall::AlignedAlloc),
+    ("posix_memalign", LibCall::PosixMemalign),
+    ("free", LibCall::Free),
+    ("_Znwm", LibCall::Malloc),
+    ("_Znam", LibCall::Malloc),
+    ("_ZnwmRKSt9nothrow_t", LibCall::Malloc),
+    ("_ZnamRKSt9nothrow_t", LibCall::Malloc),
+    ("_ZnwmSt11align_val_t", LibCall::Malloc),
+    ("_ZnamSt11align_val_t", LibCall::Malloc),
+    ("_ZdlPv", LibCall::Free),
+    ("_ZdlPvSt11align_val_t", LibCall::Free),
+    ("_ZdaPvSt11align_val_t", LibCall::Free),
+    ("GOMP_parallel", LibCall::OmpParallel),
+    ("GOMP_parallel_loop_static", LibCall::OmpParallel),
+    ("GOMP_parallel_loop_dynamic", LibCall::OmpParallel),
+    ("GOMP_parallel_loop_guided", LibCall::OmpParallel),
+    ("GOMP_parallel_loop_runtime", LibCall::OmpParallel),
+    (
+        "GOMP_parallel_loop_nonmonotonic_dynamic",
+        LibCall::OmpParallel,
+    ),
+    (
+        "GOMP_parallel_loop_nonmonotonic_guided",
+        LibCall::OmpParallel,
+    ),
+    (
+        "GOMP_parallel_loop_nonmonotonic_runtime",
+        LibCall::OmpParallel,
+    ),
+    (
+        "GOMP_parallel_loop_maybe_nonmonotonic_runtime",
+        LibCall::OmpParallel,
+    ),
+    ("GOMP_parallel_sections", LibCall::OmpParallel),
+    ("GOMP_task", LibCall::OmpTask),
+    ("GOMP_taskloop", LibCall::OmpTask),
+    ("GOMP_taskloop_ull", LibCall::OmpTask),
+    ("GOMP_taskwait", LibCall::OmpTaskWait),
+    ("GOMP_taskwait_depend", LibCall::OmpTaskWait),
+    ("GOMP_taskgroup_end", LibCall::OmpTaskWait),
+    ("GOMP_barrier", LibCall::OmpBarrier),
+    ("GOMP_barrier_cancel", LibCall::OmpBarrier),
+    ("GOMP_loop_end", LibCall::OmpBarrier),
+    ("GOMP_loop_end_cancel", LibCall::OmpBarrier),
+    ("GOMP_sections_end", LibCall::OmpBarrier),
+    ("GOMP_sections_end_cancel", LibCall::OmpBarrier),
+    ("GOMP_critical_start", LibCall::OmpEnter(OMP_CRITICAL)),
+    ("GOMP_critical_end", LibCall::OmpExit(OMP_CRITICAL)),
+    ("GOMP_atomic_start", LibCall::OmpEnter(OMP_ATOMIC)),
+    ("GOMP_atomic_end", LibCall::OmpExit(OMP_ATOMIC)),
+    ("GOMP_ordered_start", LibCall::OmpEnter(OMP_ORDERED)),
+    ("GOMP_ordered_end", LibCall::OmpExit(OMP_ORDERED)),
+    ("GOMP_critical_name_start", LibCall::OmpNamedEnter),
+    ("GOMP_critical_name_end", LibCall::OmpNamedExit),
+    ("GOMP_single_copy_start", LibCall::OmpCopyStart),
+    ("GOMP_single_copy_end", LibCall::OmpCopyEnd),
+    ("omp_set_lock", LibCall::Lock),
+    ("omp_set_nest_lock", LibCall::Lock),
+    ("omp_unset_lock", LibCall::Unlock),
+    ("omp_unset_nest_lock", LibCall::Unlock),
+    ("omp_test_lock", LibCall::OmpTestLock),
+    ("omp_test_nest_lock", LibCall::OmpTestLock),
+    ("_ZdlPvmSt11align_val_t", LibCall::Free),
+    ("_ZdaPv", LibCall::Free),
+    ("_ZdlPvm", LibCall::Free),
+    ("_ZdaPvm", LibCall::Free),
+];

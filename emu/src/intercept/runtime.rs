@@ -1,0 +1,753 @@
+//! Binary mode: the emulator as the race-detection runtime of a program
+//! that carries no LARDx86 code (docs/binary-mode.md).
+//!
+//! * accesses made by program code are delivered as checked (`tracked`)
+//!   accesses, system-code accesses are not (Rule 1);
+//! * library calls found by symbol become, at entry and at return,
+//!   (a) happens-before — the WriteVCs of [`hb`](super::hb)'s primitives,
+//!   delivered as LardOp events, (b) program events (allocations, locks)
+//!   and (c) ClearHistory/CopyHistory when heap memory is freed or moved;
+//! * every kernel thread is one language thread (T1 is the main thread),
+//!   declared with a Thread event; clone forks its clock, exit releases it;
+//! * lock-prefixed instructions and `xchg` in program code synchronize on
+//!   their address (acquire, then release) and are not checked.
+//!
+//! A return is caught with a code hook on the return address read at
+//! entry, matched per thread against a stack of pending calls by the stack
+//! pointer (a frame abandoned by `longjmp` or thread exit is dropped when a
+//! shallower one returns).
+
+use crate::binary::elf::ElfFile;
+use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
+use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
+use crate::binary::prune::{prune, Pruned, Pruning};
+use crate::cpu::machine::Machine;
+use crate::cpu::memory::PAGE as PAGE_SIZE;
+use crate::cpu::uc::Reg;
+use crate::intercept::hb::{fork, SyncClocks, SyncKey};
+use crate::intercept::libs::{library_functions, LibCall};
+use crate::observe::observer::AccessMode;
+use lard_detector_hw::event::{
+    EventKind, LardOp as EvOp, LockMode, ObjectKind, Origin, ProgramEvent, ThreadKey,
+};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// A call whose return is awaited.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    ret: u64,
+    sp: u64,
+    call: LibCall,
+    args: [u64; 3],
+}
+
+/// Per kernel thread (by index in `Machine::threads`).
+#[derive(Default, Clone, Debug)]
+struct RtThread {
+    lang: u64,
+    pending: Vec<Pending>,
+    /// The language thread the last clone by this thread created.
+    last_child: Option<u64>,
+}
+
+/// A heap block as allocated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeapBlock {
+    /// First byte.
+    pub addr: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// The allocation site (return address of the allocating call).
+    pub site: u64,
+    /// The allocating thread.
+    pub thread: ThreadKey,
+    /// False once freed (kept for reports until the memory is reused).
+    pub live: bool,
+}
+
+/// Binary-mode state.
+pub struct BinaryRuntime {
+    /// The program code (checked).
+    pub program: ProgramCode,
+    /// What the observer itself asked for (All: system-code accesses are
+    /// delivered too, unchecked).
+    pub observer_mode: AccessMode,
+    patterns: Vec<String>,
+    seen: HashSet<ObjectId>,
+    by_entry: HashMap<u64, LibCall>,
+    sync: SyncClocks,
+    threads: Vec<RtThread>,
+    next_lang: u64,
+    pthreads: HashMap<u64, u64>,
+    read_held: HashSet<(u64, u64)>,
+    hooked_returns: HashSet<u64>,
+    heap: BTreeMap<u64, HeapBlock>,
+    /// The atomic instruction whose accesses the memory hook must skip.
+    pub atomic_pc: u64,
+    writes: Vec<(u64, u64)>,
+    /// Static pruning of program code.
+    pub pruning: Pruning,
+    prune: bool,
+    /// Program-code accesses delivered as checked.
+    pub checked_accesses: u64,
+    /// Program-code accesses pruned by the frame analysis.
+    pub pruned_frame: u64,
+    /// Program-code accesses pruned by the private-stack analysis.
+    pub pruned_stack: u64,
+    /// Intercepted library calls.
+    pub calls: u64,
+    /// Atomic instructions executed in program code.
+    pub atomics: u64,
+}
+
+impl BinaryRuntime {
+    /// Binary mode with no object seen yet; `patterns` are the
+    /// `--program-code` globs.
+    pub fn new(patterns: Vec<String>, prune: bool, observer_mode: AccessMode) -> BinaryRuntime {
+        BinaryRuntime {
+            program: ProgramCode::default(),
+            patterns,
+            seen: HashSet::new(),
+            observer_mode,
+            by_entry: HashMap::new(),
+            sync: SyncClocks::default(),
+            threads: vec![RtThread {
+                lang: 1,
+                ..RtThread::default()
+            }],
+            next_lang: 2,
+            pthreads: HashMap::new(),
+            read_held: HashSet::new(),
+            hooked_returns: HashSet::new(),
+            heap: BTreeMap::new(),
+            atomic_pc: u64::MAX,
+            writes: Vec::new(),
+            pruning: Pruning::default(),
+            prune,
+            checked_accesses: 0,
+            pruned_frame: 0,
+            pruned_stack: 0,
+            calls: 0,
+            atomics: 0,
+        }
+    }
+
+    /// The entry addresses to hook.
+    pub fn entries(&self) -> Vec<u64> {
+        self.by_entry.keys().copied().collect()
+    }
+
+    /// The library call at entry address `pc`.
+    #[inline]
+    pub fn call_at(&self, pc: u64) -> Option<LibCall> {
+        self.by_entry.get(&pc).copied()
+    }
+
+    /// A program-code access at `pc` is about to be delivered: false when
+    /// static pruning removed its instruction (counted per analysis).
+    #[inline]
+    pub fn observe_checked(&mut self, pc: u64) -> bool {
+        match self.pruning.pcs.get(&pc) {
+            None => {
+                self.checked_accesses += 1;
+                true
+            }
+            Some(Pruned::Frame) => {
+                self.pruned_frame += 1;
+                false
+            }
+            Some(Pruned::PrivateStack) => {
+                self.pruned_stack += 1;
+                false
+            }
+        }
+    }
+
+    /// The pruning table (HardRace Tables 3-4 style): static and dynamic
+    /// counts per analysis.
+    pub fn pruning_table(&self) -> String {
+        let p = &self.pruning;
+        let dyn_total = self.checked_accesses + self.pruned_frame + self.pruned_stack;
+        let pct = |n: u64, d: u64| {
+            if d == 0 {
+                0.0
+            } else {
+                100.0 * n as f64 / d as f64
+            }
+        };
+        if !self.prune {
+            return "pruning: off (--no-prune)\n".to_string();
+        }
+        format!(
+            "pruning (HardRace §4.1)   static insns        dynamic accesses\n\
+             \x20 frame                   {:>7} ({:5.1}%)   {:>12} ({:5.1}%)\n\
+             \x20 private stack           {:>7} ({:5.1}%)   {:>12} ({:5.1}%)\n\
+             \x20 observed                {:>7} ({:5.1}%)   {:>12} ({:5.1}%)\n",
+            p.frame,
+            pct(p.frame, p.memory_insns),
+            self.pruned_frame,
+            pct(self.pruned_frame, dyn_total),
+            p.private_stack,
+            pct(p.private_stack, p.memory_insns),
+            self.pruned_stack,
+            pct(self.pruned_stack, dyn_total),
+            p.memory_insns - p.frame - p.private_stack,
+            pct(p.memory_insns - p.frame - p.private_stack, p.memory_insns),
+            self.checked_accesses,
+            pct(self.checked_accesses, dyn_total),
+        )
+    }
+
+    /// The heap block containing `addr`: a live one, else the last freed
+    /// one there.
+    pub fn heap_block(&self, addr: u64) -> Option<&HeapBlock> {
+        let (_, b) = self.heap.range(..=addr).next_back()?;
+        (addr < b.addr + b.size.max(1)).then_some(b)
+    }
+
+    fn thread(&mut self, i: usize) -> &mut RtThread {
+        if self.threads.len() <= i {
+            self.threads.resize(i + 1, RtThread::default());
+        }
+        &mut self.threads[i]
+    }
+}
+
+/// `[addr, addr+len)` cut at page boundaries (LARD regions never cross one).
+pub fn page_chunks(addr: u64, len: u64) -> impl Iterator<Item = (u64, u64)> {
+    let end = addr.saturating_add(len);
+    let mut at = addr;
+    std::iter::from_fn(move || {
+        if at >= end {
+            return None;
+        }
+        let next = ((at / PAGE_SIZE) + 1).saturating_mul(PAGE_SIZE).min(end);
+        let c = (at, next - at);
+        at = next;
+        Some(c)
+    })
+}
+
+/// Copies of `[src, src+len)` onto `[dst, dst+len)` cut so that neither side
+/// crosses a page.
+pub fn copy_chunks(src: u64, dst: u64, len: u64) -> Vec<(u64, u64, u64)> {
+    let mut out = Vec::new();
+    let mut done = 0;
+    while done < len {
+        let (s, d) = (src + done, dst + done);
+        let room = (PAGE_SIZE - s % PAGE_SIZE).min(PAGE_SIZE - d % PAGE_SIZE);
+        let n = room.min(len - done);
+        out.push((s, d, n));
+        done += n;
+    }
+    out
+}
+
+impl Machine {
+    fn rt(&mut self) -> &mut BinaryRuntime {
+        self.binary.as_mut().expect("binary mode")
+    }
+
+    /// The current thread's language id in binary mode.
+    fn lang(&mut self) -> u64 {
+        let cur = self.cur;
+        self.rt().thread(cur).lang
+    }
+
+    fn emit_writes(&mut self, pc: u64) {
+        let writes = std::mem::take(&mut self.rt().writes);
+        for &(tid, value) in &writes {
+            self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
+        }
+        let mut writes = writes;
+        writes.clear();
+        self.rt().writes = writes;
+    }
+
+    fn release(&mut self, key: SyncKey, pc: u64) {
+        let me = self.lang();
+        let rt = self.binary.as_mut().expect("binary mode");
+        rt.sync.release(&mut self.vc, me, key, &mut rt.writes);
+        self.emit_writes(pc);
+    }
+
+    fn acquire(&mut self, key: SyncKey, pc: u64) {
+        let me = self.lang();
+        let rt = self.binary.as_mut().expect("binary mode");
+        rt.sync.acquire(&mut self.vc, me, key, &mut rt.writes);
+        self.emit_writes(pc);
+    }
+
+    fn program(&mut self, pc: u64, p: ProgramEvent) {
+        self.stats.program_events += 1;
+        self.emit(pc, EventKind::Program(p));
+    }
+
+    /// Binary mode learns of executable memory `[start, start+len)` of
+    /// loaded object `id`: its program code (the executable's DWARF
+    /// compilation units and `--program-code` functions; a whole object
+    /// whose name matches a pattern) and the library functions it defines.
+    /// Returns the entry addresses to hook.
+    pub fn binary_object_mapped(&mut self, id: ObjectId, start: u64, len: u64) -> Vec<u64> {
+        let o = self.objects.get(id);
+        let (kind, bias, path, debug) =
+            (o.kind, o.bias, o.path.clone(), o.debug_file().to_path_buf());
+        let (name, short) = (o.name.clone(), o.short_name().to_string());
+        let Some(rt) = self.binary.as_mut() else {
+            return Vec::new();
+        };
+        if rt
+            .patterns
+            .iter()
+            .any(|p| glob_match(p, &name) || glob_match(p, &short))
+        {
+            rt.program.add(&[(start, start + len)]);
+        }
+        if !rt.seen.insert(id) {
+            return Vec::new();
+        }
+        let Ok(file) = ElfFile::open(&path) else {
+            return Vec::new();
+        };
+        if kind == LoadedKind::Executable {
+            let dwarf = if debug != path {
+                ElfFile::open(&debug).ok()
+            } else {
+                None
+            };
+            let (code, source) =
+                ProgramCode::of(dwarf.as_ref().unwrap_or(&file), &file, bias, &rt.patterns);
+            if source == ProgramSource::None {
+                log::info!(
+                    "{}: no debug information and no --program-code pattern matched: \
+                     binary mode checks no code (build with -g)",
+                    path.display()
+                );
+            }
+            rt.program.add(code.ranges());
+            if rt.prune {
+                let functions: Vec<(u64, u64)> = self
+                    .objects
+                    .get(id)
+                    .functions()
+                    .iter()
+                    .copied()
+                    .filter(|&(s, e)| {
+                        rt.program.contains(s) && rt.program.contains(e.saturating_sub(1))
+                    })
+                    .collect();
+                if let Some(bytes) = self.mem.slice(start, len) {
+                    let p = prune(bytes, start, &functions);
+                    rt.pruning.memory_insns += p.memory_insns;
+                    rt.pruning.frame += p.frame;
+                    rt.pruning.private_stack += p.private_stack;
+                    rt.pruning.pcs.extend(p.pcs);
+                }
+            }
+        }
+        let mut new = Vec::new();
+        for (addr, call) in library_functions(&file) {
+            let at = addr.wrapping_add(bias);
+            if let std::collections::hash_map::Entry::Vacant(e) = rt.by_entry.entry(at) {
+                e.insert(call);
+                new.push(at);
+            }
+        }
+        new
+    }
+
+    /// Declares the main thread (T1) at the start of a binary-mode run.
+    pub fn binary_start(&mut self, pc: u64) {
+        self.threads[0].lthread = Some(1);
+        self.emit(pc, EventKind::Lard(EvOp::Thread { id: 1 }));
+    }
+
+    /// Clone in binary mode: thread `child` (index) is a new language
+    /// thread whose clock starts as its creator's.
+    pub fn binary_clone(&mut self, child: usize, pc: u64) {
+        let parent = self.lang();
+        let rt = self.binary.as_mut().expect("binary mode");
+        let id = rt.next_lang;
+        rt.next_lang += 1;
+        rt.thread(child).lang = id;
+        let cur = self.cur;
+        rt.thread(cur).last_child = Some(id);
+        self.threads[child].lthread = Some(id);
+        let t = &self.threads[child];
+        let origin = Origin {
+            kthread: t.tid,
+            lthread: t.lthread,
+            core: t.core,
+        };
+        let (mut p, mut c) = (Vec::new(), Vec::new());
+        fork(&mut self.vc, parent, id, &mut p, &mut c);
+        self.emit_as(origin, pc, EventKind::Lard(EvOp::Thread { id }));
+        for (tid, value) in c {
+            self.emit_as(origin, pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
+        }
+        for (tid, value) in p {
+            self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
+        }
+    }
+
+    /// Thread exit in binary mode: its clock is released to its joiner.
+    pub fn binary_exit(&mut self, pc: u64) {
+        let me = self.lang();
+        self.release(SyncKey::ThreadEnd(me), pc);
+    }
+
+    /// A lock-prefixed instruction or `xchg` in program code at `pc` on
+    /// `addr`: acquire, then release, the location's clock. Its own
+    /// accesses are not checked.
+    pub fn binary_atomic(&mut self, pc: u64, addr: u64) {
+        let rt = self.rt();
+        rt.atomic_pc = pc;
+        rt.atomics += 1;
+        self.acquire(SyncKey::Object(addr), pc);
+        self.release(SyncKey::Object(addr), pc);
+    }
+
+    /// Entry of an intercepted library function at `pc`.
+    pub fn binary_entry(&mut self, pc: u64) {
+        let Some(call) = self.binary.as_ref().and_then(|r| r.call_at(pc)) else {
+            return;
+        };
+        let uc = self.uc;
+        let sp = uc.reg(Reg::RSP);
+        let ret = self.mem.read_u64(sp).unwrap_or(0);
+        let args = [uc.reg(Reg::RDI), uc.reg(Reg::RSI), uc.reg(Reg::RDX)];
+        let cur = self.cur;
+        // A malloc-family call inside another one (operator new → malloc,
+        // realloc → free) is part of the outer one.
+        if call.is_heap()
+            && self
+                .rt()
+                .thread(cur)
+                .pending
+                .iter()
+                .any(|p| p.call.is_heap())
+        {
+            return;
+        }
+        self.rt().calls += 1;
+        match call {
+            LibCall::Unlock => {
+                self.program(ret, ProgramEvent::Release { lock: args[0] });
+                self.release(SyncKey::Object(args[0]), ret);
+            }
+            LibCall::RwUnlock => {
+                let me = self.lang();
+                let shared = self.rt().read_held.remove(&(me, args[0]));
+                self.program(ret, ProgramEvent::Release { lock: args[0] });
+                let key = if shared {
+                    SyncKey::Readers(args[0])
+                } else {
+                    SyncKey::Object(args[0])
+                };
+                self.release(key, ret);
+            }
+            LibCall::CondWait => {
+                self.program(ret, ProgramEvent::Release { lock: args[1] });
+                self.release(SyncKey::Object(args[1]), ret);
+            }
+            LibCall::CondSignal | LibCall::SemPost | LibCall::BarrierWait => {
+                self.release(SyncKey::Object(args[0]), ret);
+            }
+            LibCall::Free => self.heap_free(args[0], ret),
+            LibCall::OmpParallel | LibCall::OmpTask => {
+                let (key, body) = if call == LibCall::OmpParallel {
+                    (SyncKey::TeamStart(args[0]), LibCall::OmpRegion)
+                } else {
+                    (SyncKey::TaskStart(args[0]), LibCall::OmpTaskBody)
+                };
+                self.release(key, ret);
+                self.intercept_body(args[0], body);
+            }
+            LibCall::OmpRegion => self.acquire(SyncKey::TeamStart(pc), ret),
+            LibCall::OmpTaskBody => self.acquire(SyncKey::TaskStart(pc), ret),
+            LibCall::OmpBarrier => self.release(SyncKey::Barrier, ret),
+            LibCall::OmpExit(c) => self.release(SyncKey::Construct(c), ret),
+            LibCall::OmpNamedExit => {
+                let lock = self.mem.read_u64(args[0]).unwrap_or(args[0]);
+                self.release(SyncKey::Object(lock), ret);
+            }
+            LibCall::OmpCopyEnd => self.release(SyncKey::Copy, ret),
+            LibCall::Realloc if args[0] != 0 => {
+                // The block's contents move at return; nothing now.
+            }
+            _ => {}
+        }
+        let args = match call {
+            LibCall::OmpRegion | LibCall::OmpTaskBody => [args[0], args[1], pc],
+            _ => args,
+        };
+        if call.acts_on_return() {
+            let data = self as *mut Machine as *mut std::ffi::c_void;
+            let rt = self.rt();
+            rt.thread(cur).pending.push(Pending {
+                ret,
+                sp,
+                call,
+                args,
+            });
+            if rt.hooked_returns.insert(ret) {
+                // SAFETY: as in Machine::install_hooks.
+                let hooked = unsafe { self.uc.hook_code(on_return, data, ret, ret) };
+                if hooked.is_ok() {
+                    self.uc.remove_cache(ret, ret + 1);
+                }
+            }
+        }
+    }
+
+    /// Intercepts an outlined OpenMP body at `pc` (found as an argument of
+    /// a GOMP call) from now on.
+    fn intercept_body(&mut self, pc: u64, body: LibCall) {
+        let data = self as *mut Machine as *mut std::ffi::c_void;
+        let rt = self.rt();
+        if let std::collections::hash_map::Entry::Vacant(e) = rt.by_entry.entry(pc) {
+            e.insert(body);
+            // SAFETY: as in Machine::install_hooks.
+            if unsafe {
+                self.uc
+                    .hook_code(crate::cpu::machine::on_intercept_hook(), data, pc, pc)
+            }
+            .is_ok()
+            {
+                self.uc.remove_cache(pc, pc + 1);
+            }
+        }
+    }
+
+    /// A thread reached `pc`, the return address of some intercepted call.
+    fn binary_return(&mut self, pc: u64) {
+        let sp = self.uc.reg(Reg::RSP);
+        let cur = self.cur;
+        let found = {
+            let t = self.rt().thread(cur);
+            let mut found = None;
+            while let Some(top) = t.pending.last().copied() {
+                if top.ret == pc && top.sp.wrapping_add(8) == sp {
+                    t.pending.pop();
+                    found = Some(top);
+                    break;
+                }
+                if top.sp.wrapping_add(8) < sp {
+                    t.pending.pop(); // abandoned (longjmp)
+                } else {
+                    break;
+                }
+            }
+            found
+        };
+        let Some(p) = found else {
+            return;
+        };
+        let rax = self.uc.reg(Reg::RAX);
+        let ok = rax as u32 == 0;
+        let a = p.args;
+        match p.call {
+            LibCall::ThreadCreate => {
+                let child = self.rt().thread(cur).last_child.take();
+                if let (true, Some(id), Some(handle)) = (ok, child, self.mem.read_u64(a[0])) {
+                    self.rt().pthreads.insert(handle, id);
+                }
+            }
+            LibCall::ThreadJoin if ok => {
+                if let Some(id) = self.rt().pthreads.remove(&a[0]) {
+                    self.acquire(SyncKey::ThreadEnd(id), pc);
+                }
+            }
+            LibCall::Lock if ok => {
+                self.acquire(SyncKey::Object(a[0]), pc);
+                self.program(
+                    pc,
+                    ProgramEvent::Acquire {
+                        lock: a[0],
+                        mode: LockMode::Exclusive,
+                    },
+                );
+            }
+            LibCall::RdLock if ok => {
+                let me = self.lang();
+                self.rt().read_held.insert((me, a[0]));
+                self.acquire(SyncKey::Object(a[0]), pc);
+                self.program(
+                    pc,
+                    ProgramEvent::Acquire {
+                        lock: a[0],
+                        mode: LockMode::Shared,
+                    },
+                );
+            }
+            LibCall::WrLock if ok => {
+                self.acquire(SyncKey::Object(a[0]), pc);
+                self.acquire(SyncKey::Readers(a[0]), pc);
+                self.program(
+                    pc,
+                    ProgramEvent::Acquire {
+                        lock: a[0],
+                        mode: LockMode::Exclusive,
+                    },
+                );
+            }
+            LibCall::CondWait => {
+                // Whatever the result, the mutex is held again.
+                self.acquire(SyncKey::Object(a[0]), pc);
+                self.acquire(SyncKey::Object(a[1]), pc);
+                self.program(
+                    pc,
+                    ProgramEvent::Acquire {
+                        lock: a[1],
+                        mode: LockMode::Exclusive,
+                    },
+                );
+            }
+            LibCall::BarrierWait => self.acquire(SyncKey::Object(a[0]), pc),
+            LibCall::SemWait if ok => self.acquire(SyncKey::Object(a[0]), pc),
+            LibCall::Once if ok => {
+                self.acquire(SyncKey::Object(a[0]), pc);
+                self.release(SyncKey::Object(a[0]), pc);
+            }
+            LibCall::Malloc => self.heap_alloc(rax, a[0], pc),
+            LibCall::Calloc => self.heap_alloc(rax, a[0].wrapping_mul(a[1]), pc),
+            LibCall::AlignedAlloc => self.heap_alloc(rax, a[1], pc),
+            LibCall::PosixMemalign if ok => {
+                if let Some(addr) = self.mem.read_u64(a[0]) {
+                    self.heap_alloc(addr, a[2], pc);
+                }
+            }
+            LibCall::Realloc => self.heap_realloc(a[0], a[1], rax, pc),
+            LibCall::OmpParallel => self.acquire(SyncKey::TeamEnd(a[0]), pc),
+            LibCall::OmpRegion => {
+                // `p.args` holds the body's own address (see binary_entry).
+                self.release(SyncKey::TeamEnd(a[2]), pc);
+            }
+            LibCall::OmpTaskBody => self.release(SyncKey::Tasks, pc),
+            LibCall::OmpTaskWait => self.acquire(SyncKey::Tasks, pc),
+            LibCall::OmpBarrier => {
+                self.acquire(SyncKey::Barrier, pc);
+                self.acquire(SyncKey::Tasks, pc);
+            }
+            LibCall::OmpEnter(c) => self.acquire(SyncKey::Construct(c), pc),
+            LibCall::OmpNamedEnter => {
+                // The named lock is the pointer gcc passes `&lock`'s
+                // contents of (libgomp allocates it on first use).
+                let lock = self.mem.read_u64(a[0]).unwrap_or(a[0]);
+                self.acquire(SyncKey::Object(lock), pc);
+            }
+            LibCall::OmpCopyStart => self.acquire(SyncKey::Copy, pc),
+            LibCall::OmpTestLock if rax as u32 != 0 => {
+                self.acquire(SyncKey::Object(a[0]), pc);
+            }
+            _ => {}
+        }
+    }
+
+    fn heap_alloc(&mut self, addr: u64, size: u64, pc: u64) {
+        if addr == 0 {
+            return;
+        }
+        let thread = self.origin().lard_key();
+        self.rt().heap.insert(
+            addr,
+            HeapBlock {
+                addr,
+                size,
+                site: pc,
+                thread,
+                live: true,
+            },
+        );
+        self.program(
+            pc,
+            ProgramEvent::Alloc {
+                addr,
+                size,
+                site: pc,
+                kind: ObjectKind::Heap,
+            },
+        );
+    }
+
+    /// Forgets a block: Free event, then ClearHistory of its bytes (Rule 3).
+    fn heap_free(&mut self, addr: u64, pc: u64) {
+        let Some(b) = self.rt().heap.get_mut(&addr).filter(|b| b.live) else {
+            return;
+        };
+        b.live = false;
+        let size = b.size;
+        self.program(pc, ProgramEvent::Free { addr });
+        for (a, len) in page_chunks(addr, size) {
+            self.emit(pc, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
+        }
+    }
+
+    /// realloc: the contents move with their histories (Rule 4), then the
+    /// old block is forgotten.
+    fn heap_realloc(&mut self, old: u64, size: u64, new: u64, pc: u64) {
+        if new == 0 {
+            return; // failed (old block untouched) or realloc(p, 0) freed it
+        }
+        let old_block = self.rt().heap.get(&old).copied().filter(|b| b.live);
+        if let Some(b) = old_block {
+            if new != old {
+                for (s, d, len) in copy_chunks(old, new, b.size.min(size)) {
+                    self.emit(
+                        pc,
+                        EventKind::Lard(EvOp::CopyHistory {
+                            src: s,
+                            dst: d,
+                            len,
+                        }),
+                    );
+                }
+                self.heap_free(old, pc);
+            } else {
+                self.rt().heap.remove(&old);
+                self.program(pc, ProgramEvent::Free { addr: old });
+            }
+        }
+        self.heap_alloc(new, size, pc);
+    }
+}
+
+/// Code hook on a return address of an intercepted call.
+unsafe extern "C" fn on_return(
+    _uc: *mut unicorn_engine_sys::uc_engine,
+    pc: u64,
+    _size: u32,
+    data: *mut std::ffi::c_void,
+) {
+    // SAFETY: `data` is the boxed Machine registered with the hook.
+    let m = unsafe { &mut *(data as *mut Machine) };
+    if m.stop.is_some() || m.binary.is_none() {
+        return;
+    }
+    m.binary_return(pc);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_never_cross_a_page() {
+        let c: Vec<_> = page_chunks(0x1ff0, 0x2020).collect();
+        assert_eq!(
+            c,
+            [
+                (0x1ff0, 0x10),
+                (0x2000, 0x1000),
+                (0x3000, 0x1000),
+                (0x4000, 0x10)
+            ]
+        );
+        assert_eq!(page_chunks(5, 0).count(), 0);
+        let c = copy_chunks(0x1ff8, 0x5000, 0x20);
+        assert_eq!(c, [(0x1ff8, 0x5000, 8), (0x2000, 0x5008, 0x18)]);
+        for (s, d, n) in copy_chunks(0x1234, 0x9f00, 0x3000) {
+            assert!(s % 4096 + n <= 4096 && d % 4096 + n <= 4096);
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! Binary mode (docs/binary-mode.md): programs built with plain gcc (no
+//! LARDx86 code) are checked by default — program-code accesses, with
+//! happens-before from intercepted pthread calls and program-code atomics,
+//! heap blocks named from intercepted malloc. Ground truth is each guest's
+//! design: the lines marked `RACE` in `guests/binary/*.c` are exactly the
+//! lines reported (mapped with binutils' `addr2line`), and the output is
+//! the native run's.
+
+use lard_e2e::*;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The lines of `rel` carrying `mark` (e.g. `/* RACE */`).
+fn marked_lines(rel: &str, mark: &str) -> BTreeSet<i64> {
+    let text = std::fs::read_to_string(root().join("guests").join(rel)).unwrap();
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(mark))
+        .map(|(i, _)| i as i64 + 1)
+        .collect()
+}
+
+/// Runs `bin` under lard with `extra` options; checks stdout and status
+/// against the native run; returns (stderr, report JSON).
+fn run_checked(bin: &Path, extra: &[&str]) -> (String, String) {
+    let json = scratch_file("binary-report");
+    let j = json.to_string_lossy().to_string();
+    let mut args = vec!["--report-json", j.as_str()];
+    args.extend_from_slice(extra);
+    let n = native(bin, &[]);
+    let l = lard_run(&args, bin, &[]);
+    assert_eq!(stdout(&l), stdout(&n), "{}: {}", bin.display(), stderr(&l));
+    assert_eq!(shell_status(&l), shell_status(&n), "{}", stderr(&l));
+    let report = std::fs::read_to_string(&json).unwrap();
+    (stderr(&l), report)
+}
+
+const GUESTS: [&str; 4] = [
+    "binary/sync_free.c",
+    "binary/racy_heap.c",
+    "binary/atomics.c",
+    "binary/stack_shared.c",
+];
+
+/// The `dre` of the first detector in a report.
+fn dre(json: &str) -> u64 {
+    let tail = json.split("\"dre\":").nth(1).unwrap();
+    tail.split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// The verdict is the design's, and static pruning changes nothing: the
+/// same racy PCs and the same racy dynamic accesses with `--no-prune`.
+fn check_verdicts(bin: &Path, rel: &str) {
+    let (err, json) = run_checked(bin, &[]);
+    assert!(err.contains("mode: binary"), "{rel}: header: {err}");
+    assert!(err.contains("pruning (HardRace"), "{rel}: {err}");
+    assert!(json.contains("\"mode\":\"binary\""), "{rel}: {json}");
+    let got = source_lines(bin, rel, &racy_pcs(&json));
+    assert_eq!(got, marked_lines(rel, "/* RACE */"), "{rel}: {err}");
+    let (err_all, json_all) = run_checked(bin, &["--no-prune"]);
+    assert!(err_all.contains("pruning: off"), "{rel}: {err_all}");
+    assert_eq!(
+        racy_pcs(&json_all),
+        racy_pcs(&json),
+        "{rel}: pruning changed the racy PCs"
+    );
+    assert_eq!(dre(&json_all), dre(&json), "{rel}: pruning changed the DRE");
+}
+
+#[test]
+fn plain_gcc_static_programs_get_the_verdicts_their_design_says() {
+    for rel in GUESTS {
+        check_verdicts(&build_c(rel, Libc::Glibc), rel);
+    }
+}
+
+#[test]
+fn plain_gcc_dynamic_programs_get_the_verdicts_their_design_says() {
+    for rel in GUESTS {
+        let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
+        let out = format!("binary_{stem}");
+        check_verdicts(&build_c_dynamic(rel, &out, &[]), rel);
+    }
+}
+
+#[test]
+fn plain_gcc_openmp_programs_static_and_dynamic() {
+    for rel in ["binary/omp_sync.c", "binary/omp_racy.c"] {
+        let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
+        let dynamic = build_c_dynamic(rel, &format!("binary_{stem}"), &["-fopenmp"]);
+        check_verdicts(&dynamic, rel);
+        let fixed = build_c_dynamic(
+            rel,
+            &format!("binary_{stem}_static"),
+            &["-fopenmp", "-static"],
+        );
+        check_verdicts(&fixed, rel);
+    }
+}
+
+#[test]
+fn races_on_heap_memory_name_the_block_and_its_allocation_site() {
+    let rel = "binary/racy_heap.c";
+    let bin = build_c(rel, Libc::Glibc);
+    let (err, _) = run_checked(&bin, &[]);
+    let alloc = marked_lines(rel, "/* ALLOC */");
+    let line = alloc.first().unwrap();
+    let want = "heap block of 64 bytes at offset 8, allocated by T1 at ";
+    assert!(err.contains(want), "{err}");
+    assert!(err.contains(&format!("racy_heap.c:{line}")), "{err}");
+}
+
+#[test]
+fn lard_mode_is_kept_for_programs_with_lardx86_code_and_can_be_forced() {
+    // With --mode lard a plain program has nothing Tracked: no race, and
+    // the header says which mode ran.
+    let bin = build_c("binary/racy_heap.c", Libc::Glibc);
+    let (err, json) = run_checked(&bin, &["--mode", "lard"]);
+    assert!(err.contains("mode: LARD"), "{err}");
+    assert!(racy_pcs(&json).is_empty(), "{err}");
+}
+
+#[test]
+fn the_verdicts_do_not_depend_on_the_detector_or_the_schedule() {
+    for rel in ["binary/sync_free.c", "binary/atomics.c"] {
+        let bin = build_c(rel, Libc::Glibc);
+        let want = marked_lines(rel, "/* RACE */");
+        for (det, seed) in [("canonical", "1"), ("fasttrack", "7"), ("lardish", "3")] {
+            let (err, json) = run_checked(
+                &bin,
+                &["--detector", det, "--sched", "random", "--seed", seed],
+            );
+            let got = source_lines(&bin, rel, &racy_pcs(&json));
+            assert_eq!(got, want, "{rel} {det} seed {seed}: {err}");
+        }
+    }
+}
