@@ -80,6 +80,7 @@ install: build
 bench: prereqs
 	CARGO="$(CARGO)" python3 bench/run.py
 	CARGO="$(CARGO)" python3 bench/detectors.py
+	python3 bench/lardcc.py
 	CARGO="$(CARGO)" python3 bench/ft_cost.py
 	CARGO="$(CARGO)" python3 bench/lardish_table.py
 	CARGO="$(CARGO)" python3 bench/adversarial.py
