@@ -45,6 +45,10 @@ use std::collections::BTreeMap;
 const NO_THREAD: ThreadIdx = ThreadIdx::MAX;
 /// No object (an empty cache).
 const NO_OBJECT: u32 = u32::MAX;
+/// Entries of the direct-mapped address → object cache (a power of two).
+const LOOKUP_SLOTS: usize = 4096;
+/// Bytes per cache granule (log2): the slot of `addr` is `addr >> 4`.
+const GRANULE_SHIFT: u32 = 4;
 
 /// What the detector knows about one object, for reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,6 +86,8 @@ const NO_REC: Rec = Rec {
 struct Object {
     start: u64,
     end: u64,
+    /// False once freed or replaced.
+    live: bool,
     state: OwnershipState,
     owner: ThreadIdx,
     lockset: LockSet,
@@ -207,6 +213,11 @@ pub struct ObjectDetector {
     live: BTreeMap<u64, u32>,
     /// The object of the previous access (most accesses hit it again).
     cached: u32,
+    /// Direct-mapped cache: granule `addr >> GRANULE_SHIFT` → an object
+    /// that contained an address of it (checked on use: live and
+    /// containing the address; live objects never overlap, so a hit is
+    /// the answer). Empty until the first miss.
+    recent: Vec<u32>,
     /// A range `[lo, hi)` known to hold no live object (the gap around the
     /// previous miss): accesses outside objects skip the map too. Emptied
     /// whenever an object appears.
@@ -284,15 +295,28 @@ impl ObjectDetector {
         if addr >= self.gap.0 && addr < self.gap.1 {
             return None;
         }
-        self.lookup_slow(addr)
+        let slot = (addr >> GRANULE_SHIFT) as usize & (LOOKUP_SLOTS - 1);
+        if let Some(&i) = self.recent.get(slot) {
+            if let Some(o) = self.objects.get(i as usize) {
+                if o.live && addr >= o.start && addr < o.end {
+                    self.cached = i;
+                    return Some(i);
+                }
+            }
+        }
+        self.lookup_slow(addr, slot)
     }
 
     #[inline(never)]
-    fn lookup_slow(&mut self, addr: u64) -> Option<u32> {
+    fn lookup_slow(&mut self, addr: u64, slot: usize) -> Option<u32> {
         let before = self.live.range(..=addr).next_back();
         if let Some((_, &i)) = before {
             if addr < self.objects[i as usize].end {
                 self.cached = i;
+                if self.recent.is_empty() {
+                    self.recent = vec![NO_OBJECT; LOOKUP_SLOTS];
+                }
+                self.recent[slot] = i;
                 return Some(i);
             }
         }
@@ -307,7 +331,8 @@ impl ObjectDetector {
     }
 
     fn retire(&mut self, i: u32) {
-        let o = &self.objects[i as usize];
+        let o = &mut self.objects[i as usize];
+        o.live = false;
         self.live.remove(&o.start);
         self.infos[i as usize].freed = true;
         self.stats.freed += 1;
@@ -316,8 +341,11 @@ impl ObjectDetector {
         }
     }
 
-    /// Live objects overlapping `[start, end)`.
+    /// Live objects overlapping `[start, end)` (no allocation when none).
     fn overlapping(&self, start: u64, end: u64) -> Vec<u32> {
+        if self.live.range(start..end).next().is_none() && self.object_at(start).is_none() {
+            return Vec::new();
+        }
         let mut v: Vec<u32> = self.live.range(start..end).map(|(_, &i)| i).collect();
         if let Some(i) = self.object_at(start) {
             if !v.contains(&(i as u32)) {
@@ -350,6 +378,7 @@ impl ObjectDetector {
         self.objects.push(Object {
             start: addr,
             end,
+            live: true,
             state: OwnershipState::Virgin,
             owner: NO_THREAD,
             lockset: LockSet::default(),
