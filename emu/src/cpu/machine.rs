@@ -746,6 +746,8 @@ unsafe extern "C" fn on_mem(
     } else {
         AccessKind::Read
     };
+    let stack = m.is_stack(addr);
+    let cur = m.cur;
     let tracked = match &mut m.binary {
         // Binary mode: program code is checked (delivered as tracked),
         // system code is not — and not even delivered unless the observer
@@ -754,6 +756,9 @@ unsafe extern "C" fn on_mem(
             let mut checked = pc != rt.atomic_pc && rt.program.contains(pc);
             if checked {
                 checked = rt.observe_checked(pc);
+                if stack {
+                    rt.note_stack(cur, addr);
+                }
             }
             if !checked && rt.observer_mode != AccessMode::All {
                 return;
@@ -762,7 +767,6 @@ unsafe extern "C" fn on_mem(
         }
         None => m.code.is_tracked(pc),
     };
-    let stack = m.is_stack(addr);
     m.stats.count_access(tracked, stack, kind);
     let a = Access {
         pc,

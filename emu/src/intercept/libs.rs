@@ -83,8 +83,11 @@ pub enum LibCall {
     /// `GOMP_task*(fn, data, ...)`: entry releases the task start of `fn`
     /// (and intercepts `fn`).
     OmpTask,
-    /// An outlined task body (found at run time): entry acquires its task
-    /// start, return releases the tasks' end.
+    /// An outlined task body (found at run time): it runs as a language
+    /// thread of its own (a fresh id, LARD's Thread op), whose clock starts
+    /// from its task start; return releases the tasks' end and switches
+    /// back (an undeferred task, run inside `GOMP_task`, also orders its
+    /// creator after it).
     OmpTaskBody,
     /// `GOMP_taskwait`, `GOMP_taskgroup_end`: return acquires the tasks' end.
     OmpTaskWait,
@@ -140,7 +143,6 @@ impl LibCall {
                 | LibCall::CondSignal
                 | LibCall::SemPost
                 | LibCall::Free
-                | LibCall::OmpTask
                 | LibCall::OmpExit(_)
                 | LibCall::OmpNamedExit
                 | LibCall::OmpCopyEnd

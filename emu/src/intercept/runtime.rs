@@ -48,6 +48,9 @@ struct RtThread {
     pending: Vec<Pending>,
     /// The language thread the last clone by this thread created.
     last_child: Option<u64>,
+    /// The lowest stack address program code accessed since the last
+    /// task start on this thread (0: none).
+    stack_low: u64,
 }
 
 /// A heap block as allocated.
@@ -196,6 +199,16 @@ impl BinaryRuntime {
             self.checked_accesses,
             pct(self.checked_accesses, dyn_total),
         )
+    }
+
+    /// Program code on kernel thread `cur` accessed stack address `addr`.
+    #[inline]
+    pub fn note_stack(&mut self, cur: usize, addr: u64) {
+        if let Some(t) = self.threads.get_mut(cur) {
+            if t.stack_low == 0 || addr < t.stack_low {
+                t.stack_low = addr;
+            }
+        }
     }
 
     /// The heap block containing `addr`: a live one, else the last freed
@@ -390,6 +403,24 @@ impl Machine {
         }
     }
 
+    /// The running kernel thread now runs language thread `id` (a Thread
+    /// event, as LARD's Thread op).
+    fn switch_lang(&mut self, id: u64, pc: u64) {
+        let cur = self.cur;
+        self.rt().thread(cur).lang = id;
+        self.threads[cur].lthread = Some(id);
+        self.emit(pc, EventKind::Lard(EvOp::Thread { id }));
+    }
+
+    /// Switches the running kernel thread to a fresh language thread.
+    fn switch_to_new_lang(&mut self, pc: u64) -> u64 {
+        let rt = self.rt();
+        let id = rt.next_lang;
+        rt.next_lang += 1;
+        self.switch_lang(id, pc);
+        id
+    }
+
     /// Thread exit in binary mode: its clock is released to its joiner.
     pub fn binary_exit(&mut self, pc: u64) {
         let me = self.lang();
@@ -430,6 +461,7 @@ impl Machine {
             return;
         }
         self.rt().calls += 1;
+        let mut task_ids = None;
         match call {
             LibCall::Unlock => {
                 self.program(ret, ProgramEvent::Release { lock: args[0] });
@@ -464,21 +496,36 @@ impl Machine {
                 self.intercept_body(args[0], body);
             }
             LibCall::OmpRegion => self.acquire(SyncKey::TeamStart(pc), ret),
-            LibCall::OmpTaskBody => self.acquire(SyncKey::TaskStart(pc), ret),
+            LibCall::OmpTaskBody => {
+                // The stack below the body's frame holds only dead frames
+                // of earlier tasks and calls on this kernel thread: their
+                // histories go (Rule 3), or tasks that reuse the same
+                // stack addresses would race with each other.
+                let low = std::mem::replace(&mut self.rt().thread(cur).stack_low, 0);
+                if low != 0 && low < sp {
+                    for (a, len) in page_chunks(low, sp - low) {
+                        self.emit(ret, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
+                    }
+                }
+                let prev = self.lang();
+                let id = self.switch_to_new_lang(ret);
+                self.acquire(SyncKey::TaskStart(pc), ret);
+                task_ids = Some((prev, id));
+            }
             LibCall::OmpBarrier => self.release(SyncKey::Barrier, ret),
             LibCall::OmpExit(c) => self.release(SyncKey::Construct(c), ret),
-            LibCall::OmpNamedExit => {
-                let lock = self.mem.read_u64(args[0]).unwrap_or(args[0]);
-                self.release(SyncKey::Object(lock), ret);
-            }
+            // The name's variable itself is the lock (libgomp keeps a
+            // pointer-sized mutex in place), so its address identifies it.
+            LibCall::OmpNamedExit => self.release(SyncKey::Object(args[0]), ret),
             LibCall::OmpCopyEnd => self.release(SyncKey::Copy, ret),
             LibCall::Realloc if args[0] != 0 => {
                 // The block's contents move at return; nothing now.
             }
             _ => {}
         }
-        let args = match call {
-            LibCall::OmpRegion | LibCall::OmpTaskBody => [args[0], args[1], pc],
+        let args = match (call, task_ids) {
+            (LibCall::OmpTaskBody, Some((prev, id))) => [id, prev, pc],
+            (LibCall::OmpRegion, _) => [args[0], args[1], pc],
             _ => args,
         };
         if call.acts_on_return() {
@@ -623,19 +670,28 @@ impl Machine {
                 // `p.args` holds the body's own address (see binary_entry).
                 self.release(SyncKey::TeamEnd(a[2]), pc);
             }
-            LibCall::OmpTaskBody => self.release(SyncKey::Tasks, pc),
+            LibCall::OmpTaskBody => {
+                let (id, prev) = (a[0], a[1]);
+                self.release(SyncKey::Tasks, pc);
+                self.release(SyncKey::ThreadEnd(id), pc);
+                self.switch_lang(prev, pc);
+                let inside_create = self
+                    .rt()
+                    .thread(cur)
+                    .pending
+                    .iter()
+                    .any(|p| p.call == LibCall::OmpTask);
+                if inside_create {
+                    self.acquire(SyncKey::ThreadEnd(id), pc);
+                }
+            }
             LibCall::OmpTaskWait => self.acquire(SyncKey::Tasks, pc),
             LibCall::OmpBarrier => {
                 self.acquire(SyncKey::Barrier, pc);
                 self.acquire(SyncKey::Tasks, pc);
             }
             LibCall::OmpEnter(c) => self.acquire(SyncKey::Construct(c), pc),
-            LibCall::OmpNamedEnter => {
-                // The named lock is the pointer gcc passes `&lock`'s
-                // contents of (libgomp allocates it on first use).
-                let lock = self.mem.read_u64(a[0]).unwrap_or(a[0]);
-                self.acquire(SyncKey::Object(lock), pc);
-            }
+            LibCall::OmpNamedEnter => self.acquire(SyncKey::Object(a[0]), pc),
             LibCall::OmpCopyStart => self.acquire(SyncKey::Copy, pc),
             LibCall::OmpTestLock if rax as u32 != 0 => {
                 self.acquire(SyncKey::Object(a[0]), pc);
