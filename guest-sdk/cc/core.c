@@ -244,10 +244,13 @@ void lardcc_forget(void *p, size_t n)
 
 /* Clears the histories of [low - slack, here): frames that have returned
  * since the last clear (slack covers the red zone and alloca below the
- * lowest function-entry stack pointer). */
+ * lowest function-entry stack pointer).  `here` is the caller's stack
+ * pointer at the call (this frame's base + saved rbp + return address): the
+ * returned frames reached up to there, and this function's own frame, in
+ * the same place, holds no Tracked data. */
 __attribute__((noinline)) void lardcc_clear_dead_stack(void)
 {
-    uintptr_t here = (uintptr_t)__builtin_frame_address(0) - 256;
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0) + 16;
     uintptr_t low = lardcc_stack_low;
     const uintptr_t slack = 16384;
     if (low != 0 && low < here) {

@@ -33,7 +33,7 @@ static __thread int thread_ended;
 /* The end of a pthread's language thread: its final clock is released to
  * joiners (sync object keyed by its pthread_t), its stack's histories are
  * forgotten (glibc reuses thread stacks), its id may be reused. */
-static void thread_end(void)
+__attribute__((noinline)) static void thread_end(void)
 {
     uint32_t me;
     uint64_t final;
@@ -49,9 +49,10 @@ static void thread_end(void)
     lardcc_release(lardcc_sync_of((const void *)pthread_self()));
     if (pthread_getattr_np(pthread_self(), &at) == 0) {
         if (pthread_attr_getstack(&at, &stack, &size) == 0) {
-            /* Everything below this frame is dead; the frames above are
+            /* Everything below the caller's stack pointer is dead (the
+             * thread function's frames were there); the frames above are
              * runtime frames with no Tracked accesses. */
-            uintptr_t here = (uintptr_t)__builtin_frame_address(0) - 256;
+            uintptr_t here = (uintptr_t)__builtin_frame_address(0) + 16;
             if ((uintptr_t)stack < here)
                 lard_clear_history(stack, here - (uintptr_t)stack);
         }
