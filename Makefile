@@ -5,11 +5,12 @@ SHELL := /bin/bash
 CARGO ?= cargo
 # cmake + libclang-dev: unicorn-engine-sys (bindgen); musl-tools: musl guests;
 # clang: SDK portability check; qemu-user: `make bench`; pkg-config: SDK install test;
-# valgrind: `make bench` measures the FastTrack cost (bench/ft_cost.py).
-APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz
+# valgrind: `make bench` measures the FastTrack cost (bench/ft_cost.py);
+# patch: applies emu/unicorn-patches to unicorn's source (`make unicorn`).
+APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch
 GUEST_BUILD := $(CURDIR)/target/guests
 
-.PHONY: all prereqs build demo test lint bench clean install
+.PHONY: all prereqs unicorn build demo test lint bench clean install
 
 all: build
 
@@ -29,7 +30,14 @@ prereqs:
 	  fi; \
 	fi
 
-build: prereqs
+# The patched unicorn core (emu/unicorn-patches, docs/unicorn-patches.md):
+# built once from the registry's unicorn-engine-sys source into
+# target/unicorn/<hash of the series>; a no-op when the series is unchanged.
+# Cargo refuses to build the emulator without it (.cargo/config.toml, emu/build.rs).
+unicorn: prereqs
+	CARGO="$(CARGO)" bash emu/unicorn-patches/build.sh
+
+build: unicorn
 	$(CARGO) build --release --workspace
 
 # The bundled default: the SDK's multi-threaded race-free counter (locks
@@ -49,7 +57,7 @@ demo: build
 	@echo "== lard disasm --symbol _start lard_ops =="
 	./target/release/lard disasm $(GUEST_BUILD)/lard_ops --symbol _start
 
-lint: prereqs
+lint: unicorn
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
@@ -77,7 +85,7 @@ install: build
 
 # Wall-time ratios of lard vs native and qemu-user (bench/README.md).
 # BENCH_SCALE=N for longer runs, BENCH_REPS=K for more repetitions.
-bench: prereqs
+bench: unicorn
 	CARGO="$(CARGO)" python3 bench/run.py
 	CARGO="$(CARGO)" python3 bench/detectors.py
 	python3 bench/lardcc.py

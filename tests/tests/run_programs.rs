@@ -24,6 +24,21 @@ fn glibc_and_musl_programs_match_their_native_runs() {
 }
 
 #[test]
+fn code_written_at_run_time_runs_as_natively() {
+    // W^X JIT cycles, EXEC added to pages written as data, code and data on
+    // one RWX page, an instruction rewriting the next one: translated code
+    // must never outlive the bytes it came from (docs/unicorn-patches.md).
+    for libc in Libc::ALL {
+        let out = assert_parity(&build_c("plain/jit_code.c", libc), &[]);
+        assert!(
+            stdout(&out).contains("instruction rewriting the next one ok"),
+            "{libc:?}: {}",
+            stdout(&out)
+        );
+    }
+}
+
+#[test]
 fn threaded_counters_are_exact_under_the_emulator() {
     for libc in Libc::ALL {
         let out = lard_run(

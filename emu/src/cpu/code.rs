@@ -129,6 +129,12 @@ impl CodeMap {
         self.sites.retain(|&a, _| a < start || a >= start + len);
     }
 
+    /// Forgets cached block sizes (not sites) in a range whose code may have
+    /// been rewritten while it was not executable (mprotect adding EXEC).
+    pub fn forget_blocks(&mut self, start: u64, len: u64) {
+        self.blocks.retain(|&a, _| a < start || a >= start + len);
+    }
+
     /// Scans `bytes` (at `base`) from `starts` — each an address where an
     /// instruction begins, e.g. function starts from `.eh_frame` — and from the
     /// beginning of the range, recording LARD sites. Returns the new sites.

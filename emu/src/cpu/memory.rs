@@ -195,8 +195,16 @@ impl Memory {
         let keys: Vec<u64> = self.regions.range(addr..end).map(|(&s, _)| s).collect();
         for s in keys {
             let r = self.regions.get_mut(&s).expect("region present");
+            let gains_exec = r.perms & prot::EXEC == 0 && perms & prot::EXEC != 0;
             self.uc.protect(s, r.len, perms)?;
             r.perms = perms;
+            if gains_exec {
+                // Code translated while the range was last executable may be
+                // stale: unicorn invalidates translations only on stores to
+                // executable pages, so a W^X JIT (RX, RW + rewrite, RX again)
+                // would run the old code (guests/plain/jit_code.c).
+                self.uc.remove_cache(s, s + r.len);
+            }
         }
         Ok(())
     }
