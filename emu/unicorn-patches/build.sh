@@ -89,8 +89,10 @@ lib=$(find "$work/build" -maxdepth 1 -name libunicorn.a | head -n 1)
 mkdir -p "$PREFIX.tmp/lib/pkgconfig" "$PREFIX.tmp/series"
 cp "$lib" "$PREFIX.tmp/lib/libunicorn.a"
 cp "${series[@]}" "$PREFIX.tmp/series/"
+# libdir names `current`, not <key>: unicorn-engine-sys's build script keeps
+# the path pkg-config gave it, and must keep linking whatever `current` is.
 cat >"$PREFIX.tmp/lib/pkgconfig/unicorn.pc" <<PC
-libdir=$PREFIX/lib
+libdir=$OUT/current/lib
 Name: unicorn
 Description: unicorn $VERSION with lard's patch series (emu/unicorn-patches)
 Version: $VERSION
