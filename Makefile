@@ -6,8 +6,9 @@ CARGO ?= cargo
 # cmake + libclang-dev: unicorn-engine-sys (bindgen); musl-tools: musl guests;
 # clang: SDK portability check; qemu-user: `make bench`; pkg-config: SDK install test;
 # valgrind: `make bench` measures the FastTrack cost (bench/ft_cost.py);
-# patch: applies emu/unicorn-patches to unicorn's source (`make unicorn`).
-APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch
+# patch: applies emu/unicorn-patches to unicorn's source (`make unicorn`);
+# zlib1g-dev: `make bench` builds pigz (bench/pigz.py).
+APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev
 GUEST_BUILD := $(CURDIR)/target/guests
 
 .PHONY: all prereqs unicorn build demo test lint bench clean install
@@ -87,6 +88,7 @@ install: build
 # BENCH_SCALE=N for longer runs, BENCH_REPS=K for more repetitions.
 bench: unicorn
 	CARGO="$(CARGO)" python3 bench/run.py
+	python3 bench/pigz.py
 	CARGO="$(CARGO)" python3 bench/detectors.py
 	python3 bench/lardcc.py
 	CARGO="$(CARGO)" python3 bench/ft_cost.py
