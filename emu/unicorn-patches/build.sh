@@ -29,8 +29,12 @@ PREFIX=$OUT/$KEY
 
 use() {
     ln -sfn "$KEY" "$OUT/current"
-    # A fresh mtime makes emu/build.rs (rerun-if-changed) relink the emulator
-    # when `current` switches back to an older build.
+    # rustc bundles a static library into the rlib of the crate that links
+    # it, so unicorn-engine-sys must be rebuilt to take the new core; its
+    # build script does not watch the library. (Its bindings come from its
+    # own header and do not change.)
+    (cd "$ROOT" && "$CARGO" clean -q -p unicorn-engine-sys && "$CARGO" clean -q --release -p unicorn-engine-sys) \
+        || die "cargo clean -p unicorn-engine-sys failed"
     touch "$PREFIX/lib/libunicorn.a"
 }
 
