@@ -142,6 +142,8 @@ impl Emulator {
     ) -> Result<Emulator, SetupError> {
         let uc = Uc::new_x86_64()?;
         let r = uc.r();
+        // Before anything is translated: every block counts itself.
+        let clock = r.clock();
         let mut mem = Memory::new(r);
         let image = loader::load(&mut mem, file).map_err(SetupError::Load)?;
         mem.init_brk(image.end);
@@ -237,7 +239,8 @@ impl Emulator {
             stats: Stats::default(),
             stop: None,
             vtime: 0,
-            quantum_left: 0,
+            clock,
+            clock_seen: 0,
             objects,
             stacks: Vec::new(),
             warned: HashSet::new(),
@@ -411,7 +414,11 @@ impl Emulator {
                 m.emit(pc, EventKind::ContextSwitch);
             }
             m.cur = next;
-            m.quantum_left = m.sched.next_quantum();
+            // The block hook this replaces stopped at the entry of the
+            // quantum-th block, so quantum - 1 blocks ran: keep those
+            // interleavings (but always make progress).
+            let blocks = m.sched.next_quantum().saturating_sub(1).max(1);
+            m.clock.set_budget(blocks, m.insn_limit);
             m.stop = None;
             m.bad_access = None;
             let rip = uc.reg(Reg::RIP);
@@ -419,6 +426,10 @@ impl Emulator {
             // The quantum may end right after a Tracked instruction whose
             // adversarial read or write is not settled yet.
             m.settle_adversarial();
+            m.sync_clock();
+            if m.stop.is_none() {
+                m.stop = m.clock_stop();
+            }
             if let Err(e) = m.threads[m.cur].ctx.save(uc) {
                 return internal(m, &format!("cannot save thread state: {e}"));
             }

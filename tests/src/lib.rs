@@ -161,10 +161,21 @@ pub fn build_c_dynamic(rel: &str, out: &str, args: &[&str]) -> PathBuf {
 
 /// Assembles the no-libc demo guest `guests/asm/lard_ops.S` with the SDK's macros.
 pub fn build_lard_ops() -> PathBuf {
+    build_asm("asm/lard_ops.S")
+}
+
+/// Assembles the no-libc guest `guests/<rel>` (a `.S` file; the SDK's
+/// macros are on the include path).
+pub fn build_asm(rel: &str) -> PathBuf {
     let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let src = root().join("guests/asm/lard_ops.S");
-    let out = guest_dir().join("lard_ops");
-    compile_cached(&src, &out, "gcc lard_ops.S", |tmp| {
+    let src = root().join("guests").join(rel);
+    let name = Path::new(rel)
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let out = guest_dir().join(&name);
+    compile_cached(&src, &out, &format!("gcc {rel}"), |tmp| {
         let mut c = Command::new("gcc");
         c.args(["-static", "-nostdlib", "-I"])
             .arg(root().join("guest-sdk/include"))

@@ -39,6 +39,29 @@ fn code_written_at_run_time_runs_as_natively() {
 }
 
 #[test]
+fn instruction_counts_are_exact_across_quanta() {
+    // count_loop retires 1 + 2 x 3,000,000 + 3 instructions by construction;
+    // the count kept inside translated code must match it exactly, whatever
+    // the quantum (each quantum boundary is a place to over- or under-count).
+    let guest = build_asm("asm/count_loop.S");
+    for quantum in ["1000", "7", "2"] {
+        let l = lard_run(
+            &["--detector", "none", "--stats", "--quantum", quantum],
+            &guest,
+            &[],
+        );
+        assert_eq!(shell_status(&l), 0, "{}", stderr(&l));
+        let err = stderr(&l);
+        let insns = err
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("instructions retired"))
+            .map(|v| v.trim().parse::<u64>().unwrap())
+            .unwrap_or_else(|| panic!("no instruction count in --stats:\n{err}"));
+        assert_eq!(insns, 6_000_004, "--quantum {quantum}");
+    }
+}
+
+#[test]
 fn threaded_counters_are_exact_under_the_emulator() {
     for libc in Libc::ALL {
         let out = lard_run(

@@ -1,11 +1,12 @@
-//! What the emulator knows about guest code: instruction counts per basic
-//! block and the *LARD sites* — instructions the LARDx86 CPU must act on.
+//! What the emulator knows about guest code: the *LARD sites* — instructions
+//! the LARDx86 CPU must act on. (Instructions are counted by translated code
+//! itself: `uc::Clock`.)
 //!
 //! Sites are found by decoding executable memory when it is mapped (the ELF
 //! image at load, `mmap`/`mprotect` with PROT_EXEC later) and each gets a code
 //! hook on exactly its address, so ordinary instructions run at full speed.
 
-use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic};
+use iced_x86::{Instruction, Mnemonic};
 use lard_isa_ext::{decode, DecodeError, DecodedKind, LardFault, LardOp, Sweep};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -92,47 +93,16 @@ pub fn is_atomic(i: &Instruction) -> bool {
     mem && (i.has_lock_prefix() || i.mnemonic() == Mnemonic::Xchg)
 }
 
-/// Block instruction counts and LARD sites.
+/// LARD sites.
 #[derive(Default)]
 pub struct CodeMap {
-    blocks: AddrMap<u32>,
     sites: AddrMap<Rc<Site>>,
 }
 
 impl CodeMap {
-    /// Number of instructions in the block at `addr`, if already counted.
-    #[inline]
-    pub fn cached_block_insns(&self, addr: u64) -> Option<u32> {
-        self.blocks.get(&addr).copied()
-    }
-
-    /// Counts and caches the instructions of the block `[addr, addr+size)`.
-    pub fn count_block_insns(&mut self, addr: u64, size: u32, code: Option<&[u8]>) -> u32 {
-        let n = code.map_or(1, |bytes| {
-            let bytes = &bytes[..bytes.len().min(size as usize)];
-            let mut d = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);
-            let mut n = 0u32;
-            let mut insn = Instruction::default();
-            while d.can_decode() {
-                d.decode_out(&mut insn);
-                n += 1;
-            }
-            n.max(1)
-        });
-        self.blocks.insert(addr, n);
-        n
-    }
-
-    /// Forgets cached block sizes in a range (code was unmapped or changed).
+    /// Forgets the sites in a range (code was unmapped).
     pub fn forget(&mut self, start: u64, len: u64) {
-        self.blocks.retain(|&a, _| a < start || a >= start + len);
         self.sites.retain(|&a, _| a < start || a >= start + len);
-    }
-
-    /// Forgets cached block sizes (not sites) in a range whose code may have
-    /// been rewritten while it was not executable (mprotect adding EXEC).
-    pub fn forget_blocks(&mut self, start: u64, len: u64) {
-        self.blocks.retain(|&a, _| a < start || a >= start + len);
     }
 
     /// Scans `bytes` (at `base`) from `starts` — each an address where an

@@ -10,7 +10,7 @@ use crate::cpu::adversary::Adversary;
 use crate::cpu::code::{CodeMap, MemInsn, Site};
 use crate::cpu::memory::Memory;
 use crate::cpu::sched::{SchedPolicy, Scheduler};
-use crate::cpu::uc::{Context, Reg, UcError, UcRef};
+use crate::cpu::uc::{Clock, Context, Reg, UcError, UcRef};
 use crate::cpu::vclock::VcFile;
 use crate::intercept::{CallArgs, InterceptTable};
 use crate::observe::observer::{AccessMode, Control, Observer};
@@ -204,8 +204,10 @@ pub struct Machine {
     pub stop: Option<Stop>,
     /// Virtual time in nanoseconds (1 ns per instruction plus sleeps).
     pub vtime: u64,
-    /// Blocks left in the current quantum.
-    pub quantum_left: u64,
+    /// Instruction count and quantum, kept by translated code.
+    pub clock: Clock,
+    /// `clock.insns()` when the counters below last caught up with it.
+    pub clock_seen: u64,
     /// Every ELF object mapped into the guest: symbols, lines and data
     /// naming for reports and messages (docs/dynamic.md).
     pub objects: ObjectRegistry,
@@ -254,6 +256,33 @@ impl Machine {
             kthread: t.tid,
             lthread: t.lthread,
             core: t.core,
+        }
+    }
+
+    /// Credits the instructions translated code has counted since the last
+    /// call to the running thread, the statistics and virtual time. Called
+    /// where they are read: at system calls and when `uc_emu_start` returns
+    /// (threads switch only then).
+    #[inline]
+    pub fn sync_clock(&mut self) {
+        let now = self.clock.insns();
+        let n = now - self.clock_seen;
+        self.clock_seen = now;
+        self.threads[self.cur].insns += n;
+        self.stats.insns += n;
+        self.vtime += n;
+    }
+
+    /// Why translated code stopped by itself, if it did: the instruction
+    /// limit (checked first, at block granularity: the run stops at the
+    /// first block entry at or past it) or the end of the quantum.
+    pub fn clock_stop(&self) -> Option<Stop> {
+        if self.stats.insns >= self.insn_limit {
+            Some(Stop::InsnLimit)
+        } else if self.clock.blocks_left() <= 0 {
+            Some(Stop::Preempt)
+        } else {
+            None
         }
     }
 
@@ -645,36 +674,6 @@ unsafe fn machine<'a>(data: *mut c_void) -> &'a mut Machine {
     &mut *(data as *mut Machine)
 }
 
-/// Block hook: counts instructions and ends the quantum.
-unsafe extern "C" fn on_block(_uc: *mut sys::uc_engine, addr: u64, size: u32, data: *mut c_void) {
-    let m = machine(data);
-    let n = match m.code.cached_block_insns(addr) {
-        Some(n) => u64::from(n),
-        None => {
-            let code = m.mem.slice(addr, u64::from(size));
-            let n = m.code.count_block_insns(addr, size, code);
-            u64::from(n)
-        }
-    };
-    m.threads[m.cur].insns += n;
-    m.stats.insns += n;
-    m.vtime += n;
-    m.quantum_left = m.quantum_left.saturating_sub(1);
-    if m.stats.insns >= m.insn_limit {
-        // Checked at block granularity: the run stops at the first block
-        // boundary at or past the limit.
-        if m.stop.is_none() {
-            m.stop = Some(Stop::InsnLimit);
-        }
-        m.uc.stop();
-    } else if m.quantum_left == 0 {
-        if m.stop.is_none() {
-            m.stop = Some(Stop::Preempt);
-        }
-        m.uc.stop();
-    }
-}
-
 /// Code hook on a LARD site.
 unsafe extern "C" fn on_site(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data: *mut c_void) {
     let m = machine(data);
@@ -819,6 +818,7 @@ unsafe extern "C" fn on_invalid(_uc: *mut sys::uc_engine, data: *mut c_void) -> 
 /// `syscall` hook.
 unsafe extern "C" fn on_syscall(_uc: *mut sys::uc_engine, data: *mut c_void) {
     let m = machine(data);
+    m.sync_clock();
     m.syscall();
 }
 
@@ -830,7 +830,6 @@ impl Machine {
         // SAFETY: the Machine is boxed (stable address) and outlives the
         // engine's runs; the callbacks match the hook types.
         unsafe {
-            uc.hook_block(on_block, data)?;
             uc.hook_syscall(on_syscall, data)?;
             uc.hook_invalid(on_invalid, data)?;
             // Not a data-access hook: it costs nothing on successful accesses.

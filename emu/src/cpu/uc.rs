@@ -299,6 +299,70 @@ impl UcRef {
     }
 }
 
+/// The counters the patched core keeps inside translated code
+/// (emu/unicorn-patches/0003). Every translation block's prologue first
+/// checks the budget — once `blocks_left` is 0 or `insns` has reached
+/// `insn_limit`, emulation stops there, before the block executes or counts
+/// — and otherwise adds the block's instruction count to `insns` and spends
+/// one unit of `blocks_left`. No callback per block.
+#[repr(C)]
+#[derive(Debug, Default)]
+struct RawClock {
+    blocks_left: i64,
+    insns: u64,
+    insn_limit: u64,
+}
+
+extern "C" {
+    /// Declared by patch 0003 (not in unicorn-engine-sys's bindings, which
+    /// come from the unpatched header).
+    fn uc_lard_clock(uc: *mut sys::uc_engine) -> *mut RawClock;
+}
+
+/// A handle to the engine's instruction clock (see `RawClock`), valid while
+/// the engine lives. Translated code updates it while `uc_emu_start` runs;
+/// hooks and the run loop read it on the same thread.
+#[derive(Clone, Copy, Debug)]
+pub struct Clock(*mut RawClock);
+
+impl Clock {
+    /// Instructions of the translation blocks entered so far.
+    #[inline]
+    pub fn insns(self) -> u64 {
+        // SAFETY: the pointer stays valid for the engine's lifetime and only
+        // this thread runs translated code.
+        unsafe { std::ptr::addr_of!((*self.0).insns).read_volatile() }
+    }
+
+    /// Block entries left in the quantum (≤ 0 once it is exhausted).
+    #[inline]
+    pub fn blocks_left(self) -> i64 {
+        // SAFETY: as above.
+        unsafe { std::ptr::addr_of!((*self.0).blocks_left).read_volatile() }
+    }
+
+    /// Sets the quantum (blocks to execute) and the instruction limit for the
+    /// next `uc_emu_start`.
+    pub fn set_budget(self, blocks: u64, insn_limit: u64) {
+        // SAFETY: as above; not called while translated code runs.
+        unsafe {
+            std::ptr::addr_of_mut!((*self.0).blocks_left)
+                .write_volatile(i64::try_from(blocks).unwrap_or(i64::MAX));
+            std::ptr::addr_of_mut!((*self.0).insn_limit).write_volatile(insn_limit);
+        }
+    }
+}
+
+impl UcRef {
+    /// Turns on instruction counting inside translated code and returns the
+    /// clock. Must be called before anything is translated.
+    pub fn clock(self) -> Clock {
+        // SAFETY: the engine is live; the patched core returns a pointer into
+        // its own state that lives as long as the engine.
+        Clock(unsafe { uc_lard_clock(self.0) })
+    }
+}
+
 /// A saved CPU context (all registers), owned.
 pub struct Context(*mut sys::uc_context);
 

@@ -945,9 +945,6 @@ impl Machine {
         let perms = (a[2] & 7) as u32;
         match self.mem.protect(a[0], a[1], perms) {
             Ok(()) => {
-                if perms & prot::EXEC != 0 {
-                    self.code.forget_blocks(a[0], page_ceil(a[1]));
-                }
                 if perms & prot::EXEC != 0 && self.code_mapped(a[0], page_ceil(a[1])).is_err() {
                     warn!("could not hook LARDx86 sites after mprotect at {:#x}", a[0]);
                 }
