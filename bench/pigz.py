@@ -33,11 +33,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "bench" / "pigz"
 LARD = ROOT / "target" / "release" / "lard"
+# ../shared/bench-programs next to the checkout (or next to the directory of
+# worktrees holding it), unless PIGZ_TARBALL says otherwise.
+_CANDIDATES = [d / "shared" / "bench-programs" / "pigz-2.8.tar.gz" for d in (ROOT.parent, ROOT.parent.parent)]
 TARBALL = Path(
-    os.environ.get("PIGZ_TARBALL", ROOT.parent.parent / "shared" / "bench-programs" / "pigz-2.8.tar.gz")
+    os.environ.get("PIGZ_TARBALL", next((c for c in _CANDIDATES if c.exists()), _CANDIDATES[0]))
 )
-if not TARBALL.exists():
-    TARBALL = Path("/work/shared/bench-programs/pigz-2.8.tar.gz")
 
 
 def die(msg: str) -> None:
