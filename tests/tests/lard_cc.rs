@@ -232,12 +232,13 @@ fn every_instrumentation_entry_point_links_with_gcc_and_clang() {
 fn gcc_and_clang_builds_agree_on_pthread_programs() {
     // clang 14's instrumentation (no OpenMP: clang's OpenMP calls libomp).
     for name in [
-        "race_pt_counter.c",
-        "pt_mutex.c",
-        "c11_release_acquire.c",
-        "race_c11_relaxed.c",
+        "pthread/race_pt_counter.c",
+        "pthread/pt_mutex.c",
+        "atomic/c11_release_acquire.c",
+        "atomic/race_c11_relaxed.c",
     ] {
-        let out = build_dir().join("clang").join(name.trim_end_matches(".c"));
+        let stem = name.rsplit('/').next().unwrap().trim_end_matches(".c");
+        let out = build_dir().join("clang").join(stem);
         build_lard_cc(
             &format!("cc/{name}"),
             &["-O2", "-pthread"],
@@ -248,7 +249,7 @@ fn gcc_and_clang_builds_agree_on_pthread_programs() {
         let racy = stderr(&l).contains("race 1:");
         assert_eq!(
             racy,
-            name.starts_with("race_"),
+            stem.starts_with("race_"),
             "{name} (clang): {}",
             stderr(&l)
         );
