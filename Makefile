@@ -48,8 +48,8 @@ build: unicorn
 demo: build
 	@mkdir -p $(GUEST_BUILD)
 	$(MAKE) -s -C guest-sdk BUILD=$(GUEST_BUILD)
-	gcc -static -O2 -g -pthread -I guest-sdk/include -o $(GUEST_BUILD)/locked_counter guests/c/locked_counter.c -L$(GUEST_BUILD) -llard
-	gcc -static -O2 -g -pthread -I guest-sdk/include -o $(GUEST_BUILD)/racy_counter guests/c/racy_counter.c -L$(GUEST_BUILD) -llard
+	gcc -static -O2 -g -pthread -I guest-sdk/include -o $(GUEST_BUILD)/locked_counter guests/c/basic/locked_counter.c -L$(GUEST_BUILD) -llard
+	gcc -static -O2 -g -pthread -I guest-sdk/include -o $(GUEST_BUILD)/racy_counter guests/c/basic/racy_counter.c -L$(GUEST_BUILD) -llard
 	gcc -static -nostdlib -I guest-sdk/include -o $(GUEST_BUILD)/lard_ops guests/asm/lard_ops.S
 	@echo "== lard run --detector lardish --stats --hw-stats locked_counter =="
 	./target/release/lard run --detector lardish --stats --hw-stats $(GUEST_BUILD)/locked_counter

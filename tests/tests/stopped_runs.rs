@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The racing line of guests/c/race_then_spin.c (its manifest race_lines).
+/// The racing line of guests/c/basic/race_then_spin.c (its manifest race_lines).
 const RACE_LINE: &str = "\"line\":15";
 
 fn guest() -> PathBuf {
