@@ -567,54 +567,52 @@ impl Machine {
         if site.rep_string && uc.reg(Reg::RCX) == 0 {
             return;
         }
-        let mut accesses: Vec<(u64, u32, AccessKind)> = Vec::with_capacity(2);
+        // Each operand is delivered as soon as its address is known: an
+        // x86 address depends on registers only, which delivering an event
+        // never changes, so this equals computing every address first —
+        // without collecting them (no allocation on the per-access path).
+        let origin = self.origin();
+        let at = if tracked { self.attributed_pc(pc) } else { pc };
         for m in &site.mem {
             let size = m.memory_size().size() as u32;
             let Some(addr) = m.virtual_address(0, |r, _, _| iced_reg_value(uc, r)) else {
                 continue;
             };
-            match m.access() {
-                OpAccess::Read | OpAccess::CondRead => {
-                    accesses.push((addr, size, AccessKind::Read))
-                }
-                OpAccess::Write | OpAccess::CondWrite => {
-                    accesses.push((addr, size, AccessKind::Write))
-                }
+            let kinds: &[AccessKind] = match m.access() {
+                OpAccess::Read | OpAccess::CondRead => &[AccessKind::Read],
+                OpAccess::Write | OpAccess::CondWrite => &[AccessKind::Write],
                 OpAccess::ReadWrite | OpAccess::ReadCondWrite => {
-                    accesses.push((addr, size, AccessKind::Read));
-                    accesses.push((addr, size, AccessKind::Write));
+                    &[AccessKind::Read, AccessKind::Write]
                 }
-                _ => {}
-            }
-        }
-        let origin = self.origin();
-        let at = if tracked { self.attributed_pc(pc) } else { pc };
-        for (addr, size, kind) in accesses {
-            if tracked {
-                self.stats.count_access(true, false, kind);
-                let a = Access {
-                    pc: at,
-                    addr,
-                    size: size.max(1),
-                    kind,
-                    tracked: true,
-                    stack: self.is_stack(addr),
-                    origin,
-                };
-                // (With adversarial memory on, Tracked sites are hooked even
-                // when the observer wants no accesses.)
-                if self.mode == AccessMode::Tracked
-                    && self.emit(pc, EventKind::Access(a)) == Control::Stop
-                {
-                    return;
-                }
-                if self.adversary.is_some() {
-                    self.adversarial_access(pc, site, addr, u64::from(size.max(1)), kind);
-                }
-            } else if kind == AccessKind::Write {
-                self.emit_sync(pc, LowLevelSync::AtomicRmw { addr, size });
-                if self.binary.as_ref().is_some_and(|b| b.program.contains(pc)) {
-                    self.binary_atomic(pc, addr);
+                _ => &[],
+            };
+            for &kind in kinds {
+                if tracked {
+                    self.stats.count_access(true, false, kind);
+                    let a = Access {
+                        pc: at,
+                        addr,
+                        size: size.max(1),
+                        kind,
+                        tracked: true,
+                        stack: self.is_stack(addr),
+                        origin,
+                    };
+                    // (With adversarial memory on, Tracked sites are hooked
+                    // even when the observer wants no accesses.)
+                    if self.mode == AccessMode::Tracked
+                        && self.emit(pc, EventKind::Access(a)) == Control::Stop
+                    {
+                        return;
+                    }
+                    if self.adversary.is_some() {
+                        self.adversarial_access(pc, site, addr, u64::from(size.max(1)), kind);
+                    }
+                } else if kind == AccessKind::Write {
+                    self.emit_sync(pc, LowLevelSync::AtomicRmw { addr, size });
+                    if self.binary.as_ref().is_some_and(|b| b.program.contains(pc)) {
+                        self.binary_atomic(pc, addr);
+                    }
                 }
             }
         }
