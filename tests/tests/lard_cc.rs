@@ -9,7 +9,6 @@
 
 use lard_e2e::*;
 use lard_emu::cmd::manifest::GuestRun;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -37,53 +36,6 @@ fn runs() -> Vec<GuestRun> {
         build_lard_cc(g["source"].as_str().unwrap(), &flags, &out, &[]);
     }
     runs
-}
-
-/// The line in `source` of each PC (innermost frame in that file).
-fn source_lines(bin: &Path, source: &str, pcs: &[u64]) -> BTreeSet<i64> {
-    let file = Path::new(source)
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .to_string();
-    let mut set = BTreeSet::new();
-    for pc in pcs {
-        let out = Command::new("addr2line")
-            .arg("-i")
-            .arg("-e")
-            .arg(bin)
-            .arg(format!("{pc:#x}"))
-            .output()
-            .expect("addr2line (binutils)");
-        let text = String::from_utf8_lossy(&out.stdout);
-        let line = text
-            .lines()
-            .find(|l| {
-                l.split(':')
-                    .next()
-                    .is_some_and(|f| f.ends_with(&format!("/{file}")))
-            })
-            .and_then(|l| l.rsplit(':').next())
-            .and_then(|n| n.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("{pc:#x} in {}: no line in {file}: {text}", bin.display()));
-        set.insert(line);
-    }
-    set
-}
-
-fn racy_pcs(json: &str) -> Vec<u64> {
-    let list = json
-        .split("\"racy_pcs\":[")
-        .nth(1)
-        .unwrap()
-        .split(']')
-        .next()
-        .unwrap();
-    list.split(',')
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect()
 }
 
 fn check(r: &GuestRun, lard_args: &[&str]) -> Result<(), String> {
