@@ -20,26 +20,14 @@ nothing to change on this race-free guest). Target: <= 3x fasttrack.
 """
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
+from common import die, run
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "bench"
 LARD = ROOT / "target" / "release" / "lard"
-
-
-def die(msg):
-    print(f"bench/adversarial.py: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def run(cmd, **kw):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
-    if r.returncode != 0:
-        die(f"`{' '.join(map(str, cmd))}` failed ({r.returncode}):\n{r.stderr.decode(errors='replace')}")
-    return r
 
 
 def main():

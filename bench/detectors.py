@@ -12,10 +12,10 @@ same number of racy accesses (0). Scale with BENCH_SCALE (default 1).
 """
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
+from common import die, run
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "bench"
@@ -28,18 +28,6 @@ CONFIGS = [
     ("variants: lard", ["--detectors", "lard"]),
     ("variants: all 7", ["--detectors", "all"]),
 ]
-
-
-def die(msg):
-    print(f"bench/detectors.py: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def run(cmd, **kw):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
-    if r.returncode != 0:
-        die(f"`{' '.join(map(str, cmd))}` failed ({r.returncode}):\n{r.stderr.decode(errors='replace')}")
-    return r
 
 
 def main():

@@ -20,17 +20,12 @@ give the HwConfig defaults.  Needs valgrind.
 import os
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+from common import die
 
 ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = int(os.environ.get("FT_COST_ROUNDS", "2000"))
-
-
-def die(msg):
-    print(f"bench/ft_cost.py: {msg}", file=sys.stderr)
-    sys.exit(1)
 
 
 def main():

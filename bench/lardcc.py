@@ -24,24 +24,13 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+from common import die, run
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "bench" / "lardcc"
 LARD = ROOT / "target" / "release" / "lard"
 SDK = OUT / "sdk"
 PIGZ_TAR = Path(os.environ.get("BENCH_PIGZ_TAR", "/work/shared/bench-programs/pigz-2.8.tar.gz"))
-
-
-def die(msg: str) -> None:
-    print(f"bench/lardcc: error: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def run(argv, **kw):
-    r = subprocess.run(argv, capture_output=True, **kw)
-    if r.returncode != 0:
-        die(f"{' '.join(map(str, argv))} failed:\n{r.stderr.decode(errors='replace')[-2000:]}")
-    return r
 
 
 def install_sdk() -> Path:

@@ -19,9 +19,8 @@ workloads named in issue 13, with their default arguments.
 """
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
+from common import die, run
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "bench" / "lardish"
@@ -35,18 +34,6 @@ MACHINES = [
 ]
 SW_CAUSES = ["cold", "evicted", "inflated", "history_op", "clock_table", "rollover", "thread_switch",
              "stale_status"]
-
-
-def die(msg):
-    print(f"bench/lardish_table.py: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def run(cmd, **kw):
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
-    if r.returncode != 0:
-        die(f"`{' '.join(map(str, cmd))}` failed ({r.returncode}):\n{r.stderr.decode(errors='replace')[-3000:]}")
-    return r
 
 
 def main():

@@ -29,6 +29,7 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+from common import die, env_number
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "bench" / "pigz"
@@ -39,24 +40,6 @@ _CANDIDATES = [d / "shared" / "bench-programs" / "pigz-2.8.tar.gz" for d in (ROO
 TARBALL = Path(
     os.environ.get("PIGZ_TARBALL", next((c for c in _CANDIDATES if c.exists()), _CANDIDATES[0]))
 )
-
-
-def die(msg: str) -> None:
-    print(f"bench/pigz: error: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def env_number(name: str, default: float, kind=float):
-    raw = os.environ.get(name, "")
-    if raw == "":
-        return default
-    try:
-        v = kind(raw)
-    except ValueError:
-        die(f"{name}={raw!r} is not a number")
-    if v <= 0:
-        die(f"{name} must be positive")
-    return v
 
 
 def build() -> tuple[Path, Path]:

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from common import die, env_number
 
 ROOT = Path(__file__).resolve().parent.parent
 GUEST_SRC = ROOT / "bench" / "guests"
@@ -45,24 +46,6 @@ GUESTS = {
 }
 
 LARD_MODES = ["none", "tracked", "all"]
-
-
-def die(msg: str) -> None:
-    print(f"bench: error: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def env_number(name: str, default: float, kind=float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        v = kind(raw)
-    except ValueError:
-        die(f"{name}={raw!r} is not a number")
-    if v <= 0:
-        die(f"{name} must be positive")
-    return v
 
 
 def build(cargo: str) -> dict[str, Path]:
