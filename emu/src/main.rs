@@ -7,12 +7,14 @@ use lard_emu::binary::disasm;
 use lard_emu::binary::elf::{ElfError, ElfFile};
 use lard_emu::cpu::machine::{Config, RunMode};
 use lard_emu::cpu::sched::SchedPolicy;
+use lard_emu::linux::hostfd::{self, StderrCopy};
 use lard_emu::observe::accuracy::{parse_variants, AccuracyObserver};
 use lard_emu::observe::detect::DetectorObserver;
 use lard_emu::observe::objects;
 use lard_emu::observe::observer::{AccessMode, CountingObserver, Observer};
 use lard_emu::run::{Emulator, Outcome, RunLimits, StopReason};
 use std::cell::RefCell;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -476,7 +478,23 @@ fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>) -> ExitCode {
     }
 }
 
-fn run_guest(args: RunArgs) -> ExitCode {
+fn run_guest(mut args: RunArgs) -> ExitCode {
+    // The guest's chdir is the process's: every path lard writes or reads
+    // after the guest started is made absolute now.
+    for path in [
+        &mut args.report_json,
+        &mut args.hw_stats_json,
+        &mut args.stats_json,
+        &mut args.record_trace,
+        &mut args.sysroot,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if let Ok(abs) = std::path::absolute(&*path) {
+            *path = abs;
+        }
+    }
     let file = match ElfFile::open(&args.guest) {
         Ok(f) => f,
         Err(e) => {
@@ -535,7 +553,7 @@ fn run_guest(args: RunArgs) -> ExitCode {
             }
         }
     };
-    let config = Config {
+    let mut config = Config {
         seed: args.seed,
         sched: match args.sched {
             SchedArg::Rr => SchedPolicy::RoundRobin,
@@ -555,7 +573,10 @@ fn run_guest(args: RunArgs) -> ExitCode {
         },
         program_code: args.program_code.clone(),
         prune: !args.no_prune,
+        host_fds: Vec::new(),
     };
+    let stderr_copy = StderrCopy::save();
+    config.host_fds.extend(stderr_copy.fd());
     if let Some(root) = &args.sysroot {
         if !root.is_dir() {
             eprintln!("lard: --sysroot {}: not a directory", root.display());
@@ -634,10 +655,13 @@ fn run_guest(args: RunArgs) -> ExitCode {
     };
     let observer: Box<dyn Observer> = match &args.record_trace {
         None => observer,
-        Some(path) => match std::fs::File::create(path) {
-            Ok(f) => Box::new(lard_emu::observe::observer::RecordingObserver::new(
-                observer, f,
-            )),
+        Some(path) => match std::fs::File::create(path).and_then(hostfd::move_high) {
+            Ok(f) => {
+                config.host_fds.push(f.as_raw_fd());
+                Box::new(lard_emu::observe::observer::RecordingObserver::new(
+                    observer, f,
+                ))
+            }
             Err(e) => {
                 eprintln!("lard: cannot create {}: {e}", path.display());
                 return ExitCode::from(EXIT_BAD_INPUT);
@@ -670,7 +694,6 @@ fn run_guest(args: RunArgs) -> ExitCode {
         timeout: args.timeout,
         interrupt: interrupt_flag(),
     });
-    let stderr_copy = StderrCopy::save();
     let outcome = emu.run();
     // The guest's file descriptors are lard's: a guest that closed (or
     // reopened) fd 2, as every coreutils program does at exit, must not
@@ -758,30 +781,6 @@ fn run_guest(args: RunArgs) -> ExitCode {
         }
     }
     ExitCode::from(status)
-}
-
-/// A copy of lard's stderr, out of the guest's way (a high, close-on-exec
-/// descriptor), restored to fd 2 after the guest ran.
-struct StderrCopy(i32);
-
-impl StderrCopy {
-    /// Lowest descriptor the copy may use: far above what guests open.
-    const MIN_FD: i32 = 900;
-
-    fn save() -> StderrCopy {
-        // SAFETY: fcntl on a descriptor number; failure returns -1.
-        StderrCopy(unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, Self::MIN_FD) })
-    }
-
-    fn restore(self) {
-        if self.0 >= 0 {
-            // SAFETY: dup2/close on descriptors this process owns.
-            unsafe {
-                libc::dup2(self.0, 2);
-                libc::close(self.0);
-            }
-        }
-    }
 }
 
 /// Prints what ended the run and returns lard's exit status.

@@ -272,3 +272,74 @@ fn cpuid_advertises_only_what_the_emulated_cpu_runs() {
         assert_eq!(shell_status(&l), 0);
     }
 }
+
+#[test]
+fn a_guest_that_closes_every_descriptor_and_changes_directory_keeps_the_report() {
+    use lard_detector_hw::{trace::read_trace, Canonical, Detector};
+    // The racing line, from the guest's design (its "the race" comment).
+    let src = root().join("guests/plain/closes_fds.c");
+    let race_line = std::fs::read_to_string(&src)
+        .unwrap()
+        .lines()
+        .position(|l| l.contains("/* the race */"))
+        .expect("marker") as i64
+        + 1;
+    let guest = build_c("plain/closes_fds.c", Libc::Glibc);
+    let n = native(&guest, &[]);
+    // Relative output paths, resolved against the directory lard started in
+    // although the guest moves to /.
+    let dir = scratch_file("closes-fds").with_extension("d");
+    std::fs::create_dir_all(&dir).unwrap();
+    let l = std::process::Command::new(lard())
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--report-json",
+            "r.json",
+            "--record-trace",
+            "t.trace",
+        ])
+        .arg(&guest)
+        .output()
+        .unwrap();
+    assert_eq!(
+        (shell_status(&l), stdout(&l)),
+        (shell_status(&n), stdout(&n)),
+        "{}",
+        stderr(&l)
+    );
+    assert_eq!(stdout(&l), "start\ndone\n");
+    // The text report reached lard's stderr though the guest closed fd 2.
+    let err = stderr(&l);
+    assert!(
+        err.contains(&format!("closes_fds.c:{race_line}")),
+        "text report lost or wrong:\n{err}"
+    );
+    let dre: u64 = err
+        .split("racy dynamic accesses (DRE): ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .expect("DRE line");
+    assert!(dre > 0, "{err}");
+    // The JSON is where the user asked for it, and names the line.
+    let json = std::fs::read_to_string(dir.join("r.json")).expect("r.json in lard's directory");
+    assert_eq!(
+        source_lines(&guest, "closes_fds.c", &racy_pcs(&json)),
+        [race_line].into_iter().collect()
+    );
+    // The trace survived the guest's close loop: complete, it replays to the
+    // live run's verdict under the canonical detector.
+    let events = read_trace(std::fs::File::open(dir.join("t.trace")).unwrap())
+        .expect("the trace reads back");
+    let mut canonical = Canonical::new();
+    let replayed = events
+        .iter()
+        .filter(|e| canonical.event(e).is_some())
+        .count() as u64;
+    assert_eq!(
+        replayed, dre,
+        "the replayed trace disagrees with the live run"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -142,6 +142,10 @@ pub struct Config {
     pub program_code: Vec<String>,
     /// Binary mode: prune accesses that cannot race (`--no-prune` clears it).
     pub prune: bool,
+    /// Host descriptors lard owns while the guest runs (its stderr copy, the
+    /// trace file): the guest can neither close nor replace them
+    /// ([`crate::linux::hostfd`]).
+    pub host_fds: Vec<i32>,
 }
 
 /// Which race-detection mode a run uses.
@@ -169,6 +173,7 @@ impl Default for Config {
             mode: RunMode::Auto,
             program_code: Vec::new(),
             prune: true,
+            host_fds: Vec::new(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The Linux side of a user-mode emulator: the process image and initial
 //! stack the kernel would build, and the system calls.
 
+pub mod hostfd;
 pub mod loader;
 pub mod syscalls;
 pub mod sysroot;

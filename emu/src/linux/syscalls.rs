@@ -20,6 +20,7 @@ use log::warn;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 const ENOENT: i64 = 2;
+const EBADF: i64 = 9;
 const EINTR: i64 = 4;
 const EAGAIN: i64 = 11;
 const ENOMEM: i64 = 12;
@@ -181,6 +182,11 @@ fn host(nr: u64, a: [u64; 6]) -> i64 {
 }
 
 impl Machine {
+    /// Whether `fd` is a host descriptor lard owns ([`crate::linux::hostfd`]).
+    fn is_host_fd(&self, fd: u64) -> bool {
+        i32::try_from(fd).is_ok_and(|fd| self.config.host_fds.contains(&fd))
+    }
+
     /// A host pointer for `len` guest bytes with permission `need`, or None.
     fn ptr(&self, addr: u64, len: u64, need: u32) -> Option<u64> {
         if len == 0 {
@@ -447,6 +453,10 @@ impl Machine {
             // write, pwrite64
             1 | 18 => Val(host(nr, [a[0], p!(a[1], a[2], R), a[2], a[3], 0, 0])),
             2 => self.sys_openat(libc::AT_FDCWD as u64, a[0], a[1], a[2]),
+            // close, dup, dup2, dup3 of a descriptor lard owns: not open, as
+            // far as the guest knows (linux::hostfd).
+            3 | 32 | 33 | 292 if self.is_host_fd(a[0]) => Val(-EBADF),
+            33 | 292 if self.is_host_fd(a[1]) => Val(-EBADF),
             3 | 8 | 32 | 33 | 292 | 74 | 75 | 77 | 95 | 81 | 221 => Val(host(nr, a)),
             // stat, lstat
             4 | 6 => Val(host(nr, [path!(a[0]), p!(a[1], 144, W), 0, 0, 0, 0])),
