@@ -80,7 +80,11 @@ impl Origin {
 /// One data memory access made by one instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Access {
-    /// Address of the instruction that made the access.
+    /// Address of the instruction the access is attributed to. Detectors
+    /// keep it as an opaque word beside the access history and hand it back
+    /// in [`PriorAccess`](crate::race::PriorAccess); the emulator may carry
+    /// a call-stack id in its bits above 47 (x86-64 user addresses have 47),
+    /// which detectors never interpret.
     pub pc: u64,
     /// First byte accessed.
     pub addr: u64,

@@ -14,6 +14,7 @@ use crate::intercept::runtime::BinaryRuntime;
 use crate::intercept::InterceptTable;
 use crate::linux::loader::{self, LoadError, ProcessArgs};
 use crate::linux::sysroot;
+use crate::observe::callstack;
 use crate::observe::observer::{AccessMode, Observer};
 use crate::observe::stats::{Report, Stats};
 use goblin::elf::program_header::PF_X;
@@ -259,6 +260,11 @@ impl Emulator {
                 let a = a.wrapping_add(image.bias);
                 (a, a + b.len() as u64)
             }),
+            call_stacks: file
+                .symbols
+                .iter()
+                .find(|s| !s.is_func && s.name == callstack::TABLE_SYMBOL)
+                .map_or(0, |s| s.addr.wrapping_add(image.bias)),
             adversary,
             binary: None,
         });
@@ -543,7 +549,9 @@ fn cpu_fault(m: &Machine, e: UcError) -> GuestFault {
 }
 
 /// `symbol+off: instruction` for a guest code address.
+/// `pc` may be a site (observe::callstack): its PC is described.
 pub fn describe_pc(m: &Machine, pc: u64) -> String {
+    let pc = callstack::pc(pc);
     let sym = m.objects.describe_pc(pc).unwrap_or_else(|| "??".into());
     let insn = match m.mem.slice(pc, 1) {
         Some(_) => {

@@ -9,6 +9,11 @@
  * the program's call instruction (docs/lard-cc.md), so reports name the
  * program's file:line, never this file.
  *
+ * Before its Tracked access every stub loads the kernel thread's current
+ * call-stack id (stack.c) into %ecx, where the emulator reads it to keep the
+ * access's call stack beside its PC (docs/lard-cc.md, "Call stacks"); %rcx
+ * is a scratch register of the calling convention.
+ *
  * Reads are Tracked loads (the value is discarded).  Writes are Tracked
  * `lock or $0` on the program's bytes: an atomic read-modify-write that
  * stores back exactly the value it read, so it never changes memory and
@@ -17,6 +22,9 @@
  * 16 are two 8-byte accesses; ranges are 8-byte accesses then single bytes.
  */
 #define TRACKED .byte 0x36;
+/* %ecx := lardcc_stack_id of this thread (initial-exec TLS: the runtime is
+ * linked into the executable). */
+#define STACK_ID movq lardcc_stack_id@gottpoff(%rip), %rcx; movl %fs:(%rcx), %ecx;
 
         .section lard_caller_pc, "ax", @progbits
 
@@ -28,44 +36,54 @@
         .globl alias; .type alias, @function; .set alias, name
 
 FUNC(__lardcc_read1)
+        STACK_ID
         TRACKED movb (%rdi), %al
         ret
 END(__lardcc_read1)
 FUNC(__lardcc_read2)
+        STACK_ID
         TRACKED movw (%rdi), %ax
         ret
 END(__lardcc_read2)
 FUNC(__lardcc_read4)
+        STACK_ID
         TRACKED movl (%rdi), %eax
         ret
 END(__lardcc_read4)
 FUNC(__lardcc_read8)
+        STACK_ID
         TRACKED movq (%rdi), %rax
         ret
 END(__lardcc_read8)
 FUNC(__lardcc_read16)
+        STACK_ID
         TRACKED movq (%rdi), %rax
         TRACKED movq 8(%rdi), %rax
         ret
 END(__lardcc_read16)
 
 FUNC(__lardcc_write1)
+        STACK_ID
         TRACKED lock orb $0, (%rdi)
         ret
 END(__lardcc_write1)
 FUNC(__lardcc_write2)
+        STACK_ID
         TRACKED lock orw $0, (%rdi)
         ret
 END(__lardcc_write2)
 FUNC(__lardcc_write4)
+        STACK_ID
         TRACKED lock orl $0, (%rdi)
         ret
 END(__lardcc_write4)
 FUNC(__lardcc_write8)
+        STACK_ID
         TRACKED lock orq $0, (%rdi)
         ret
 END(__lardcc_write8)
 FUNC(__lardcc_write16)
+        STACK_ID
         TRACKED lock orq $0, (%rdi)
         TRACKED lock orq $0, 8(%rdi)
         ret
@@ -73,6 +91,7 @@ END(__lardcc_write16)
 
 /* void __tsan_read_range(void *addr, size_t size) */
 FUNC(__tsan_read_range)
+        STACK_ID
 1:      cmpq $8, %rsi
         jb 2f
         TRACKED movq (%rdi), %rax
@@ -89,6 +108,7 @@ FUNC(__tsan_read_range)
 END(__tsan_read_range)
 
 FUNC(__tsan_write_range)
+        STACK_ID
 1:      cmpq $8, %rsi
         jb 2f
         TRACKED lock orq $0, (%rdi)
@@ -110,6 +130,7 @@ ALIAS(__tsan_vptr_read, __lardcc_read8)
 /* void __tsan_vptr_update(void **vptr_p, void *new_val): a write only when
  * the vptr changes (a constructor storing the same vptr is no race). */
 FUNC(__tsan_vptr_update)
+        STACK_ID
         cmpq %rsi, (%rdi)
         je 1f
         TRACKED lock orq $0, (%rdi)

@@ -324,17 +324,19 @@ void __tsan_atomic_signal_fence(int mo)
 extern __thread uintptr_t lardcc_stack_low;
 
 /* Function entry: the lowest stack pointer seen bounds the stack memory of
- * frames that have since returned (see lardcc_clear_dead_stack). */
+ * frames that have since returned (see lardcc_clear_dead_stack); the call
+ * stack moves to the callee (stack.c). */
 void __tsan_func_entry(void *caller_pc)
 {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    LARDCC_UNUSED(caller_pc);
     if (sp < lardcc_stack_low || lardcc_stack_low == 0)
         lardcc_stack_low = sp;
+    lardcc_stack_enter(sp, (uint64_t)(uintptr_t)caller_pc);
 }
 
 void __tsan_func_exit(void)
 {
+    lardcc_stack_exit();
 }
 
 void __tsan_init(void)

@@ -121,7 +121,7 @@ static void team_body(void *arg)
     struct team *prev_team = cur_team;
     struct task *prev_task = cur_task;
     struct task *implicit = xmalloc(sizeof *implicit);
-    uint32_t prev_id = lardcc_me(), id = prev_id, n = (uint32_t)omp_get_num_threads();
+    uint32_t prev_id = lardcc_me(), id = prev_id, n = (uint32_t)omp_get_num_threads(), stack;
     int worker = omp_get_thread_num() != 0, slot;
     uint64_t final;
     if (worker) {
@@ -134,7 +134,9 @@ static void team_body(void *arg)
     implicit->team = T;
     cur_team = T;
     cur_task = implicit;
+    stack = lardcc_stack_detach();
     T->fn(T->data);
+    lardcc_stack_attach(stack);
     final = lard__threads[id].vc[id];
     if (worker)
         lard_note_thread_exit();
@@ -495,7 +497,7 @@ static void deps_apply(struct task *parent, void **depend, struct task *t)
 static void run_task(struct task *t, void (*fn)(void *), void *arg)
 {
     struct task *prev = current_task();
-    uint32_t prev_id = lardcc_me(), id;
+    uint32_t prev_id = lardcc_me(), id, stack;
     size_t i;
     lardcc_clear_dead_stack();
     id = lardcc_id_alloc(t->start_vc);
@@ -504,7 +506,9 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     for (i = 0; i < t->npreds; i++)
         lard__acquire(id, t->preds[i]->fin);
     cur_task = t;
+    stack = lardcc_stack_detach();
     fn(arg);
+    lardcc_stack_attach(stack);
     lardcc_clear_dead_stack();
     memcpy(t->fin, lard__threads[id].vc, sizeof t->fin);
     lard_note_thread_exit();
@@ -547,8 +551,11 @@ static void task_entry(void *block)
 static void task_copy(void *dst, void *src)
 {
     struct hdr *h = (struct hdr *)((char *)src + HDR_AT);
+    uint32_t stack;
     memcpy(dst, src, h->off);
+    stack = lardcc_stack_detach();
     h->cpyfn((char *)dst + h->off, h->orig_data);
+    lardcc_stack_attach(stack);
 }
 
 void __real_GOMP_task(void (*)(void *), void *, void (*)(void *, void *), long, long, bool,

@@ -67,6 +67,7 @@ static void *trampoline(void *arg)
     void *r;
     free(arg);
     lardcc_switch(st.id);
+    lardcc_stack_detach();
     r = st.fn(st.arg);
     thread_end();
     return r;
@@ -370,7 +371,9 @@ static void once_trampoline(void)
 {
     void (*fn)(void) = once_fn;
     pthread_once_t *o = once_obj;
+    uint32_t stack = lardcc_stack_detach();
     fn();
+    lardcc_stack_attach(stack);
     lardcc_release(lardcc_sync_of(o));
 }
 

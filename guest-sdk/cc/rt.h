@@ -83,6 +83,31 @@ void lardcc_switch(uint32_t id);
  * memory is reused by the next frames (Rule 3 for stacks). */
 void lardcc_clear_dead_stack(void);
 
+/* Call stacks (stack.c): the current stack of this kernel thread as an id
+ * into lardcc_stack_nodes, the hash-consed tree the emulator reads when it
+ * prints a report.  Ids fit in LARDCC_STACK_BITS bits (the emulator keeps
+ * them beside a PC's 47 bits); 0 is the empty stack. */
+#define LARDCC_STACK_BITS 17
+#define LARDCC_STACK_SLOTS (1u << LARDCC_STACK_BITS)
+#define LARDCC_STACK_UNKNOWN (LARDCC_STACK_SLOTS - 1) /* not recorded */
+#define LARDCC_STACK_DEPTH 128
+struct lardcc_stack_node {
+    uint64_t pc;     /* return address into the caller */
+    uint32_t parent; /* the caller's stack */
+    uint32_t used;   /* published (release) after pc and parent */
+};
+extern struct lardcc_stack_node lardcc_stack_nodes[LARDCC_STACK_SLOTS];
+extern __thread uint32_t lardcc_stack_id;
+uint32_t lardcc_stack_intern(uint32_t parent, uint64_t pc);
+/* __tsan_func_entry/exit: `sp` is the entry's frame address. */
+void lardcc_stack_enter(uintptr_t sp, uint64_t caller_pc);
+void lardcc_stack_exit(void);
+/* Around a call from the runtime into program code (a thread, task or
+ * once routine): the program's frames start from the empty stack, as in
+ * ThreadSanitizer, so no runtime frame ever appears in a report. */
+uint32_t lardcc_stack_detach(void);
+void lardcc_stack_attach(uint32_t saved);
+
 /* Memory reuse hooks. */
 void lardcc_forget(void *p, size_t n);
 

@@ -13,6 +13,7 @@ use crate::cpu::sched::{SchedPolicy, Scheduler};
 use crate::cpu::uc::{Clock, Context, Reg, UcError, UcRef};
 use crate::cpu::vclock::VcFile;
 use crate::intercept::{CallArgs, InterceptTable};
+use crate::observe::callstack;
 use crate::observe::observer::{AccessMode, Control, Observer};
 use crate::observe::stats::Stats;
 use iced_x86::{OpAccess, Register};
@@ -248,6 +249,10 @@ pub struct Machine {
     /// The executable's `lard_caller_pc` section `[start, end)` (empty if none):
     /// Tracked accesses there are attributed to their caller's call site.
     pub caller_pc_range: (u64, u64),
+    /// The lard-cc runtime's call-stack table (`lardcc_stack_nodes`), 0 if
+    /// the executable has none: then the stubs of `caller_pc_range` hand the
+    /// current call-stack id over in `%ecx` (observe::callstack).
+    pub call_stacks: u64,
     /// Binary mode (program without LARDx86 code), when it runs.
     pub binary: Option<Box<crate::intercept::runtime::BinaryRuntime>>,
 }
@@ -369,7 +374,9 @@ impl Machine {
     /// `lard_caller_pc` section (leaf stubs such as lard-cc's `__tsan_read4`,
     /// which never move rsp) belong to the program line that called the stub:
     /// the `call` instruction before the return address at `[rsp]`
-    /// (docs/lard-cc.md, "Where a report points").
+    /// (docs/lard-cc.md, "Where a report points"), with the program's call
+    /// stack id when the runtime records call stacks (a site,
+    /// observe::callstack).
     #[inline]
     pub fn attributed_pc(&self, pc: u64) -> u64 {
         let (lo, hi) = self.caller_pc_range;
@@ -381,13 +388,17 @@ impl Machine {
         };
         // call rel32 (e8, 5 bytes) or call [rip+disp32] (ff 15, 6 bytes).
         let at = |a: u64| self.mem.slice(a, 1).map(|b| b[0]);
-        if at(ret.wrapping_sub(5)) == Some(0xe8) {
+        let call = if at(ret.wrapping_sub(5)) == Some(0xe8) {
             ret - 5
         } else if at(ret.wrapping_sub(6)) == Some(0xff) && at(ret.wrapping_sub(5)) == Some(0x15) {
             ret - 6
         } else {
             ret.wrapping_sub(1)
+        };
+        if self.call_stacks == 0 {
+            return call;
         }
+        callstack::site(call, self.uc.reg(Reg::RCX) as u32)
     }
 
     /// Records the mapping containing `sp` as a stack.

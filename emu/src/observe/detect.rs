@@ -7,6 +7,7 @@
 
 use crate::binary::lines::Frame;
 use crate::cpu::machine::Machine;
+use crate::observe::callstack;
 use crate::observe::observer::{AccessMode, Control, Observer};
 use crate::run::describe_pc;
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, ThreadKey};
@@ -206,16 +207,31 @@ pub(crate) fn data_name(m: &Machine, addr: u64) -> String {
     }
 }
 
-pub(crate) fn frames_text(m: &Machine, pc: u64) -> String {
-    let frames = m.objects.frames(pc);
+/// The call stack of a site (observe::callstack) for the text report, one
+/// `#n function file:line` per line, innermost first.
+pub(crate) fn frames_text(m: &Machine, site: u64) -> String {
+    let (chains, truncated) = callstack::chains(m, site);
     let mut s = String::new();
-    for (i, f) in frames.iter().enumerate() {
-        let _ = write!(s, "\n      #{i} {}", f.text());
-        if i + 1 < frames.len() {
-            s += " (inlined)";
+    let mut i = 0;
+    for chain in &chains {
+        for (k, f) in chain.iter().enumerate() {
+            let _ = write!(s, "\n      #{i} {}", f.text());
+            if k + 1 < chain.len() {
+                s += " (inlined)";
+            }
+            i += 1;
         }
     }
+    if truncated {
+        s += "\n      (outer frames not recorded)";
+    }
     s
+}
+
+/// The call stack of a site as JSON frames, innermost first.
+pub(crate) fn stack_json(m: &Machine, site: u64) -> String {
+    let (chains, _) = callstack::chains(m, site);
+    frames_json(&chains.concat())
 }
 
 pub(crate) fn frames_json(frames: &[Frame]) -> String {
@@ -250,7 +266,7 @@ impl RaceLog {
     /// Records one racy access.
     pub fn record(&mut self, a: &Access, r: &Race) {
         self.dre += 1;
-        self.pcs.insert(a.pc);
+        self.pcs.insert(callstack::pc(a.pc));
         for p in &r.priors {
             self.pairs
                 .entry((a.pc, p.pc))
@@ -331,11 +347,12 @@ impl RaceLog {
         let races: Vec<String> = self
             .pairs
             .iter()
-            .map(|((pc, prev), p)| {
+            .map(|((site, prev_site), p)| {
+                let (pc, prev) = (callstack::pc(*site), callstack::pc(*prev_site));
                 format!(
                     "{{\"pc\":{pc},\"symbol\":\"{}\",\"prev_pc\":{prev},\"prev_symbol\":\"{}\",\"addr\":{},\"data\":\"{}\",\"size\":{},\"kind\":\"{}\",\"thread\":\"{}\",\"kthread\":{},\"prev_thread\":\"{}\",\"count\":{},\"frames\":{},\"prev_frames\":{}}}",
-                    esc(m.objects.describe_pc(*pc).unwrap_or_default()),
-                    esc(m.objects.describe_pc(*prev).unwrap_or_default()),
+                    esc(m.objects.describe_pc(pc).unwrap_or_default()),
+                    esc(m.objects.describe_pc(prev).unwrap_or_default()),
                     p.addr,
                     esc(data_name(m, p.addr)),
                     p.size,
@@ -344,8 +361,8 @@ impl RaceLog {
                     p.kthread,
                     p.prev_thread,
                     p.count,
-                    frames_json(&m.objects.frames(*pc)),
-                    frames_json(&m.objects.frames(*prev))
+                    stack_json(m, *site),
+                    stack_json(m, *prev_site)
                 )
             })
             .collect();

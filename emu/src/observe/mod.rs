@@ -2,6 +2,7 @@
 //! detector variants for the accuracy analysis, and run statistics.
 
 pub mod accuracy;
+pub mod callstack;
 pub mod detect;
 pub mod objects;
 pub mod observer;

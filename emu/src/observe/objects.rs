@@ -5,7 +5,8 @@
 //! `--report-json` (docs/cli.md).
 
 use crate::cpu::machine::Machine;
-use crate::observe::detect::{data_name, frames_json, frames_text};
+use crate::observe::callstack;
+use crate::observe::detect::{data_name, frames_json, frames_text, stack_json};
 use crate::run::describe_pc;
 use lard_detector_hw::event::{AccessKind, LockId, ObjectKind};
 use lard_detector_hw::object::{ObjectDetector, ObjectInfo, ObjectStats, OwnershipState};
@@ -207,11 +208,11 @@ pub fn json_fields(det: &ObjectDetector, m: &Machine) -> String {
             let prior = match &r.prior {
                 Some(p) => format!(
                     "{{\"pc\":{},\"symbol\":\"{}\",\"thread\":\"{}\",\"write\":{},\"frames\":{}}}",
-                    p.pc,
-                    esc(&m.objects.describe_pc(p.pc).unwrap_or_default()),
+                    callstack::pc(p.pc),
+                    esc(&m.objects.describe_pc(callstack::pc(p.pc)).unwrap_or_default()),
                     p.thread,
                     p.write,
-                    frames_json(&m.objects.frames(p.pc))
+                    stack_json(m, p.pc)
                 ),
                 None => "null".into(),
             };
@@ -228,14 +229,14 @@ pub fn json_fields(det: &ObjectDetector, m: &Machine) -> String {
                 esc(&m.objects.describe_pc(o.site).unwrap_or_default()),
                 frames_json(&m.objects.frames(o.site.saturating_sub(1))),
                 o.creator,
-                a.pc,
-                esc(&m.objects.describe_pc(a.pc).unwrap_or_default()),
+                callstack::pc(a.pc),
+                esc(&m.objects.describe_pc(callstack::pc(a.pc)).unwrap_or_default()),
                 a.addr,
                 a.size,
                 a.kind == AccessKind::Write,
                 r.thread,
                 a.origin.kthread,
-                frames_json(&m.objects.frames(a.pc)),
+                stack_json(m, a.pc),
                 r.state_before.name(),
                 locks_json(m, &r.lockset_before),
                 locks_json(m, &r.held)
