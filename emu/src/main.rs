@@ -126,6 +126,10 @@ enum Command {
         /// Runs per program, with `--sched random --seed 1..=N`.
         #[arg(long, default_value_t = 3)]
         seeds: u64,
+        /// Build the programs dynamically linked (the interposing runtime)
+        /// instead of `-static`.
+        #[arg(long)]
+        dynamic: bool,
     },
 }
 
@@ -317,11 +321,18 @@ fn main() -> ExitCode {
             lard_cc,
             build,
             seeds,
-        } => run_cc_accuracy(&manifest, &lard_cc, &build, seeds),
+            dynamic,
+        } => run_cc_accuracy(&manifest, &lard_cc, &build, seeds, dynamic),
     }
 }
 
-fn run_cc_accuracy(manifest: &Path, lard_cc: &Path, build: &Path, seeds: u64) -> ExitCode {
+fn run_cc_accuracy(
+    manifest: &Path,
+    lard_cc: &Path,
+    build: &Path,
+    seeds: u64,
+    dynamic: bool,
+) -> ExitCode {
     use lard_emu::cmd::cc_accuracy as cc;
     let build = std::path::absolute(build).unwrap_or_else(|_| build.to_path_buf());
     let guests = manifest
@@ -329,7 +340,7 @@ fn run_cc_accuracy(manifest: &Path, lard_cc: &Path, build: &Path, seeds: u64) ->
         .and_then(Path::parent)
         .unwrap_or(Path::new("."))
         .to_path_buf();
-    let programs = match cc::programs(manifest, &build) {
+    let programs = match cc::programs(manifest, &build, dynamic) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("lard: {e}");
@@ -344,7 +355,7 @@ fn run_cc_accuracy(manifest: &Path, lard_cc: &Path, build: &Path, seeds: u64) ->
     };
     let mut runs = Vec::new();
     for (r, flags) in &programs {
-        if let Err(e) = cc::build(&driver, &guests, r, flags) {
+        if let Err(e) = cc::build(&driver, &guests, r, flags, dynamic) {
             eprintln!("lard: {e}");
             return ExitCode::from(EXIT_BAD_INPUT);
         }

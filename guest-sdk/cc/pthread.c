@@ -3,9 +3,11 @@
  * lard-cc runtime: POSIX threads, their synchronization, and heap memory.
  *
  * lard-cc links the program with `-Wl,--wrap=SYM` for each function here
- * (guest-sdk/cc/wrap-pthread.txt), so the program's (and libstdc++'s and
+ * (lardcc-pthread.wrap, generated from the archive), so the program's (and libstdc++'s and
  * libgomp's) calls reach __wrap_SYM, which calls the real function as
- * __real_SYM and reports the edge.  glibc's internal synchronization uses
+ * __real_SYM and reports the edge.  A dynamic link uses these objects
+ * renamed (__wrap_SYM -> SYM, interposed; __real_SYM -> the shared
+ * libraries' SYM, interpose.c).  glibc's internal synchronization uses
  * internal names and is never seen: it is system code.
  * The happens-before table is in docs/lard-cc.md.
  */

@@ -320,6 +320,19 @@ pub fn lard_cc_prefix() -> PathBuf {
 /// (`.cc`), `-g -static` plus `flags`, into `out`; rebuilt when the source
 /// or the runtime is newer.
 pub fn build_lard_cc(rel: &str, flags: &[&str], out: &Path, env: &[(&str, &str)]) {
+    build_lard_cc_linked(rel, flags, out, env, true);
+}
+
+/// [`build_lard_cc`], linked `-static` or (`link_static` false) as an
+/// ordinary dynamically linked executable (the interposing runtime,
+/// docs/lard-cc.md).
+pub fn build_lard_cc_linked(
+    rel: &str,
+    flags: &[&str],
+    out: &Path,
+    env: &[(&str, &str)],
+    link_static: bool,
+) {
     let prefix = lard_cc_prefix();
     let src = root().join("guests").join(rel);
     let driver = if rel.ends_with(".cc") {
@@ -337,7 +350,8 @@ pub fn build_lard_cc(rel: &str, flags: &[&str], out: &Path, env: &[(&str, &str)]
     }
     compile_cached(&src, out, &format!("{driver} {rel}"), |tmp| {
         let mut c = Command::new(prefix.join("bin").join(driver));
-        c.args(["-g", "-static"])
+        c.arg("-g")
+            .args(link_static.then_some("-static"))
             .args(flags)
             .arg(&src)
             .arg("-o")

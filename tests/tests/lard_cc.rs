@@ -21,9 +21,9 @@ fn runs() -> Vec<GuestRun> {
     let manifest = root().join("guests/cc/manifest.toml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     let doc: toml::Value = toml::from_str(&text).unwrap();
-    // The static builds: a dynamic lard-cc build runs natively, but its
-    // shared libstdc++/libgomp call pthreads past the --wrap'ed names
-    // (docs/lard-cc.md), so `lard run` checks static builds only.
+    // The static builds (the manifest's glibc-dynamic entries are plain gcc
+    // builds; dynamically linked lard-cc builds are checked by
+    // dynamically_linked_lard_cc_builds_match_their_ground_truth).
     let runs: Vec<GuestRun> = lard_emu::cmd::manifest::read(&manifest, &build_dir())
         .expect("manifest reads")
         .into_iter()
@@ -74,6 +74,67 @@ fn every_lard_cc_program_matches_its_ground_truth() {
         let n = native(&r.bin, &[]);
         assert_eq!(stdout(&n), r.stdout, "{}: native stdout", r.label);
         assert_eq!(shell_status(&n), r.exit, "{}: native status", r.label);
+        for args in [&[][..], &["--sched", "random", "--seed", "7"][..]] {
+            if let Err(e) = check(r, args) {
+                failures.push(e);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Dynamically linked lard-cc builds get the manifest's verdicts under
+/// `lard run`, line by line, like the static builds: the shared libstdc++,
+/// libgomp and libc call pthread_create, condition variables, malloc and
+/// free themselves, and those calls reach the runtime only through its
+/// interposition (docs/lard-cc.md, "Static and dynamic builds"). The subset:
+/// C++ threads, mutexes and condition variables (libstdc++.so), heap reuse
+/// by C++ objects, OpenMP tasks and taskgroups (libgomp.so's threads and
+/// task allocations), pthreads, racy and race-free.
+#[test]
+fn dynamically_linked_lard_cc_builds_match_their_ground_truth() {
+    const SUBSET: [&str; 8] = [
+        "cc_cpp_mutex",
+        "cc_cpp_objects",
+        "cc_race_cpp_threads",
+        "cc_omp_tasks",
+        "cc_omp_taskgroup",
+        "cc_race_omp_task_shared",
+        "cc_pt_cond",
+        "cc_race_deep_stack",
+    ];
+    let manifest = root().join("guests/cc/manifest.toml");
+    let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    let dir = build_dir().join("dynamic");
+    let runs: Vec<GuestRun> = lard_emu::cmd::manifest::read(&manifest, &dir)
+        .expect("manifest reads")
+        .into_iter()
+        .filter(|r| r.libc != lard_emu::cmd::manifest::DYNAMIC && SUBSET.contains(&r.name.as_str()))
+        .collect();
+    assert_eq!(
+        runs.len(),
+        SUBSET.len(),
+        "every subset program is in the manifest"
+    );
+    let mut failures = Vec::new();
+    for r in &runs {
+        let g = doc["guest"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"].as_str() == Some(r.name.as_str()))
+            .unwrap();
+        let flags: Vec<&str> = g["cflags"].as_str().unwrap().split_whitespace().collect();
+        build_lard_cc_linked(&r.source, &flags, &r.bin, &[], false);
+        let elf = lard_emu::binary::elf::ElfFile::open(&r.bin).unwrap();
+        assert!(elf.interp.is_some(), "{}: not dynamically linked", r.label);
+        let n = native(&r.bin, &[]);
+        assert_eq!(stdout(&n), r.stdout, "{}: native stdout", r.label);
         for args in [&[][..], &["--sched", "random", "--seed", "7"][..]] {
             if let Err(e) = check(r, args) {
                 failures.push(e);

@@ -70,13 +70,26 @@ pub fn score(runs: &[CcRun]) -> Score {
     }
 }
 
-/// The manifest's programs with their lard-cc flags.
-pub fn programs(manifest: &Path, build: &Path) -> Result<Vec<(GuestRun, String)>, String> {
-    // Static builds only: a dynamic lard-cc build's shared libstdc++ and
-    // libgomp call pthreads past the --wrap'ed names (docs/lard-cc.md).
+/// The manifest's programs with their lard-cc flags; with `dynamic`, built
+/// as dynamically linked executables (in `build/dynamic/`) instead of
+/// static ones.
+pub fn programs(
+    manifest: &Path,
+    build: &Path,
+    dynamic: bool,
+) -> Result<Vec<(GuestRun, String)>, String> {
+    // One run per program: the manifest's glibc entry (its glibc-dynamic
+    // entries are for plain gcc builds of the C guests).
     let runs: Vec<GuestRun> = crate::cmd::manifest::read(manifest, build)?
         .into_iter()
         .filter(|r| r.libc != crate::cmd::manifest::DYNAMIC)
+        .map(|mut r| {
+            if dynamic {
+                r.bin = build.join("dynamic").join(&r.name);
+                r.label = format!("dynamic/{}", r.name);
+            }
+            r
+        })
         .collect();
     let text =
         std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
@@ -101,8 +114,14 @@ pub fn programs(manifest: &Path, build: &Path) -> Result<Vec<(GuestRun, String)>
 }
 
 /// Builds one program with the lard-cc driver `cc` (lard-c++ for `.cc`,
-/// found next to it).
-pub fn build(cc: &Path, guests: &Path, r: &GuestRun, flags: &str) -> Result<(), String> {
+/// found next to it), `-static` unless `dynamic`.
+pub fn build(
+    cc: &Path,
+    guests: &Path,
+    r: &GuestRun,
+    flags: &str,
+    dynamic: bool,
+) -> Result<(), String> {
     let driver: PathBuf = if r.source.ends_with(".cc") {
         cc.with_file_name("lard-c++")
     } else {
@@ -112,7 +131,8 @@ pub fn build(cc: &Path, guests: &Path, r: &GuestRun, flags: &str) -> Result<(), 
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
     let out = Command::new(&driver)
-        .args(["-g", "-static"])
+        .arg("-g")
+        .args((!dynamic).then_some("-static"))
         .args(flags.split_whitespace())
         .arg(guests.join(&r.source))
         .arg("-o")
@@ -170,7 +190,12 @@ pub fn run_one(lard: &Path, r: &GuestRun, seed: u64, tmp: &Path) -> CcRun {
         .file_name()
         .map(|f| f.to_string_lossy().to_string())
         .unwrap_or_default();
-    let lines = SourceLines::open(&r.bin, 0);
+    // A PIE (the dynamically linked builds) runs at the loader's base.
+    let bias = match crate::binary::elf::ElfFile::open(&r.bin) {
+        Ok(f) if f.is_pie() => crate::linux::loader::PIE_BASE,
+        _ => 0,
+    };
+    let lines = SourceLines::open(&r.bin, bias);
     let mut got = BTreeSet::new();
     for pc in &pcs {
         let line = lines
