@@ -200,6 +200,33 @@ static uint32_t nfree;
 static uint32_t free_ids[LARD_MAX_THREADS];
 static uint64_t free_final[LARD_MAX_THREADS];
 
+/* Ids run out when more than LARD_MAX_THREADS language threads are
+ * unordered with each other: every task of a recursive task program (fib)
+ * is concurrent with every task of another subtree, so none can take over a
+ * finished one's id.  Exact detection needs a vector-clock entry for each;
+ * on a LARD CPU the run therefore ends with that reason (docs/lard-cc.md,
+ * "Limits").  On a CPU without LARD (ReadVC returns 0) ids and clocks mean
+ * nothing: a retired id, else any, is taken again, so the program runs
+ * natively like its plain build. */
+#define LARDCC_STR2(x) #x
+#define LARDCC_STR(x) LARDCC_STR2(x)
+static uint32_t out_of_ids(void)
+{
+    static uint32_t next_shared;
+    uint32_t id;
+    if (lard_read_vc(lardcc_me()) != 0)
+        lard__fatal("lard-cc: more than " LARDCC_STR(LARD_MAX_THREADS) " language threads unordered with each other "
+                    "(OpenMP tasks, threads): exact detection needs a vector-clock entry "
+                    "for each (docs/lard-cc.md, Limits)");
+    if (nfree > 0) {
+        id = free_ids[--nfree];
+    } else {
+        id = 1 + next_shared % (LARD_MAX_THREADS - 1);
+        next_shared++;
+    }
+    return id;
+}
+
 uint32_t lardcc_id_alloc(const uint64_t *from)
 {
     uint32_t i, id = LARD__NO_THREAD;
@@ -212,6 +239,8 @@ uint32_t lardcc_id_alloc(const uint64_t *from)
             nfree--;
             break;
         }
+    if (id == LARD__NO_THREAD && lard__nids() >= LARD_MAX_THREADS)
+        id = out_of_ids();
     lard__unlock(&ids_lock);
     if (id == LARD__NO_THREAD)
         id = lard__new_id();
@@ -222,9 +251,12 @@ uint32_t lardcc_id_alloc(const uint64_t *from)
 void lardcc_id_retire(uint32_t id, uint64_t final)
 {
     lard__lock(&ids_lock);
-    free_ids[nfree] = id;
-    free_final[nfree] = final;
-    nfree++;
+    /* (Natively an id may be held twice: keep the list within bounds.) */
+    if (nfree < LARD_MAX_THREADS) {
+        free_ids[nfree] = id;
+        free_final[nfree] = final;
+        nfree++;
+    }
     lard__unlock(&ids_lock);
 }
 
