@@ -2,6 +2,7 @@
 //! unwind tables, DWARF source lines, the registry of objects loaded into
 //! the guest and LARD-aware disassembly.
 
+pub mod atomics;
 pub mod disasm;
 pub mod elf;
 pub mod functions;

@@ -764,16 +764,27 @@ unsafe extern "C" fn on_mem(
     let tracked = match &mut m.binary {
         // Binary mode: program code is checked (delivered as tracked),
         // system code is not — and not even delivered unless the observer
-        // asked for every access; an atomic's own accesses are sync.
+        // asked for every access; an atomic's own accesses are sync, and so
+        // are plain accesses of objects DWARF types as atomic.
         Some(rt) => {
             let mut checked = pc != rt.atomic_pc && rt.program.contains(pc);
+            let mut plain_atomic = false;
             if checked {
-                checked = rt.observe_checked(pc);
+                if rt.atomic_objects.contains(addr) {
+                    plain_atomic = true;
+                    checked = false;
+                } else {
+                    checked = rt.observe_checked(pc);
+                }
                 if stack {
                     rt.note_stack(cur, addr);
                 }
             }
-            if !checked && rt.observer_mode != AccessMode::All {
+            let all = rt.observer_mode == AccessMode::All;
+            if plain_atomic {
+                m.binary_plain_atomic(pc, addr, kind);
+            }
+            if !checked && !all {
                 return;
             }
             checked

@@ -38,8 +38,20 @@ pub enum SyncKey {
     TeamEnd(u64),
     /// The creation of the OpenMP tasks whose body is `fn`.
     TaskStart(u64),
-    /// The end of every OpenMP task (acquired by taskwait and barriers).
+    /// The end of every OpenMP task (acquired by barriers and the end of
+    /// a parallel region).
     Tasks,
+    /// One `GOMP_task`/taskloop call (its tasks acquire it).
+    TaskCreated(u64),
+    /// The end of the tasks language thread `id` created (its taskwait).
+    Children(u64),
+    /// The end of the tasks of a taskgroup (its `taskgroup_end`).
+    Group(u64),
+    /// `depend(out/inout)` tasks on address `a` among the children of
+    /// `parent`: (parent, a).
+    DepOut(u64, u64),
+    /// `depend(in)` tasks on `a` among the children of `parent`.
+    DepIn(u64, u64),
     /// An OpenMP construct lock (critical, atomic, ordered; libs.rs).
     Construct(u8),
     /// The OpenMP team barrier.

@@ -80,16 +80,26 @@ pub enum LibCall {
     /// An outlined parallel-region body (found at run time): entry
     /// acquires its team start, return releases its team end.
     OmpRegion,
-    /// `GOMP_task*(fn, data, ...)`: entry releases the task start of `fn`
-    /// (and intercepts `fn`).
+    /// `GOMP_task(fn, data, cpyfn, size, align, if, flags, depend, ...)`:
+    /// entry records the creation (its taskgroup and `depend` list) and
+    /// releases it (and intercepts `fn`); see intercept/tasks.rs.
     OmpTask,
+    /// `GOMP_taskloop*(fn, data, cpyfn, size, align, flags, ...)`: as
+    /// `OmpTask`, and without `nogroup` its tasks form an implicit
+    /// taskgroup that return acquires.
+    OmpTaskLoop,
+    /// `GOMP_taskgroup_start()`: entry opens a taskgroup.
+    OmpTaskGroupStart,
+    /// `GOMP_taskgroup_end()`: return acquires the end of the group's tasks.
+    OmpTaskGroupEnd,
     /// An outlined task body (found at run time): it runs as a language
     /// thread of its own (a fresh id, LARD's Thread op), whose clock starts
     /// from its task start; return releases the tasks' end and switches
     /// back (an undeferred task, run inside `GOMP_task`, also orders its
     /// creator after it).
     OmpTaskBody,
-    /// `GOMP_taskwait`, `GOMP_taskgroup_end`: return acquires the tasks' end.
+    /// `GOMP_taskwait`, `GOMP_taskwait_depend`: return acquires the end
+    /// of the caller's child tasks.
     OmpTaskWait,
     /// `GOMP_barrier` and the implicit barriers (`GOMP_loop_end`, ...):
     /// entry releases the barrier, return acquires it and the tasks' end.
@@ -146,6 +156,7 @@ impl LibCall {
                 | LibCall::OmpExit(_)
                 | LibCall::OmpNamedExit
                 | LibCall::OmpCopyEnd
+                | LibCall::OmpTaskGroupStart
         )
     }
 }
@@ -229,11 +240,12 @@ pub const LIBRARY: &[(&str, LibCall)] = &[
     ),
     ("GOMP_parallel_sections", LibCall::OmpParallel),
     ("GOMP_task", LibCall::OmpTask),
-    ("GOMP_taskloop", LibCall::OmpTask),
-    ("GOMP_taskloop_ull", LibCall::OmpTask),
+    ("GOMP_taskloop", LibCall::OmpTaskLoop),
+    ("GOMP_taskloop_ull", LibCall::OmpTaskLoop),
+    ("GOMP_taskgroup_start", LibCall::OmpTaskGroupStart),
     ("GOMP_taskwait", LibCall::OmpTaskWait),
     ("GOMP_taskwait_depend", LibCall::OmpTaskWait),
-    ("GOMP_taskgroup_end", LibCall::OmpTaskWait),
+    ("GOMP_taskgroup_end", LibCall::OmpTaskGroupEnd),
     ("GOMP_barrier", LibCall::OmpBarrier),
     ("GOMP_barrier_cancel", LibCall::OmpBarrier),
     ("GOMP_loop_end", LibCall::OmpBarrier),

@@ -13,6 +13,7 @@
 pub mod hb;
 pub mod libs;
 pub mod runtime;
+pub mod tasks;
 
 use crate::binary::symbols::Symbolizer;
 use lard_detector_hw::event::{LockMode, ObjectKind, ProgramEvent};

@@ -17,6 +17,7 @@
 //! pointer (a frame abandoned by `longjmp` or thread exit is dropped when a
 //! shallower one returns).
 
+use crate::binary::atomics::AtomicObjects;
 use crate::binary::elf::ElfFile;
 use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
 use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
@@ -26,9 +27,12 @@ use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
 use crate::intercept::hb::{fork, SyncClocks, SyncKey};
 use crate::intercept::libs::{library_functions, LibCall};
+use crate::intercept::tasks::{
+    dep_acquires, dep_releases, parse_depend, Tasks, FLAG_DEPEND, FLAG_IF, FLAG_NOGROUP,
+};
 use crate::observe::observer::AccessMode;
 use lard_detector_hw::event::{
-    EventKind, LardOp as EvOp, LockMode, ObjectKind, Origin, ProgramEvent, ThreadKey,
+    AccessKind, EventKind, LardOp as EvOp, LockMode, ObjectKind, Origin, ProgramEvent, ThreadKey,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -39,6 +43,9 @@ struct Pending {
     sp: u64,
     call: LibCall,
     args: [u64; 3],
+    /// The task creation of an `OmpTask`/`OmpTaskLoop`/`OmpTaskBody` call
+    /// (`u64::MAX`: none).
+    task: u64,
 }
 
 /// Per kernel thread (by index in `Machine::threads`).
@@ -79,12 +86,19 @@ pub struct BinaryRuntime {
     seen: HashSet<ObjectId>,
     by_entry: HashMap<u64, LibCall>,
     sync: SyncClocks,
+    tasks: Tasks,
     threads: Vec<RtThread>,
     next_lang: u64,
     pthreads: HashMap<u64, u64>,
     read_held: HashSet<(u64, u64)>,
     hooked_returns: HashSet<u64>,
     heap: BTreeMap<u64, HeapBlock>,
+    /// Statically allocated objects whose DWARF type is atomic: plain
+    /// accesses of them by program code are acquire (load) and release
+    /// (store), not checked.
+    pub atomic_objects: AtomicObjects,
+    /// Plain accesses of atomic objects by program code.
+    pub plain_atomics: u64,
     /// The atomic instruction whose accesses the memory hook must skip.
     pub atomic_pc: u64,
     writes: Vec<(u64, u64)>,
@@ -114,6 +128,7 @@ impl BinaryRuntime {
             observer_mode,
             by_entry: HashMap::new(),
             sync: SyncClocks::default(),
+            tasks: Tasks::default(),
             threads: vec![RtThread {
                 lang: 1,
                 ..RtThread::default()
@@ -123,6 +138,8 @@ impl BinaryRuntime {
             read_held: HashSet::new(),
             hooked_returns: HashSet::new(),
             heap: BTreeMap::new(),
+            atomic_objects: AtomicObjects::default(),
+            plain_atomics: 0,
             atomic_pc: u64::MAX,
             writes: Vec::new(),
             pruning: Pruning::default(),
@@ -338,6 +355,8 @@ impl Machine {
                 );
             }
             rt.program.add(code.ranges());
+            rt.atomic_objects
+                .add(&AtomicObjects::of(dwarf.as_ref().unwrap_or(&file), bias));
             if rt.prune {
                 let functions: Vec<(u64, u64)> = self
                     .objects
@@ -438,6 +457,19 @@ impl Machine {
         self.release(SyncKey::Object(addr), pc);
     }
 
+    /// A plain (not lock-prefixed) access by program code at `pc` of `addr`,
+    /// a byte of an object whose DWARF type is atomic: a load acquires the
+    /// location's clock, a store releases into it (the same location clocks
+    /// lock-prefixed atomics use). A binary cannot tell a relaxed access
+    /// from an acquire/release one: every such access orders.
+    pub fn binary_plain_atomic(&mut self, pc: u64, addr: u64, kind: AccessKind) {
+        self.rt().plain_atomics += 1;
+        match kind {
+            AccessKind::Read => self.acquire(SyncKey::Object(addr), pc),
+            AccessKind::Write => self.release(SyncKey::Object(addr), pc),
+        }
+    }
+
     /// Entry of an intercepted library function at `pc`.
     pub fn binary_entry(&mut self, pc: u64) {
         let Some(call) = self.binary.as_ref().and_then(|r| r.call_at(pc)) else {
@@ -462,6 +494,8 @@ impl Machine {
         }
         self.rt().calls += 1;
         let mut task_ids = None;
+        let mut task = u64::MAX;
+        let mut args = args;
         match call {
             LibCall::Unlock => {
                 self.program(ret, ProgramEvent::Release { lock: args[0] });
@@ -486,14 +520,43 @@ impl Machine {
                 self.release(SyncKey::Object(args[0]), ret);
             }
             LibCall::Free => self.heap_free(args[0], ret),
-            LibCall::OmpParallel | LibCall::OmpTask => {
-                let (key, body) = if call == LibCall::OmpParallel {
-                    (SyncKey::TeamStart(args[0]), LibCall::OmpRegion)
+            LibCall::OmpParallel => {
+                self.release(SyncKey::TeamStart(args[0]), ret);
+                self.intercept_body(args[0], LibCall::OmpRegion);
+            }
+            LibCall::OmpTask | LibCall::OmpTaskLoop => {
+                let me = self.lang();
+                let (deps, many, own_group) = if call == LibCall::OmpTask {
+                    // flags and depend are the 7th and 8th arguments.
+                    let flags = self.mem.read_u64(sp + 8).unwrap_or(0) & 0xffff_ffff;
+                    let depend = self.mem.read_u64(sp + 16).unwrap_or(0);
+                    let deps = if flags & FLAG_DEPEND != 0 && depend != 0 {
+                        parse_depend(|a| self.mem.read_u64(a), depend)
+                    } else {
+                        Vec::new()
+                    };
+                    (deps, false, false)
                 } else {
-                    (SyncKey::TaskStart(args[0]), LibCall::OmpTaskBody)
+                    // flags is the 6th argument; without nogroup (or with
+                    // if(false)) the creator waits for the loop's tasks.
+                    let flags = uc.reg(Reg::R9) & 0xffff_ffff;
+                    let wait = flags & FLAG_NOGROUP == 0 || flags & FLAG_IF == 0;
+                    (Vec::new(), true, wait)
                 };
-                self.release(key, ret);
-                self.intercept_body(args[0], body);
+                let (id, group) = self.rt().tasks.create(me, deps, many, own_group);
+                task = id;
+                // args[2] (cpyfn) is not needed at return: it keeps the
+                // taskloop's implicit group + 1 (0: none).
+                args[2] = group.map_or(0, |g| g + 1);
+                self.release(SyncKey::TaskCreated(id), ret);
+                // By body address too, for a body whose creation is not
+                // found (docs/binary-mode.md).
+                self.release(SyncKey::TaskStart(args[0]), ret);
+                self.intercept_body(args[0], LibCall::OmpTaskBody);
+            }
+            LibCall::OmpTaskGroupStart => {
+                let me = self.lang();
+                self.rt().tasks.group_start(me);
             }
             LibCall::OmpRegion => self.acquire(SyncKey::TeamStart(pc), ret),
             LibCall::OmpTaskBody => {
@@ -507,9 +570,31 @@ impl Machine {
                         self.emit(ret, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
                     }
                 }
+                let inside = self
+                    .rt()
+                    .thread(cur)
+                    .pending
+                    .iter()
+                    .rev()
+                    .find(|p| matches!(p.call, LibCall::OmpTask | LibCall::OmpTaskLoop))
+                    .map(|p| p.task);
+                let creation = self.rt().tasks.body_creation(args[0], inside);
                 let prev = self.lang();
                 let id = self.switch_to_new_lang(ret);
-                self.acquire(SyncKey::TaskStart(pc), ret);
+                match creation {
+                    Some(c) => {
+                        task = c;
+                        self.acquire(SyncKey::TaskCreated(c), ret);
+                        let deps = match self.rt().tasks.started(id, c) {
+                            Some(cr) => dep_acquires(cr.parent, &cr.deps).collect(),
+                            None => Vec::new(),
+                        };
+                        for k in deps {
+                            self.acquire(k, ret);
+                        }
+                    }
+                    None => self.acquire(SyncKey::TaskStart(pc), ret),
+                }
                 task_ids = Some((prev, id));
             }
             LibCall::OmpBarrier => self.release(SyncKey::Barrier, ret),
@@ -536,6 +621,7 @@ impl Machine {
                 sp,
                 call,
                 args,
+                task,
             });
             if rt.hooked_returns.insert(ret) {
                 // SAFETY: as in Machine::install_hooks.
@@ -665,7 +751,20 @@ impl Machine {
                 }
             }
             LibCall::Realloc => self.heap_realloc(a[0], a[1], rax, pc),
-            LibCall::OmpParallel => self.acquire(SyncKey::TeamEnd(a[0]), pc),
+            LibCall::OmpParallel => {
+                // The region's end waits for every task of the team too
+                // (they may run in the final barrier, after the bodies).
+                self.acquire(SyncKey::TeamEnd(a[0]), pc);
+                self.acquire(SyncKey::Tasks, pc);
+            }
+            LibCall::OmpTaskLoop if a[2] != 0 => self.acquire(SyncKey::Group(a[2] - 1), pc),
+            LibCall::OmpTaskGroupEnd => {
+                let me = self.lang();
+                if let Some(g) = self.rt().tasks.group_end(me) {
+                    self.acquire(SyncKey::Group(g), pc);
+                    self.rt().sync.forget(SyncKey::Group(g));
+                }
+            }
             LibCall::OmpRegion => {
                 // `p.args` holds the body's own address (see binary_entry).
                 self.release(SyncKey::TeamEnd(a[2]), pc);
@@ -674,6 +773,18 @@ impl Machine {
                 let (id, prev) = (a[0], a[1]);
                 self.release(SyncKey::Tasks, pc);
                 self.release(SyncKey::ThreadEnd(id), pc);
+                if let Some(c) = self.rt().tasks.finished(id) {
+                    self.release(SyncKey::Children(c.parent), pc);
+                    if let Some(g) = c.group {
+                        self.release(SyncKey::Group(g), pc);
+                    }
+                    for k in dep_releases(c.parent, &c.deps) {
+                        self.release(k, pc);
+                    }
+                    if !c.many {
+                        self.rt().sync.forget(SyncKey::TaskCreated(p.task));
+                    }
+                }
                 self.switch_lang(prev, pc);
                 let inside_create = self
                     .rt()
@@ -685,7 +796,10 @@ impl Machine {
                     self.acquire(SyncKey::ThreadEnd(id), pc);
                 }
             }
-            LibCall::OmpTaskWait => self.acquire(SyncKey::Tasks, pc),
+            LibCall::OmpTaskWait => {
+                let me = self.lang();
+                self.acquire(SyncKey::Children(me), pc);
+            }
             LibCall::OmpBarrier => {
                 self.acquire(SyncKey::Barrier, pc);
                 self.acquire(SyncKey::Tasks, pc);
@@ -705,6 +819,19 @@ impl Machine {
             return;
         }
         let thread = self.origin().lard_key();
+        // A block libgomp allocates inside GOMP_task holds the task and
+        // the copy of its data, which its body gets as argument.
+        let cur = self.cur;
+        let creating = self
+            .rt()
+            .thread(cur)
+            .pending
+            .last()
+            .filter(|p| matches!(p.call, LibCall::OmpTask | LibCall::OmpTaskLoop))
+            .map(|p| p.task);
+        if let Some(id) = creating {
+            self.rt().tasks.block_allocated(id, addr, size);
+        }
         self.rt().heap.insert(
             addr,
             HeapBlock {
@@ -733,6 +860,7 @@ impl Machine {
         };
         b.live = false;
         let size = b.size;
+        self.rt().tasks.block_freed(addr);
         self.program(pc, ProgramEvent::Free { addr });
         for (a, len) in page_chunks(addr, size) {
             self.emit(pc, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));

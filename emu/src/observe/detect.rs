@@ -164,14 +164,27 @@ pub fn mode_line(m: &Machine) -> String {
              no DWARF and no --program-code pattern matched: build with -g or name functions \
              or objects with --program-code); nothing was checked"
             .to_string(),
-        Some(rt) => format!(
-            "mode: binary (program code checked: {} range(s); {} library call(s) intercepted, \
-             {} atomic instruction(s) as synchronization; limits: plain-mov atomics are \
-             checked as ordinary accesses, memory orders are not distinguished)",
-            rt.program.ranges().len(),
-            rt.calls,
-            rt.atomics
-        ),
+        Some(rt) => {
+            // The limits that applied to this run (docs/binary-mode.md).
+            let orders = if rt.plain_atomics > 0 {
+                "memory orders are not distinguished (a relaxed atomic load or store \
+                 orders as acquire/release: races ordered only by relaxed atomics are \
+                 missed)"
+            } else {
+                "memory orders are not distinguished"
+            };
+            format!(
+                "mode: binary (program code checked: {} range(s); {} library call(s) \
+                 intercepted, {} atomic instruction(s) and {} plain access(es) of \
+                 DWARF-atomic objects as synchronization; limits: plain-mov atomics are \
+                 recognized on global and static objects only (not on the heap or stack), \
+                 {orders})",
+                rt.program.ranges().len(),
+                rt.calls,
+                rt.atomics,
+                rt.plain_atomics
+            )
+        }
     }
 }
 

@@ -1,0 +1,371 @@
+//! Atomic objects of a binary, from DWARF (issue 10 item 4;
+//! docs/binary-mode.md "Atomics").
+//!
+//! On x86-64 an atomic load of any order and a relaxed or release atomic
+//! store compile to a plain `mov`: the instruction does not say it is
+//! atomic, the object's type does. This module reads the executable's DWARF
+//! and collects the bytes of every statically allocated object (global and
+//! static variables) whose type is atomic — C11 `_Atomic T`
+//! (`DW_TAG_atomic_type`) or C++ `std::atomic<T>` / `std::__atomic_base<T>`
+//! / `std::atomic_flag` — and the atomic parts of aggregates: struct and
+//! class fields, union members and array elements, at any depth.
+//!
+//! Limits: heap objects have no DWARF type (a `malloc`ed `_Atomic int` is
+//! not recognized), nor do stack objects (locals are not collected: their
+//! addresses differ per call); a memory order is not in the type, so every
+//! plain access of an atomic object is taken as acquire (load) or release
+//! (store) — relaxed accesses order too much, which can only hide a race.
+//!
+//! The result is a sorted list of disjoint byte ranges looked up by binary
+//! search (no allocation) for program-code accesses only.
+
+use crate::binary::elf::ElfFile;
+use gimli::{AttributeValue, EndianSlice, LittleEndian, SectionId, UnitOffset};
+use std::collections::HashMap;
+
+type R<'a> = EndianSlice<'a, LittleEndian>;
+
+/// The atomic bytes of a process's statically allocated objects: sorted,
+/// disjoint `[start, end)` run-time address ranges.
+#[derive(Clone, Debug, Default)]
+pub struct AtomicObjects {
+    ranges: Vec<(u64, u64)>,
+    /// The span of all ranges (a cheap first test).
+    lo: u64,
+    hi: u64,
+}
+
+impl AtomicObjects {
+    /// The atomic objects `dwarf` (an executable or its separate debug
+    /// file) describes, at load bias `bias`.
+    pub fn of(dwarf: &ElfFile, bias: u64) -> AtomicObjects {
+        let ranges = dwarf_atomic_ranges(dwarf)
+            .into_iter()
+            .map(|(s, e)| (s.wrapping_add(bias), e.wrapping_add(bias)))
+            .collect();
+        AtomicObjects::from_ranges(ranges)
+    }
+
+    /// Atomic objects made of `ranges` (any order; overlapping or adjacent
+    /// ranges merge).
+    pub fn from_ranges(mut ranges: Vec<(u64, u64)>) -> AtomicObjects {
+        ranges.retain(|&(s, e)| s < e);
+        ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (s, e) in ranges {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        let (lo, hi) = match (merged.first(), merged.last()) {
+            (Some(f), Some(l)) => (f.0, l.1),
+            _ => (u64::MAX, 0),
+        };
+        AtomicObjects {
+            ranges: merged,
+            lo,
+            hi,
+        }
+    }
+
+    /// Adds another object's atomic ranges.
+    pub fn add(&mut self, other: &AtomicObjects) {
+        let mut all = std::mem::take(&mut self.ranges);
+        all.extend_from_slice(&other.ranges);
+        *self = AtomicObjects::from_ranges(all);
+    }
+
+    /// True when the byte at `addr` belongs to an atomic object.
+    #[inline]
+    pub fn contains(&self, addr: u64) -> bool {
+        if addr < self.lo || addr >= self.hi {
+            return false;
+        }
+        let i = self.ranges.partition_point(|&(s, _)| s <= addr);
+        i > 0 && addr < self.ranges[i - 1].1
+    }
+
+    /// Number of disjoint atomic ranges.
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// True when no atomic object is known.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+}
+
+/// A type's size and the `[offset, offset+len)` parts of it that are
+/// atomic.
+#[derive(Clone, Debug, Default)]
+struct Layout {
+    size: u64,
+    atomic: Vec<(u64, u64)>,
+}
+
+/// Types nest at most this deep (a guard against cyclic or corrupt DWARF).
+const MAX_DEPTH: u32 = 24;
+/// Array elements are expanded one by one up to this many ranges per
+/// variable; beyond it the whole array counts as atomic when any part of an
+/// element is (an over-approximation that can only add order).
+const MAX_PARTS: u64 = 1 << 16;
+
+/// The unrelocated atomic byte ranges of `file`'s global and static
+/// variables (empty without DWARF).
+fn dwarf_atomic_ranges(file: &ElfFile) -> Vec<(u64, u64)> {
+    let load = |id: SectionId| -> Result<R<'_>, gimli::Error> {
+        Ok(EndianSlice::new(
+            file.section(id.name()).map_or(&[][..], |(_, b)| b),
+            LittleEndian,
+        ))
+    };
+    let Ok(dwarf) = gimli::Dwarf::load(load) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut units = dwarf.units();
+    while let Ok(Some(header)) = units.next() {
+        let Ok(unit) = dwarf.unit(header) else {
+            continue;
+        };
+        let mut walker = Walker {
+            dwarf: &dwarf,
+            unit: &unit,
+            memo: HashMap::new(),
+        };
+        let mut vars = Vec::new();
+        let mut cursor = unit.entries();
+        while let Ok(Some(e)) = cursor.next_dfs() {
+            if e.tag() != gimli::DW_TAG_variable {
+                continue;
+            }
+            let Some(addr) = e.attr_value(gimli::DW_AT_location).and_then(static_address) else {
+                continue;
+            };
+            let ty = match e.attr_value(gimli::DW_AT_type) {
+                Some(AttributeValue::UnitRef(t)) => Some(t),
+                // A definition that refers to its declaration (C++ static
+                // members, `extern` declarations defined later).
+                _ => [gimli::DW_AT_specification, gimli::DW_AT_abstract_origin]
+                    .into_iter()
+                    .find_map(|a| match e.attr_value(a) {
+                        Some(AttributeValue::UnitRef(d)) => Some(d),
+                        _ => None,
+                    })
+                    .and_then(|d| unit.entry(d).ok())
+                    .and_then(|d| match d.attr_value(gimli::DW_AT_type) {
+                        Some(AttributeValue::UnitRef(t)) => Some(t),
+                        _ => None,
+                    }),
+            };
+            if let Some(ty) = ty {
+                vars.push((addr, ty));
+            }
+        }
+        for (addr, ty) in vars {
+            let l = walker.layout(ty, 0);
+            out.extend(l.atomic.iter().map(|&(s, e)| (addr + s, addr + e)));
+        }
+    }
+    out
+}
+
+/// The address of a variable whose location is a single `DW_OP_addr`.
+fn static_address(v: AttributeValue<R<'_>>) -> Option<u64> {
+    let AttributeValue::Exprloc(expr) = v else {
+        return None;
+    };
+    let b = expr.0.slice();
+    (b.len() == 9 && b[0] == gimli::DW_OP_addr.0)
+        .then(|| u64::from_le_bytes(b[1..9].try_into().unwrap()))
+        .filter(|&a| a != 0)
+}
+
+struct Walker<'d, 'a> {
+    dwarf: &'d gimli::Dwarf<R<'a>>,
+    unit: &'d gimli::Unit<R<'a>>,
+    memo: HashMap<UnitOffset, Layout>,
+}
+
+impl Walker<'_, '_> {
+    fn layout(&mut self, off: UnitOffset, depth: u32) -> Layout {
+        if let Some(l) = self.memo.get(&off) {
+            return l.clone();
+        }
+        let l = if depth > MAX_DEPTH {
+            Layout::default()
+        } else {
+            self.compute(off, depth).unwrap_or_default()
+        };
+        self.memo.insert(off, l.clone());
+        l
+    }
+
+    fn type_of(e: &gimli::DebuggingInformationEntry<R<'_>>) -> Option<UnitOffset> {
+        match e.attr_value(gimli::DW_AT_type) {
+            Some(AttributeValue::UnitRef(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn compute(&mut self, off: UnitOffset, depth: u32) -> Option<Layout> {
+        let e = self.unit.entry(off).ok()?;
+        let size = e
+            .attr_value(gimli::DW_AT_byte_size)
+            .and_then(|v| v.udata_value());
+        let inner = Self::type_of(&e);
+        match e.tag() {
+            gimli::DW_TAG_atomic_type => {
+                let size = size.or_else(|| inner.map(|t| self.layout(t, depth + 1).size))?;
+                Some(whole(size))
+            }
+            gimli::DW_TAG_typedef
+            | gimli::DW_TAG_const_type
+            | gimli::DW_TAG_volatile_type
+            | gimli::DW_TAG_restrict_type => Some(self.layout(inner?, depth + 1)),
+            gimli::DW_TAG_structure_type | gimli::DW_TAG_class_type | gimli::DW_TAG_union_type => {
+                let size = size?;
+                let name = e
+                    .attr_value(gimli::DW_AT_name)
+                    .and_then(|v| self.dwarf.attr_string(self.unit, v).ok())
+                    .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
+                    .unwrap_or_default();
+                if is_std_atomic(&name) {
+                    return Some(whole(size));
+                }
+                let mut members = Vec::new();
+                let mut tree = self.unit.entries_tree(Some(off)).ok()?;
+                let root = tree.root().ok()?;
+                let mut children = root.children();
+                while let Ok(Some(c)) = children.next() {
+                    let c = c.entry();
+                    if !matches!(c.tag(), gimli::DW_TAG_member | gimli::DW_TAG_inheritance) {
+                        continue;
+                    }
+                    // Static members have no location inside the object.
+                    if c.attr_value(gimli::DW_AT_external).is_some()
+                        || c.attr_value(gimli::DW_AT_declaration).is_some()
+                    {
+                        continue;
+                    }
+                    let at = c
+                        .attr_value(gimli::DW_AT_data_member_location)
+                        .and_then(|v| v.udata_value())
+                        .unwrap_or(0);
+                    if let Some(t) = Self::type_of(c) {
+                        members.push((at, t));
+                    }
+                }
+                let mut atomic = Vec::new();
+                for (at, t) in members {
+                    let m = self.layout(t, depth + 1);
+                    atomic.extend(m.atomic.iter().map(|&(s, e)| (at + s, at + e)));
+                }
+                Some(Layout { size, atomic })
+            }
+            gimli::DW_TAG_array_type => {
+                let elem = self.layout(inner?, depth + 1);
+                let mut count: u64 = 1;
+                let mut tree = self.unit.entries_tree(Some(off)).ok()?;
+                let root = tree.root().ok()?;
+                let mut children = root.children();
+                let mut any = false;
+                while let Ok(Some(c)) = children.next() {
+                    let c = c.entry();
+                    if c.tag() != gimli::DW_TAG_subrange_type {
+                        continue;
+                    }
+                    let n = match (
+                        c.attr_value(gimli::DW_AT_count)
+                            .and_then(|v| v.udata_value()),
+                        c.attr_value(gimli::DW_AT_upper_bound)
+                            .and_then(|v| v.udata_value()),
+                    ) {
+                        (Some(n), _) => n,
+                        (None, Some(u)) => u.saturating_add(1),
+                        // Flexible or unknown bound: no elements known.
+                        (None, None) => 0,
+                    };
+                    count = count.saturating_mul(n);
+                    any = true;
+                }
+                if !any {
+                    count = 0;
+                }
+                let size = size.unwrap_or_else(|| elem.size.saturating_mul(count));
+                if elem.atomic.is_empty() || count == 0 {
+                    return Some(Layout {
+                        size,
+                        atomic: Vec::new(),
+                    });
+                }
+                let parts = (elem.atomic.len() as u64).saturating_mul(count);
+                let atomic = if elem.atomic == [(0, elem.size)] || parts > MAX_PARTS {
+                    vec![(0, size)]
+                } else {
+                    (0..count)
+                        .flat_map(|i| {
+                            let base = i * elem.size;
+                            elem.atomic.iter().map(move |&(s, e)| (base + s, base + e))
+                        })
+                        .collect()
+                };
+                Some(Layout { size, atomic })
+            }
+            _ => Some(Layout {
+                size: size.unwrap_or(0),
+                atomic: Vec::new(),
+            }),
+        }
+    }
+}
+
+fn whole(size: u64) -> Layout {
+    Layout {
+        size,
+        atomic: if size > 0 {
+            vec![(0, size)]
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// libstdc++'s atomic class templates (`std::atomic<T>` and the bases it
+/// is built from, `std::atomic_flag`, C++20's `std::atomic_ref` excluded:
+/// it refers to an object of a plain type).
+fn is_std_atomic(name: &str) -> bool {
+    ["atomic<", "__atomic_base<", "__atomic_float<"]
+        .iter()
+        .any(|p| name.starts_with(p))
+        || name == "atomic_flag"
+        || name == "__atomic_flag_base"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_merge_and_lookup() {
+        let a = AtomicObjects::from_ranges(vec![(0x20, 0x24), (0x10, 0x14), (0x14, 0x18)]);
+        assert_eq!(a.len(), 2);
+        assert!(a.contains(0x10) && a.contains(0x17) && a.contains(0x23));
+        assert!(!a.contains(0x18) && !a.contains(0x0f) && !a.contains(0x24));
+        assert!(!AtomicObjects::default().contains(0));
+        let mut b = AtomicObjects::default();
+        b.add(&a);
+        assert!(b.contains(0x20));
+    }
+
+    #[test]
+    fn std_atomic_names() {
+        assert!(is_std_atomic("atomic<bool>"));
+        assert!(is_std_atomic("__atomic_base<int>"));
+        assert!(is_std_atomic("atomic_flag"));
+        assert!(!is_std_atomic("atomic_ref<int>"));
+        assert!(!is_std_atomic("my_atomic<int>") && !is_std_atomic("counter"));
+    }
+}
