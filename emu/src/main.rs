@@ -130,6 +130,9 @@ enum Command {
         /// instead of `-static`.
         #[arg(long)]
         dynamic: bool,
+        /// Build with plain gcc/g++ instead of lard-cc (binary mode).
+        #[arg(long)]
+        plain: bool,
     },
 }
 
@@ -322,7 +325,8 @@ fn main() -> ExitCode {
             build,
             seeds,
             dynamic,
-        } => run_cc_accuracy(&manifest, &lard_cc, &build, seeds, dynamic),
+            plain,
+        } => run_cc_accuracy(&manifest, &lard_cc, &build, seeds, dynamic, plain),
     }
 }
 
@@ -332,9 +336,13 @@ fn run_cc_accuracy(
     build: &Path,
     seeds: u64,
     dynamic: bool,
+    plain: bool,
 ) -> ExitCode {
     use lard_emu::cmd::cc_accuracy as cc;
-    let build = std::path::absolute(build).unwrap_or_else(|_| build.to_path_buf());
+    let mut build = std::path::absolute(build).unwrap_or_else(|_| build.to_path_buf());
+    if plain {
+        build = build.join("plain");
+    }
     let guests = manifest
         .parent()
         .and_then(Path::parent)
@@ -353,9 +361,14 @@ fn run_cc_accuracy(
         Some(p) if lard_cc == Path::new("lard-cc") && p.is_file() => p,
         _ => lard_cc.to_path_buf(),
     };
+    let compiler = if plain {
+        cc::Compiler::Plain
+    } else {
+        cc::Compiler::LardCc(driver)
+    };
     let mut runs = Vec::new();
     for (r, flags) in &programs {
-        if let Err(e) = cc::build(&driver, &guests, r, flags, dynamic) {
+        if let Err(e) = cc::build(&compiler, &guests, r, flags, dynamic) {
             eprintln!("lard: {e}");
             return ExitCode::from(EXIT_BAD_INPUT);
         }
@@ -363,7 +376,7 @@ fn run_cc_accuracy(
             runs.push(cc::run_one(&me, r, seed, &build));
         }
     }
-    print!("{}", cc::report(&runs, seeds.max(1)));
+    print!("{}", cc::report(&runs, seeds.max(1), &compiler));
     if runs.iter().all(|r| r.verdict.is_ok()) {
         ExitCode::SUCCESS
     } else {

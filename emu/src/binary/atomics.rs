@@ -16,11 +16,19 @@
 //! plain access of an atomic object is taken as acquire (load) or release
 //! (store) — relaxed accesses order too much, which can only hide a race.
 //!
+//! A location program code accesses with an atomic read-modify-write at a
+//! static address (a lock-prefixed instruction or `xchg` whose operand is
+//! RIP-relative or absolute) is an atomic object too, whatever its type:
+//! gcc's `__atomic` builtins and OpenMP's `atomic` constructs work on plain
+//! types, and their loads (`omp atomic read`, `__atomic_load_n`) are plain
+//! `mov`s of the same location ([`rmw_locations`]).
+//!
 //! The result is a sorted list of disjoint byte ranges looked up by binary
 //! search (no allocation) for program-code accesses only.
 
 use crate::binary::elf::ElfFile;
 use gimli::{AttributeValue, EndianSlice, LittleEndian, SectionId, UnitOffset};
+use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
 use std::collections::HashMap;
 
 type R<'a> = EndianSlice<'a, LittleEndian>;
@@ -95,6 +103,39 @@ impl AtomicObjects {
     pub fn is_empty(&self) -> bool {
         self.ranges.is_empty()
     }
+}
+
+/// The static locations (unrelocated if `code` is) that the functions
+/// `[start, end)` of `code` (bytes at `base`) access with a lock-prefixed
+/// instruction or `xchg`: `[addr, addr+size)` of every such memory operand
+/// that is RIP-relative or an absolute address.
+pub fn rmw_locations(code: &[u8], base: u64, functions: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let end_of_code = base + code.len() as u64;
+    let mut out = Vec::new();
+    for &(start, end) in functions {
+        if start < base || end > end_of_code || start >= end {
+            continue;
+        }
+        let bytes = &code[(start - base) as usize..(end - base) as usize];
+        for i in Decoder::with_ip(64, bytes, start, DecoderOptions::NONE) {
+            let memory = (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory);
+            if !memory || !(i.has_lock_prefix() || i.mnemonic() == Mnemonic::Xchg) {
+                continue;
+            }
+            let addr = if i.is_ip_rel_memory_operand() {
+                i.ip_rel_memory_address()
+            } else if i.memory_base() == Register::None && i.memory_index() == Register::None {
+                i.memory_displacement64()
+            } else {
+                continue;
+            };
+            let size = i.memory_size().size() as u64;
+            if addr != 0 && size > 0 {
+                out.push((addr, addr.saturating_add(size)));
+            }
+        }
+    }
+    out
 }
 
 /// A type's size and the `[offset, offset+len)` parts of it that are
@@ -358,6 +399,20 @@ mod tests {
         let mut b = AtomicObjects::default();
         b.add(&a);
         assert!(b.contains(0x20));
+    }
+
+    #[test]
+    fn lock_prefixed_and_xchg_operands_at_static_addresses() {
+        // lock add dword [rip+0x100], 1; xchg [rip+0x200], eax;
+        // lock or qword [rsp], 0 (a fence: not a location); mov eax, [rip+0x300]
+        let f = [
+            0xf0, 0x83, 0x05, 0x00, 0x01, 0x00, 0x00, 0x01, // 8 bytes, ends 0x1008
+            0x87, 0x05, 0x00, 0x02, 0x00, 0x00, // 6 bytes, ends 0x100e
+            0xf0, 0x48, 0x83, 0x0c, 0x24, 0x00, // ends 0x1014
+            0x8b, 0x05, 0x00, 0x03, 0x00, 0x00,
+        ];
+        let got = rmw_locations(&f, 0x1000, &[(0x1000, 0x1000 + f.len() as u64)]);
+        assert_eq!(got, [(0x1108, 0x110c), (0x120e, 0x1212)]);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `lard cc-accuracy`: the lard-cc ground truth (guests/cc/manifest.toml)
-//! built with `lard-cc`, run under `lard run` with several `--sched random`
-//! seeds, scored as a race detector is scored on microbenchmarks:
+//! built with `lard-cc` (LARD mode) or with plain `gcc`/`g++` (`--plain`:
+//! binary mode, docs/binary-mode.md), static or dynamic, run under
+//! `lard run` with several `--sched random` seeds, scored as a race detector is scored on microbenchmarks:
 //! per (program, seed) run, a racy program reported racy is a true
 //! positive, a race-free one reported racy a false positive, a racy one
 //! reported race-free a false negative; precision = TP / (TP + FP), recall =
@@ -113,19 +114,39 @@ pub fn programs(
     Ok(out)
 }
 
-/// Builds one program with the lard-cc driver `cc` (lard-c++ for `.cc`,
-/// found next to it), `-static` unless `dynamic`.
+/// The compiler the programs are built with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Compiler {
+    /// The lard-cc driver (lard-c++ for `.cc`, found next to it).
+    LardCc(PathBuf),
+    /// Plain `gcc`/`g++`: no LARDx86 code, checked in binary mode.
+    Plain,
+}
+
+impl Compiler {
+    /// What the report's first line says after "lard-cc ground truth"
+    /// (nothing for lard-cc builds).
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Compiler::LardCc(_) => "",
+            Compiler::Plain => ", built with plain gcc/g++ (binary mode)",
+        }
+    }
+}
+
+/// Builds one program with `cc`, `-static` unless `dynamic`.
 pub fn build(
-    cc: &Path,
+    cc: &Compiler,
     guests: &Path,
     r: &GuestRun,
     flags: &str,
     dynamic: bool,
 ) -> Result<(), String> {
-    let driver: PathBuf = if r.source.ends_with(".cc") {
-        cc.with_file_name("lard-c++")
-    } else {
-        cc.to_path_buf()
+    let cxx = r.source.ends_with(".cc");
+    let driver: PathBuf = match cc {
+        Compiler::LardCc(c) if cxx => c.with_file_name("lard-c++"),
+        Compiler::LardCc(c) => c.clone(),
+        Compiler::Plain => PathBuf::from(if cxx { "g++" } else { "gcc" }),
     };
     if let Some(d) = r.bin.parent() {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
@@ -222,7 +243,7 @@ pub fn run_one(lard: &Path, r: &GuestRun, seed: u64, tmp: &Path) -> CcRun {
 }
 
 /// The report: one line per run that missed its ground truth, then the score.
-pub fn report(runs: &[CcRun], seeds: u64) -> String {
+pub fn report(runs: &[CcRun], seeds: u64, cc: &Compiler) -> String {
     let mut s = String::new();
     let programs: BTreeSet<&str> = runs
         .iter()
@@ -231,7 +252,8 @@ pub fn report(runs: &[CcRun], seeds: u64) -> String {
     let racy = runs.iter().filter(|r| r.racy).count();
     let _ = writeln!(
         s,
-        "lard-cc ground truth: {} programs x {seeds} seed(s) = {} runs ({racy} of a racy program)",
+        "lard-cc ground truth{}: {} programs x {seeds} seed(s) = {} runs ({racy} of a racy program)",
+        cc.describe(),
         programs.len(),
         runs.len()
     );

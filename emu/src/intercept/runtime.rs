@@ -17,7 +17,7 @@
 //! pointer (a frame abandoned by `longjmp` or thread exit is dropped when a
 //! shallower one returns).
 
-use crate::binary::atomics::AtomicObjects;
+use crate::binary::atomics::{rmw_locations, AtomicObjects};
 use crate::binary::elf::ElfFile;
 use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
 use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
@@ -357,6 +357,18 @@ impl Machine {
             rt.program.add(code.ranges());
             rt.atomic_objects
                 .add(&AtomicObjects::of(dwarf.as_ref().unwrap_or(&file), bias));
+            let functions: Vec<(u64, u64)> = self
+                .objects
+                .get(id)
+                .functions()
+                .iter()
+                .copied()
+                .filter(|&(s, _)| rt.program.contains(s))
+                .collect();
+            if let Some(bytes) = self.mem.slice(start, len) {
+                let rmw = rmw_locations(bytes, start, &functions);
+                rt.atomic_objects.add(&AtomicObjects::from_ranges(rmw));
+            }
             if rt.prune {
                 let functions: Vec<(u64, u64)> = self
                     .objects
