@@ -35,11 +35,12 @@ fn run_checked(bin: &Path, extra: &[&str]) -> (String, String) {
     (stderr(&l), report)
 }
 
-const GUESTS: [&str; 4] = [
+const GUESTS: [&str; 5] = [
     "binary/sync_free.c",
     "binary/racy_heap.c",
     "binary/atomics.c",
     "binary/stack_shared.c",
+    "binary/atomic_objects.c",
 ];
 
 /// The `dre` of the first detector in a report.
@@ -112,6 +113,21 @@ fn races_on_heap_memory_name_the_block_and_its_allocation_site() {
     let want = "heap block of 64 bytes at offset 8, allocated by T1 at ";
     assert!(err.contains(want), "{err}");
     assert!(err.contains(&format!("racy_heap.c:{line}")), "{err}");
+}
+
+/// The report's mode line says when plain accesses were taken as
+/// acquire/release (a binary cannot tell relaxed ones), and only then.
+#[test]
+fn the_mode_line_states_the_relaxed_limit_when_it_applied() {
+    let note = "a relaxed atomic load or store orders as acquire/release";
+    let (err, _) = run_checked(&build_c("binary/atomic_objects.c", Libc::Glibc), &[]);
+    assert!(err.contains(note), "{err}");
+    assert!(!err.contains(" 0 plain access(es)"), "{err}");
+    let (err, _) = run_checked(&build_c("binary/racy_heap.c", Libc::Glibc), &[]);
+    assert!(
+        err.contains(" 0 plain access(es)") && !err.contains(note),
+        "{err}"
+    );
 }
 
 #[test]
