@@ -176,8 +176,9 @@ pub fn mode_line(m: &Machine) -> String {
             format!(
                 "mode: binary (program code checked: {} range(s); {} library call(s) \
                  intercepted, {} atomic instruction(s) and {} plain access(es) of \
-                 DWARF-atomic objects as synchronization; limits: plain-mov atomics are \
-                 recognized on global and static objects only (not on the heap or stack), \
+                 atomic objects as synchronization; limits: plain-mov atomics are \
+                 recognized on global and static objects only (typed atomic in DWARF, or \
+                 targets of a lock-prefixed instruction; not on the heap or stack), \
                  {orders})",
                 rt.program.ranges().len(),
                 rt.calls,
