@@ -49,27 +49,60 @@ pub fn function_ranges(file: &ElfFile) -> (Vec<(u64, u64)>, RangeSource) {
     (merged, source)
 }
 
+/// One Frame Description Entry: a function (or a part of one, such as a
+/// `.cold` partition) as the compiler emitted it, unrelocated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fde {
+    /// First byte of the code.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// True when the entry names a language-specific data area (C++
+    /// exception tables): the unwinder may enter the code at landing pads.
+    pub lsda: bool,
+}
+
+/// Every Frame Description Entry of `.eh_frame`, in file order (not merged:
+/// static pruning needs each function's own start).
+pub fn fdes(file: &ElfFile) -> Vec<Fde> {
+    let mut out = Vec::new();
+    eh_frame_walk(file, |start, len, lsda| {
+        out.push(Fde {
+            start,
+            end: start.saturating_add(len),
+            lsda,
+        })
+    });
+    out
+}
+
 fn eh_frame_ranges(file: &ElfFile) -> Vec<(u64, u64)> {
+    let mut ranges = Vec::new();
+    eh_frame_walk(file, |start, len, _| {
+        ranges.push((start, start.saturating_add(len)))
+    });
+    ranges
+}
+
+/// Calls `f(start, len, has_lsda)` for every FDE with code.
+fn eh_frame_walk(file: &ElfFile, mut f: impl FnMut(u64, u64, bool)) {
     let Some((eh_addr, eh_bytes)) = file.section(".eh_frame") else {
-        return Vec::new();
+        return;
     };
     let text_addr = file.section(".text").map_or(0, |(a, _)| a);
     let bases = BaseAddresses::default()
         .set_eh_frame(eh_addr)
         .set_text(text_addr);
     let eh = EhFrame::new(eh_bytes, LittleEndian);
-    let mut ranges = Vec::new();
     let mut entries = eh.entries(&bases);
     // A malformed entry ends the walk: what was read so far is still valid.
     while let Ok(Some(entry)) = entries.next() {
         if let CieOrFde::Fde(partial) = entry {
             if let Ok(fde) = partial.parse(|s, b, o| s.cie_from_offset(b, o)) {
-                let start = fde.initial_address();
                 if fde.len() > 0 {
-                    ranges.push((start, start.saturating_add(fde.len())));
+                    f(fde.initial_address(), fde.len(), fde.lsda().is_some());
                 }
             }
         }
     }
-    ranges
 }

@@ -22,15 +22,91 @@
 //! frame in another thread, which the escape check rules out.
 
 use crate::cpu::code::AddrMap;
-use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
+use iced_x86::{
+    Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess,
+    OpKind, Register,
+};
+use std::collections::HashSet;
 
-/// Why an instruction was pruned.
+/// Why an instruction was pruned (one analysis per instruction, tried in
+/// this order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pruned {
     /// Implicit frame access (push/pop/call/ret/leave/enter).
     Frame,
     /// Explicit access to a frame whose address never escapes.
     PrivateStack,
+    /// Must race-free (HardRace §4.2, *notWrite*): a read of the
+    /// executable's read-only data, which no checked access writes.
+    ReadOnly,
+    /// Redundant (HardRace §4.3): the same bytes were just written by the
+    /// same thread in the same epoch, with no other thread able to run in
+    /// between, so the check cannot fail and its record changes nothing.
+    Redundant,
+}
+
+impl Pruned {
+    /// Every kind, in table order.
+    pub const ALL: [Pruned; 4] = [
+        Pruned::Frame,
+        Pruned::PrivateStack,
+        Pruned::ReadOnly,
+        Pruned::Redundant,
+    ];
+
+    /// The row name in the pruning table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pruned::Frame => "frame",
+            Pruned::PrivateStack => "private stack",
+            Pruned::ReadOnly => "read-only data",
+            Pruned::Redundant => "redundant",
+        }
+    }
+
+    /// The HardRace section the analysis follows.
+    pub fn section(self) -> &'static str {
+        match self {
+            Pruned::Frame | Pruned::PrivateStack => "§4.1",
+            Pruned::ReadOnly => "§4.2",
+            Pruned::Redundant => "§4.3",
+        }
+    }
+
+    /// Index into per-kind counters.
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What the analyses know about the executable besides its code, all at
+/// run-time addresses.
+#[derive(Clone, Debug, Default)]
+pub struct Image {
+    /// Address ranges of its segments mapped without write permission
+    /// (code and constants): binary mode never checks a write there.
+    pub readonly: Vec<(u64, u64)>,
+    /// Function entries (every `.eh_frame` entry start and function
+    /// symbol): control may arrive there from anywhere.
+    pub entries: Vec<u64>,
+    /// Code that control may enter at addresses no instruction names:
+    /// functions with C++ exception tables (landing pads) and `.cold`
+    /// partitions (targets of their parent's jump tables).
+    pub unstructured: Vec<(u64, u64)>,
+}
+
+impl Image {
+    /// True when `[addr, addr+len)` lies inside one read-only range.
+    pub fn is_readonly(&self, addr: u64, len: u64) -> bool {
+        self.readonly
+            .iter()
+            .any(|&(s, e)| addr >= s && addr.saturating_add(len) <= e)
+    }
+
+    fn is_unstructured(&self, pc: u64) -> bool {
+        self.unstructured.iter().any(|&(s, e)| pc >= s && pc < e)
+    }
 }
 
 /// The result of pruning: which PCs are not observed, and the static
@@ -42,10 +118,24 @@ pub struct Pruning {
     pub pcs: AddrMap<Pruned>,
     /// Memory instructions examined.
     pub memory_insns: u64,
-    /// Pruned by the frame analysis.
-    pub frame: u64,
-    /// Pruned by the private-stack analysis.
-    pub private_stack: u64,
+    /// Instructions pruned per analysis (indexed by [`Pruned::index`]).
+    pub by_kind: [u64; 4],
+}
+
+impl Pruning {
+    /// Adds another object's result.
+    pub fn extend(&mut self, other: Pruning) {
+        self.memory_insns += other.memory_insns;
+        for (a, b) in self.by_kind.iter_mut().zip(other.by_kind) {
+            *a += b;
+        }
+        self.pcs.extend(other.pcs);
+    }
+
+    fn mark(&mut self, pc: u64, kind: Pruned) {
+        self.by_kind[kind.index()] += 1;
+        self.pcs.insert(pc, kind);
+    }
 }
 
 fn is_frame_op(i: &Instruction) -> bool {
@@ -104,60 +194,378 @@ fn adjusts_stack(i: &Instruction) -> bool {
     }
 }
 
+/// How many instructions, counted from the first instruction after one
+/// that ends a translation block, the redundancy analysis looks at. Threads
+/// switch only where a translation block starts (docs/binary-mode.md); a
+/// block ends at every instruction [`ends_block`] names, and otherwise only
+/// after 512 instructions, 4000 TCG ops or 4 KiB of code — never within 12
+/// instructions (at most ~300 ops each) of its start.
+pub const TB_SAFE_INSNS: usize = 12;
+
 /// Prunes the functions `[start, end)` of `code` (bytes at `base`).
-pub fn prune(code: &[u8], base: u64, functions: &[(u64, u64)]) -> Pruning {
+pub fn prune(code: &[u8], base: u64, functions: &[(u64, u64)], image: &Image) -> Pruning {
     let mut out = Pruning::default();
     let end_of_code = base + code.len() as u64;
+    let mut decoded: Vec<Vec<Instruction>> = Vec::new();
     for &(start, end) in functions {
         if start < base || end > end_of_code || start >= end {
             continue;
         }
         let bytes = &code[(start - base) as usize..(end - base) as usize];
-        let insns: Vec<Instruction> = Decoder::with_ip(64, bytes, start, DecoderOptions::NONE)
-            .into_iter()
-            .collect();
-        let frame_pointer = insns.iter().any(|i| {
-            i.mnemonic() == Mnemonic::Mov
-                && i.op_count() == 2
-                && i.op_kind(0) == OpKind::Register
-                && i.op_kind(1) == OpKind::Register
-                && i.op0_register() == Register::RBP
-                && i.op1_register() == Register::RSP
-        });
-        let stack_base = |r: Register| is_stack_reg(r) || (frame_pointer && is_fp_reg(r));
-        // Escape: a stack (or frame) pointer read as a value anywhere.
-        let escapes = insns.iter().any(|i| {
-            if i.is_invalid() {
-                return true;
-            }
-            if adjusts_stack(i) || is_frame_op(i) {
-                return false;
-            }
-            let lea_of_stack = i.mnemonic() == Mnemonic::Lea && stack_base(i.memory_base());
-            let reads_reg = (0..i.op_count())
-                .any(|n| i.op_kind(n) == OpKind::Register && stack_base(i.op_register(n)));
-            lea_of_stack || reads_reg
-        });
-        for i in &insns {
-            if !has_memory_operand(i) && !is_frame_op(i) {
+        decoded.push(
+            Decoder::with_ip(64, bytes, start, DecoderOptions::NONE)
+                .into_iter()
+                .collect(),
+        );
+    }
+    let (leaders, jump_tables) = control_flow(&decoded, image);
+    let mut info = InstructionInfoFactory::new();
+    for insns in &decoded {
+        stack_analyses(insns, &mut out);
+        read_only(insns, image, &mut info, &mut out);
+    }
+    let mut walk = Walk::default();
+    let mut prev_end = None;
+    for insns in &decoded {
+        // A function that starts where the previous one ended may be
+        // entered by falling through: keep counting from the block start.
+        if insns.first().map(|i| i.ip()) != prev_end {
+            walk = Walk::default();
+        }
+        redundant(
+            insns,
+            image,
+            &leaders,
+            &jump_tables,
+            &mut walk,
+            &mut info,
+            &mut out,
+        );
+        prev_end = insns.last().map(|i| i.next_ip());
+    }
+    out
+}
+
+/// The redundancy analysis' state at an instruction boundary.
+struct Walk {
+    /// Instructions since the last block start, this one included.
+    since_block: usize,
+    /// The previous instruction ends a translation block.
+    after_end: bool,
+    /// Bytes written in this block that nothing has invalidated since.
+    written: Vec<AddrKey>,
+}
+
+impl Default for Walk {
+    fn default() -> Self {
+        Walk {
+            since_block: 0,
+            after_end: true,
+            written: Vec::new(),
+        }
+    }
+}
+
+/// HardRace §4.1 as a per-function scan: frame operations and accesses to
+/// a frame whose address never escapes.
+fn stack_analyses(insns: &[Instruction], out: &mut Pruning) {
+    let frame_pointer = insns.iter().any(|i| {
+        i.mnemonic() == Mnemonic::Mov
+            && i.op_count() == 2
+            && i.op_kind(0) == OpKind::Register
+            && i.op_kind(1) == OpKind::Register
+            && i.op0_register() == Register::RBP
+            && i.op1_register() == Register::RSP
+    });
+    let stack_base = |r: Register| is_stack_reg(r) || (frame_pointer && is_fp_reg(r));
+    // Escape: a stack (or frame) pointer read as a value anywhere.
+    let escapes = insns.iter().any(|i| {
+        if i.is_invalid() {
+            return true;
+        }
+        if adjusts_stack(i) || is_frame_op(i) {
+            return false;
+        }
+        let lea_of_stack = i.mnemonic() == Mnemonic::Lea && stack_base(i.memory_base());
+        let reads_reg = (0..i.op_count())
+            .any(|n| i.op_kind(n) == OpKind::Register && stack_base(i.op_register(n)));
+        lea_of_stack || reads_reg
+    });
+    for i in insns {
+        if !has_memory_operand(i) && !is_frame_op(i) {
+            continue;
+        }
+        out.memory_insns += 1;
+        if is_frame_op(i) && !has_memory_operand(i) {
+            out.mark(i.ip(), Pruned::Frame);
+        } else if !escapes
+            && i.mnemonic() != Mnemonic::Lea
+            && stack_base(i.memory_base())
+            && i.memory_index() == Register::None
+            && !is_frame_op(i)
+        {
+            out.mark(i.ip(), Pruned::PrivateStack);
+        }
+    }
+}
+
+/// Path leaders (instructions control may reach other than from the one
+/// before: function entries, direct branch targets, instructions after a
+/// control transfer) and the functions that jump through a register or
+/// memory (switch tables, computed goto), whose targets are not known.
+fn control_flow(decoded: &[Vec<Instruction>], image: &Image) -> (HashSet<u64>, Vec<(u64, u64)>) {
+    let mut leaders: HashSet<u64> = image.entries.iter().copied().collect();
+    let mut indirect = Vec::new();
+    for insns in decoded {
+        for i in insns {
+            if i.flow_control() == FlowControl::Next {
                 continue;
             }
-            out.memory_insns += 1;
-            if is_frame_op(i) && !has_memory_operand(i) {
-                out.frame += 1;
-                out.pcs.insert(i.ip(), Pruned::Frame);
-            } else if !escapes
-                && i.mnemonic() != Mnemonic::Lea
-                && stack_base(i.memory_base())
-                && i.memory_index() == Register::None
-                && !is_frame_op(i)
-            {
-                out.private_stack += 1;
-                out.pcs.insert(i.ip(), Pruned::PrivateStack);
+            leaders.insert(i.next_ip());
+            if (0..i.op_count()).any(|n| {
+                matches!(
+                    i.op_kind(n),
+                    OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
+                )
+            }) {
+                leaders.insert(i.near_branch_target());
+            }
+            if i.flow_control() == FlowControl::IndirectBranch {
+                indirect.push((
+                    i.ip(),
+                    insns.first().map_or(0, |f| f.ip()),
+                    insns.last().map_or(0, |l| l.next_ip()),
+                ));
             }
         }
     }
-    out
+    // The function around each indirect jump: from the entry at or before
+    // it to the next entry (or the ends of its range).
+    let jump_tables = indirect
+        .into_iter()
+        .map(|(pc, lo, hi)| {
+            let at = image.entries.partition_point(|&e| e <= pc);
+            let start = if at > 0 {
+                image.entries[at - 1].max(lo)
+            } else {
+                lo
+            };
+            let end = image.entries.get(at).map_or(hi, |&e| e.min(hi));
+            (start, end)
+        })
+        .collect();
+    (leaders, jump_tables)
+}
+
+/// True for an instruction after which QEMU starts a new translation block
+/// (or that is synchronization in binary mode): every control transfer,
+/// interrupt and system call, lock-prefixed and `xchg`-with-memory atomics,
+/// string instructions (a `rep` loops through its own block), and the
+/// instructions QEMU's x86 translator ends a block after.
+pub fn ends_block(i: &Instruction) -> bool {
+    i.is_invalid()
+        || i.flow_control() != FlowControl::Next
+        || i.has_lock_prefix()
+        || i.is_string_instruction()
+        || (i.mnemonic() == Mnemonic::Xchg && has_memory_operand(i))
+        || (i.op_count() > 0
+            && i.op_kind(0) == OpKind::Register
+            && i.op0_register().is_segment_register())
+        || matches!(
+            i.mnemonic(),
+            Mnemonic::Cpuid
+                | Mnemonic::Rdtsc
+                | Mnemonic::Rdtscp
+                | Mnemonic::Rdpmc
+                | Mnemonic::Rdrand
+                | Mnemonic::Rdseed
+                | Mnemonic::Hlt
+                | Mnemonic::Pause
+                | Mnemonic::Wrfsbase
+                | Mnemonic::Wrgsbase
+                | Mnemonic::Enter
+                | Mnemonic::Popf
+                | Mnemonic::Popfq
+                | Mnemonic::Sti
+                | Mnemonic::Cli
+        )
+}
+
+fn writes(a: OpAccess) -> bool {
+    matches!(
+        a,
+        OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+    )
+}
+
+/// The single explicit memory operand of `i`, when that is all the memory
+/// it touches, unconditionally and without a mask: its access and size.
+fn single_access(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<(OpAccess, u64)> {
+    if !has_memory_operand(i) || i.op_mask() != Register::None || i.is_vsib() {
+        return None;
+    }
+    let used = info.info(i).used_memory();
+    if used.len() != 1 {
+        return None;
+    }
+    let m = used[0];
+    let size = m.memory_size().size() as u64;
+    (size > 0
+        && matches!(
+            m.access(),
+            OpAccess::Read | OpAccess::Write | OpAccess::ReadWrite
+        ))
+    .then_some((m.access(), size))
+}
+
+/// A segment override that moves the address (fs/gs); none for ds/ss/es/cs,
+/// whose bases are 0 in 64-bit mode.
+fn segment(i: &Instruction) -> Register {
+    match i.memory_segment() {
+        Register::FS | Register::GS => i.memory_segment(),
+        _ => Register::None,
+    }
+}
+
+/// HardRace §4.2, the *notWrite* condition: a read of the executable's
+/// read-only data (rip-relative or absolute address) cannot race, because
+/// binary mode checks no write there (docs/binary-mode.md).
+fn read_only(
+    insns: &[Instruction],
+    image: &Image,
+    info: &mut InstructionInfoFactory,
+    out: &mut Pruning,
+) {
+    if image.readonly.is_empty() {
+        return;
+    }
+    for i in insns {
+        if out.pcs.contains_key(&i.ip()) || segment(i) != Register::None {
+            continue;
+        }
+        let Some((OpAccess::Read, size)) = single_access(i, info) else {
+            continue;
+        };
+        let addr = if i.is_ip_rel_memory_operand() {
+            i.ip_rel_memory_address()
+        } else if i.memory_base() == Register::None && i.memory_index() == Register::None {
+            i.memory_displacement64()
+        } else {
+            continue;
+        };
+        if image.is_readonly(addr, size) {
+            out.mark(i.ip(), Pruned::ReadOnly);
+        }
+    }
+}
+
+/// An address expression: equal keys are equal addresses while no register
+/// in them is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct AddrKey {
+    segment: Register,
+    base: Register,
+    index: Register,
+    scale: u32,
+    disp: u64,
+    size: u64,
+}
+
+fn addr_key(i: &Instruction, size: u64) -> AddrKey {
+    let (base, index, scale, disp) = if i.is_ip_rel_memory_operand() {
+        (Register::None, Register::None, 0, i.ip_rel_memory_address())
+    } else {
+        (
+            i.memory_base().full_register(),
+            i.memory_index().full_register(),
+            i.memory_index_scale(),
+            i.memory_displacement64(),
+        )
+    };
+    AddrKey {
+        segment: segment(i),
+        base,
+        index,
+        scale,
+        disp,
+        size,
+    }
+}
+
+/// HardRace §4.3, restricted until exact (docs/binary-mode.md): an access
+/// `y` is redundant when an earlier write `x` of the same basic block wrote
+/// exactly the same bytes (same address expression, registers unchanged,
+/// same size), nothing between them writes memory (a plain store may be a
+/// release of a DWARF atomic) or synchronizes, and both lie within
+/// [`TB_SAFE_INSNS`] instructions of the start of a translation block, so
+/// no other thread runs between them. Then `y`'s check finds `x` (same
+/// thread, same epoch) as the last write and only this thread's reads: it
+/// cannot race; and `x`'s record answers every later check as `y`'s would.
+fn redundant(
+    insns: &[Instruction],
+    image: &Image,
+    leaders: &HashSet<u64>,
+    jump_tables: &[(u64, u64)],
+    walk: &mut Walk,
+    info: &mut InstructionInfoFactory,
+    out: &mut Pruning,
+) {
+    let Walk {
+        since_block,
+        after_end,
+        written,
+    } = walk;
+    for i in insns {
+        let pc = i.ip();
+        if *after_end {
+            *since_block = 0;
+            written.clear();
+        }
+        if leaders.contains(&pc) {
+            written.clear();
+        }
+        *since_block += 1;
+        let end = ends_block(i);
+        *after_end = end;
+        let entered_anywhere =
+            image.is_unstructured(pc) || jump_tables.iter().any(|&(s, e)| pc >= s && pc < e);
+        if end || entered_anywhere || *since_block > TB_SAFE_INSNS {
+            written.clear();
+            continue;
+        }
+        let access = single_access(i, info);
+        if let Some((_, size)) = access {
+            let key = addr_key(i, size);
+            if !out.pcs.contains_key(&pc) && written.contains(&key) {
+                out.mark(pc, Pruned::Redundant);
+            }
+        }
+        let used = info.info(i);
+        if used.used_memory().iter().any(|m| writes(m.access())) {
+            written.clear();
+        }
+        for r in used.used_registers() {
+            if writes(r.access()) {
+                let full = r.register().full_register();
+                written.retain(|k| k.base != full && k.index != full);
+            }
+        }
+        if let Some((OpAccess::Write | OpAccess::ReadWrite, size)) = access {
+            let key = addr_key(i, size);
+            let recorded = !matches!(
+                out.pcs.get(&pc),
+                Some(Pruned::Frame | Pruned::PrivateStack | Pruned::ReadOnly)
+            );
+            let regs_kept = used.used_registers().iter().all(|r| {
+                !writes(r.access())
+                    || (r.register().full_register() != key.base
+                        && r.register().full_register() != key.index)
+            });
+            if recorded && regs_kept && *since_block < TB_SAFE_INSNS {
+                written.push(key);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -172,16 +580,146 @@ mod tests {
             0x53, 0x48, 0x83, 0xec, 0x10, 0x48, 0x89, 0x7c, 0x24, 0x08, 0x48, 0x8b, 0x44, 0x24,
             0x08, 0x48, 0x89, 0x07, 0x48, 0x83, 0xc4, 0x10, 0x5b, 0xc3,
         ];
-        let p = prune(&f, 0x1000, &[(0x1000, 0x1000 + f.len() as u64)]);
-        assert_eq!((p.frame, p.private_stack), (3, 2));
+        let p = prune(
+            &f,
+            0x1000,
+            &[(0x1000, 0x1000 + f.len() as u64)],
+            &Image::default(),
+        );
+        assert_eq!((p.by_kind[0], p.by_kind[1]), (3, 2));
         assert!(!p.pcs.contains_key(&0x100f), "the access through rdi stays");
         // g: sub rsp,24; lea rdi,[rsp+8]; mov [rsp+8],rax; call h; add rsp,24; ret
         let g = [
             0x48, 0x83, 0xec, 0x18, 0x48, 0x8d, 0x7c, 0x24, 0x08, 0x48, 0x89, 0x44, 0x24, 0x08,
             0xe8, 0x00, 0x00, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x18, 0xc3,
         ];
-        let p = prune(&g, 0x2000, &[(0x2000, 0x2000 + g.len() as u64)]);
-        assert_eq!(p.private_stack, 0, "the frame's address escapes");
-        assert_eq!(p.frame, 2);
+        let p = prune(
+            &g,
+            0x2000,
+            &[(0x2000, 0x2000 + g.len() as u64)],
+            &Image::default(),
+        );
+        assert_eq!(p.by_kind[1], 0, "the frame's address escapes");
+        assert_eq!(p.by_kind[0], 2);
+    }
+
+    use iced_x86::code_asm::*;
+
+    fn assemble(base: u64, f: impl FnOnce(&mut CodeAssembler)) -> Vec<u8> {
+        let mut a = CodeAssembler::new(64).unwrap();
+        f(&mut a);
+        a.assemble(base).unwrap()
+    }
+
+    fn kinds(code: &[u8], base: u64, image: &Image) -> Vec<Option<Pruned>> {
+        let p = prune(code, base, &[(base, base + code.len() as u64)], image);
+        Decoder::with_ip(64, code, base, DecoderOptions::NONE)
+            .into_iter()
+            .map(|i| p.pcs.get(&i.ip()).copied())
+            .collect()
+    }
+
+    #[test]
+    fn reads_of_read_only_data_are_pruned_writes_and_other_data_are_not() {
+        let base = 0x40_1000;
+        let code = assemble(base, |a| {
+            a.movsd_2(xmm0, qword_ptr(0x48_b040u64)).unwrap(); // .rodata
+            a.mov(rax, qword_ptr(0x4b_b3a0u64)).unwrap(); // .data
+            a.mov(qword_ptr(0x48_b040u64), rax).unwrap(); // a write there
+            a.mov(rax, qword_ptr(rbx + 8)).unwrap(); // unknown address
+            a.ret().unwrap();
+        });
+        let image = Image {
+            readonly: vec![(0x48_b000, 0x48_c000)],
+            ..Image::default()
+        };
+        let got = kinds(&code, base, &image);
+        assert_eq!(
+            got,
+            vec![
+                Some(Pruned::ReadOnly),
+                None,
+                None,
+                None,
+                Some(Pruned::Frame)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_write_makes_the_same_bytes_redundant_until_anything_changes() {
+        let base = 0x40_2000;
+        let code = assemble(base, |a| {
+            a.mov(qword_ptr(rax + rdi * 8), rdx).unwrap(); // x
+            a.mov(rdx, qword_ptr(rax + rdi * 8)).unwrap(); // redundant read
+            a.add(rdx, rsi).unwrap();
+            a.mov(qword_ptr(rax + rdi * 8), rdx).unwrap(); // redundant write
+            a.mov(ecx, dword_ptr(rax + rdi * 8)).unwrap(); // other size
+            a.mov(qword_ptr(rbx), rcx).unwrap(); // a store elsewhere
+            a.mov(rdx, qword_ptr(rax + rdi * 8)).unwrap(); // after it: kept
+            a.mov(qword_ptr(rax + rdi * 8), rdx).unwrap(); // x again
+            a.add(rdi, 1).unwrap(); // index changes
+            a.mov(rdx, qword_ptr(rax + rdi * 8)).unwrap(); // kept
+            a.mov(rdx, qword_ptr(rax + rdi * 8)).unwrap(); // read after read: kept
+            a.ret().unwrap();
+        });
+        let got = kinds(&code, base, &Image::default());
+        let r = Some(Pruned::Redundant);
+        assert_eq!(
+            got,
+            vec![
+                None,
+                r,
+                None,
+                r,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some(Pruned::Frame)
+            ]
+        );
+    }
+
+    #[test]
+    fn redundancy_stops_at_leaders_sync_and_far_from_a_block_start() {
+        let base = 0x40_3000;
+        let code = assemble(base, |a| {
+            let mut l = a.create_label();
+            a.mov(qword_ptr(rax), rdx).unwrap();
+            a.set_label(&mut l).unwrap();
+            a.mov(rdx, qword_ptr(rax)).unwrap(); // a branch target: kept
+            a.mov(qword_ptr(rax), rdx).unwrap();
+            a.lock().add(qword_ptr(rbx), 1).unwrap(); // synchronization
+            a.mov(rdx, qword_ptr(rax)).unwrap(); // kept
+            a.jne(l).unwrap();
+        });
+        let got = kinds(&code, base, &Image::default());
+        assert_eq!(got, vec![None, None, None, None, None, None]);
+        // Past TB_SAFE_INSNS instructions from the block start: kept.
+        let code = assemble(base, |a| {
+            for _ in 0..TB_SAFE_INSNS {
+                a.add(rcx, 1).unwrap();
+            }
+            a.mov(qword_ptr(rax), rdx).unwrap();
+            a.mov(rdx, qword_ptr(rax)).unwrap();
+            a.ret().unwrap();
+        });
+        let got = kinds(&code, base, &Image::default());
+        assert!(got.iter().all(|k| *k != Some(Pruned::Redundant)), "{got:?}");
+        // Inside a function that jumps through a table: nothing.
+        let code = assemble(base, |a| {
+            a.mov(qword_ptr(rax), rdx).unwrap();
+            a.mov(rdx, qword_ptr(rax)).unwrap();
+            a.jmp(rcx).unwrap();
+        });
+        let image = Image {
+            entries: vec![base],
+            ..Image::default()
+        };
+        assert_eq!(kinds(&code, base, &image), vec![None, None, None]);
     }
 }

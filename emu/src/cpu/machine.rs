@@ -774,7 +774,7 @@ unsafe extern "C" fn on_mem(
                     plain_atomic = true;
                     checked = false;
                 } else {
-                    checked = rt.observe_checked(pc);
+                    checked = rt.observe_checked(pc, addr, kind);
                 }
                 if stack {
                     rt.note_stack(cur, addr);

@@ -19,9 +19,10 @@
 
 use crate::binary::atomics::{rmw_locations, AtomicObjects};
 use crate::binary::elf::ElfFile;
+use crate::binary::functions::fdes;
 use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
 use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
-use crate::binary::prune::{prune, Pruned, Pruning};
+use crate::binary::prune::{prune, Image, Pruned, Pruning};
 use crate::cpu::machine::Machine;
 use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
@@ -107,10 +108,12 @@ pub struct BinaryRuntime {
     prune: bool,
     /// Program-code accesses delivered as checked.
     pub checked_accesses: u64,
-    /// Program-code accesses pruned by the frame analysis.
-    pub pruned_frame: u64,
-    /// Program-code accesses pruned by the private-stack analysis.
-    pub pruned_stack: u64,
+    /// Program-code accesses pruned, per analysis ([`Pruned::index`]).
+    pub pruned: [u64; 4],
+    /// The executable's segments mapped without write permission: program
+    /// code's writes there are not checked (they fault, or rewrite code or
+    /// constants after an `mprotect`), which makes reads of them race-free.
+    readonly: Vec<(u64, u64)>,
     /// Intercepted library calls.
     pub calls: u64,
     /// Atomic instructions executed in program code.
@@ -145,8 +148,8 @@ impl BinaryRuntime {
             pruning: Pruning::default(),
             prune,
             checked_accesses: 0,
-            pruned_frame: 0,
-            pruned_stack: 0,
+            pruned: [0; 4],
+            readonly: Vec::new(),
             calls: 0,
             atomics: 0,
         }
@@ -163,31 +166,35 @@ impl BinaryRuntime {
         self.by_entry.get(&pc).copied()
     }
 
-    /// A program-code access at `pc` is about to be delivered: false when
-    /// static pruning removed its instruction (counted per analysis).
+    /// A program-code access at `pc` of `addr` is about to be delivered:
+    /// false when it is not checked — a write to the executable's read-only
+    /// segments (checked by no mode), or an instruction static pruning
+    /// removed (counted per analysis).
     #[inline]
-    pub fn observe_checked(&mut self, pc: u64) -> bool {
+    pub fn observe_checked(&mut self, pc: u64, addr: u64, kind: AccessKind) -> bool {
+        if kind == AccessKind::Write && self.readonly.iter().any(|&(s, e)| addr >= s && addr < e) {
+            return false;
+        }
         match self.pruning.pcs.get(&pc) {
             None => {
                 self.checked_accesses += 1;
                 true
             }
-            Some(Pruned::Frame) => {
-                self.pruned_frame += 1;
-                false
-            }
-            Some(Pruned::PrivateStack) => {
-                self.pruned_stack += 1;
+            Some(p) => {
+                self.pruned[p.index()] += 1;
                 false
             }
         }
     }
 
-    /// The pruning table (HardRace Tables 3-4 style): static and dynamic
-    /// counts per analysis.
+    /// The pruning table (HardRace Tables 2-4 style): static memory
+    /// instructions and dynamic accesses per analysis, and what is left.
     pub fn pruning_table(&self) -> String {
+        if !self.prune {
+            return "pruning: off (--no-prune)\n".to_string();
+        }
         let p = &self.pruning;
-        let dyn_total = self.checked_accesses + self.pruned_frame + self.pruned_stack;
+        let dyn_total = self.checked_accesses + self.pruned.iter().sum::<u64>();
         let pct = |n: u64, d: u64| {
             if d == 0 {
                 0.0
@@ -195,27 +202,29 @@ impl BinaryRuntime {
                 100.0 * n as f64 / d as f64
             }
         };
-        if !self.prune {
-            return "pruning: off (--no-prune)\n".to_string();
+        let mut s =
+            String::from("pruning (HardRace §4.1-4.3)    static insns        dynamic accesses\n");
+        let mut row = |name: &str, st: u64, dy: u64| {
+            s.push_str(&format!(
+                "  {name:28} {st:>7} ({:5.1}%)   {dy:>12} ({:5.1}%)\n",
+                pct(st, p.memory_insns),
+                pct(dy, dyn_total)
+            ));
+        };
+        for k in Pruned::ALL {
+            row(
+                &format!("{} ({})", k.name(), k.section()),
+                p.by_kind[k.index()],
+                self.pruned[k.index()],
+            );
         }
-        format!(
-            "pruning (HardRace §4.1)   static insns        dynamic accesses\n\
-             \x20 frame                   {:>7} ({:5.1}%)   {:>12} ({:5.1}%)\n\
-             \x20 private stack           {:>7} ({:5.1}%)   {:>12} ({:5.1}%)\n\
-             \x20 observed                {:>7} ({:5.1}%)   {:>12} ({:5.1}%)\n",
-            p.frame,
-            pct(p.frame, p.memory_insns),
-            self.pruned_frame,
-            pct(self.pruned_frame, dyn_total),
-            p.private_stack,
-            pct(p.private_stack, p.memory_insns),
-            self.pruned_stack,
-            pct(self.pruned_stack, dyn_total),
-            p.memory_insns - p.frame - p.private_stack,
-            pct(p.memory_insns - p.frame - p.private_stack, p.memory_insns),
+        let pruned_static: u64 = p.by_kind.iter().sum();
+        row(
+            "observed",
+            p.memory_insns - pruned_static,
             self.checked_accesses,
-            pct(self.checked_accesses, dyn_total),
-        )
+        );
+        s
     }
 
     /// Program code on kernel thread `cur` accessed stack address `addr`.
@@ -369,23 +378,64 @@ impl Machine {
                 let rmw = rmw_locations(bytes, start, &functions);
                 rt.atomic_objects.add(&AtomicObjects::from_ranges(rmw));
             }
-            if rt.prune {
-                let functions: Vec<(u64, u64)> = self
-                    .objects
-                    .get(id)
-                    .functions()
+            let image = Image {
+                readonly: file
+                    .segments
                     .iter()
-                    .copied()
+                    .filter(|sg| sg.flags & 2 == 0 && sg.memsz > 0)
+                    .map(|sg| {
+                        let at = sg.vaddr.wrapping_add(bias);
+                        (at, at + sg.memsz)
+                    })
+                    .collect(),
+                entries: {
+                    let mut e: Vec<u64> = fdes(&file)
+                        .iter()
+                        .map(|f| f.start.wrapping_add(bias))
+                        .chain(
+                            file.symbols
+                                .iter()
+                                .filter(|s| s.is_func)
+                                .map(|s| s.addr.wrapping_add(bias)),
+                        )
+                        .collect();
+                    e.sort_unstable();
+                    e.dedup();
+                    e
+                },
+                // Parts of functions entered through jump tables or by the
+                // unwinder: FDEs with exception tables, `.cold` partitions,
+                // and (stripped files) any FDE no function symbol starts.
+                unstructured: {
+                    let named: HashSet<u64> = file
+                        .symbols
+                        .iter()
+                        .filter(|s| s.is_func && !s.name.contains(".cold"))
+                        .map(|s| s.addr)
+                        .collect();
+                    fdes(&file)
+                        .iter()
+                        .filter(|f| f.lsda || !named.contains(&f.start))
+                        .map(|f| (f.start.wrapping_add(bias), f.end.wrapping_add(bias)))
+                        .collect()
+                },
+            };
+            rt.readonly = image.readonly.clone();
+            if rt.prune {
+                // One entry per function (FDEs unmerged): the stack
+                // analyses are per function, and a merged range may mix
+                // program and system code.
+                let mut functions: Vec<(u64, u64)> = fdes(&file)
+                    .iter()
+                    .map(|f| (f.start.wrapping_add(bias), f.end.wrapping_add(bias)))
                     .filter(|&(s, e)| {
                         rt.program.contains(s) && rt.program.contains(e.saturating_sub(1))
                     })
                     .collect();
+                functions.sort_unstable();
+                functions.dedup();
                 if let Some(bytes) = self.mem.slice(start, len) {
-                    let p = prune(bytes, start, &functions);
-                    rt.pruning.memory_insns += p.memory_insns;
-                    rt.pruning.frame += p.frame;
-                    rt.pruning.private_stack += p.private_stack;
-                    rt.pruning.pcs.extend(p.pcs);
+                    rt.pruning.extend(prune(bytes, start, &functions, &image));
                 }
             }
         }
