@@ -7,7 +7,8 @@ CARGO ?= cargo
 # clang: SDK portability check; qemu-user: `make bench`; pkg-config: SDK install test;
 # valgrind: `make bench` measures the FastTrack cost (bench/ft_cost.py);
 # patch: applies emu/unicorn-patches to unicorn's source (`make unicorn`);
-# zlib1g-dev: `make bench` builds pigz (bench/pigz.py).
+# zlib1g-dev: `make bench` builds pigz (bench/pigz.py); pigz: Debian's binary
+# is a row of bench/binary.py.
 APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev
 GUEST_BUILD := $(CURDIR)/target/guests
 
@@ -89,6 +90,7 @@ install: build
 bench: unicorn
 	CARGO="$(CARGO)" python3 bench/run.py
 	python3 bench/pigz.py
+	python3 bench/binary.py
 	CARGO="$(CARGO)" python3 bench/detectors.py
 	python3 bench/lardcc.py
 	CARGO="$(CARGO)" python3 bench/ft_cost.py
