@@ -193,7 +193,8 @@ fn the_verdicts_do_not_depend_on_the_detector_or_the_schedule() {
 
 /// guests/cc (issue 9's ground-truth C, C++ and OpenMP programs) built with
 /// plain gcc/g++ `-g -static` and checked in binary mode against the
-/// manifest. The programs a binary cannot decide are listed with the
+/// manifest, with and without static pruning (the same racy PCs and DRE).
+/// The programs a binary cannot decide are listed with the
 /// reason (docs/binary-mode.md); every other program must match its ground
 /// truth exactly (verdict and racing lines), and the listed ones must still
 /// behave as documented (a race-free one reported racy, a racy one
@@ -234,6 +235,12 @@ fn check_guests_cc(link: &[&str], prefix: &str) {
             .find(|r| r.name == name && r.libc == "glibc")
             .unwrap();
         let (err, json) = run_checked(&bin, &[]);
+        // Static pruning changes nothing here either (C++ exception
+        // tables, OpenMP outlined bodies and tasks, atomics).
+        let (_, json_all) = run_checked(&bin, &["--no-prune"]);
+        if racy_pcs(&json_all) != racy_pcs(&json) || dre(&json_all) != dre(&json) {
+            failures.push(format!("{name}: pruning changed the racy PCs or the DRE"));
+        }
         let got = source_lines(&bin, rel, &racy_pcs(&json));
         match (UNDECIDABLE.contains(&name), r.check_lines(&got)) {
             (false, Err(e)) => failures.push(format!("{name}: {e}\n{err}")),

@@ -626,9 +626,13 @@ impl Machine {
                 // of earlier tasks and calls on this kernel thread: their
                 // histories go (Rule 3), or tasks that reuse the same
                 // stack addresses would race with each other.
+                // The return-address slot at `sp` goes too: system code's
+                // call just wrote it unchecked, so its history is an earlier
+                // frame's (the body's `ret` would race with that frame).
                 let low = std::mem::replace(&mut self.rt().thread(cur).stack_low, 0);
-                if low != 0 && low < sp {
-                    for (a, len) in page_chunks(low, sp - low) {
+                let low = if low != 0 && low < sp { low } else { sp };
+                {
+                    for (a, len) in page_chunks(low, sp + 8 - low) {
                         self.emit(ret, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
                     }
                 }
