@@ -631,10 +631,8 @@ impl Machine {
                 // frame's (the body's `ret` would race with that frame).
                 let low = std::mem::replace(&mut self.rt().thread(cur).stack_low, 0);
                 let low = if low != 0 && low < sp { low } else { sp };
-                {
-                    for (a, len) in page_chunks(low, sp + 8 - low) {
-                        self.emit(ret, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
-                    }
+                for (a, len) in page_chunks(low, sp + 8 - low) {
+                    self.emit(ret, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
                 }
                 let inside = self
                     .rt()
