@@ -1,25 +1,34 @@
-//! HardRace-style static pruning of program code (HardRace §4.1; binary
-//! mode, docs/binary-mode.md): memory instructions that provably touch only
-//! their own thread's private stack frame cannot race, so their accesses
-//! are not delivered to the detector.
+//! HardRace-style static pruning of program code (HardRace §4.1-4.3;
+//! binary mode, docs/binary-mode.md): memory instructions whose accesses
+//! provably cannot race, nor change whether a later access races, are not
+//! delivered to the detector. Every decision is made before the run and
+//! depends on the PC alone ([`Pruning::pcs`]).
 //!
-//! Two analyses, each a per-function value-set argument about `rsp`/`rbp`:
+//! Four analyses, tried in this order:
 //!
-//! * **frame** — `push`, `pop`, `call`, `ret`, `leave`, `enter`: implicit
-//!   accesses to the return address and saved registers, slots no program
-//!   code names;
-//! * **private stack** — explicit accesses whose address is `rsp`-based (or
-//!   `rbp`-based in a function that sets `rbp` from `rsp`), in a function
-//!   that never lets a stack address escape: no instruction reads `rsp` (or
-//!   the frame pointer) as a value, other than adjusting the stack pointer
-//!   itself (`sub/add/and rsp, imm`, `mov rbp, rsp`, `mov rsp, rbp`,
-//!   `lea rsp, [rbp-…]`). A frame whose address is taken (`lea rdi,
-//!   [rsp+8]`, arrays shared with threads, OpenMP's shared locals) keeps all
-//!   its accesses checked.
+//! * **frame** (§4.1) — `push`, `pop`, `call`, `ret`, `leave`, `enter`:
+//!   implicit accesses to the return address and saved registers, slots no
+//!   program code names;
+//! * **private stack** (§4.1) — explicit accesses whose address is
+//!   `rsp`-based (or `rbp`-based in a function that sets `rbp` from `rsp`),
+//!   in a function that never lets a stack address escape: no instruction
+//!   reads `rsp` (or the frame pointer) as a value, other than adjusting
+//!   the stack pointer itself (`sub/add/and rsp, imm`, `mov rbp, rsp`,
+//!   `mov rsp, rbp`, `lea rsp, [rbp-…]`). A frame whose address is taken
+//!   (`lea rdi, [rsp+8]`, arrays shared with threads, OpenMP's shared
+//!   locals) keeps all its accesses checked;
+//! * **read-only data** (§4.2, must race-free by *notWrite*) — reads at a
+//!   fixed address inside the executable's non-writable segments, where
+//!   binary mode checks no write;
+//! * **redundant** (§4.3) — an access to exactly the bytes an earlier
+//!   write of the same block wrote, in the same epoch, with no other thread
+//!   able to run in between ([`TB_SAFE_INSNS`]).
 //!
-//! An access through any other register is never pruned, so a race between
-//! a pruned access and another thread's access would need a pointer to the
-//! frame in another thread, which the escape check rules out.
+//! The stack analyses are per-function value-set arguments about
+//! `rsp`/`rbp`: an access through any other register is never pruned by
+//! them, so a race between a pruned access and another thread's access
+//! would need a pointer to the frame in another thread, which the escape
+//! check rules out.
 
 use crate::cpu::code::AddrMap;
 use iced_x86::{
