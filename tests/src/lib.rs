@@ -142,13 +142,19 @@ pub fn build_c(rel: &str, libc: Libc) -> PathBuf {
 /// linked executable (or, with `-shared` among `args`, a shared object) named
 /// `out` in the `dynamic` build directory: `gcc -O2 -g -pthread ARGS`.
 pub fn build_c_dynamic(rel: &str, out: &str, args: &[&str]) -> PathBuf {
+    build_c_with("gcc", rel, out, args)
+}
+
+/// As [`build_c_dynamic`] with the C compiler `cc` (`clang`, …):
+/// `CC -O2 -g -pthread ARGS`.
+pub fn build_c_with(cc: &str, rel: &str, out: &str, args: &[&str]) -> PathBuf {
     let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let src = root().join("guests").join(rel);
     let dir = guest_dir().join("dynamic");
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join(out);
-    compile_cached(&src, &out, &format!("gcc {rel}"), |tmp| {
-        let mut c = Command::new("gcc");
+    compile_cached(&src, &out, &format!("{cc} {rel}"), |tmp| {
+        let mut c = Command::new(cc);
         c.args(["-O2", "-g", "-pthread"])
             .arg(&src)
             .args(args)

@@ -150,6 +150,17 @@ fn races_on_heap_memory_name_the_block_and_its_allocation_site() {
     assert!(err.contains(&format!("racy_heap.c:{line}")), "{err}");
 }
 
+/// clang's DWARF 5 names global addresses by index (`DW_OP_addrx`): its
+/// atomic objects are recognized too.
+#[test]
+fn clang_builds_get_the_same_verdicts() {
+    for rel in ["binary/atomic_objects.c", "binary/atomics.c"] {
+        let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
+        let bin = build_c_with("clang", rel, &format!("clang_{stem}"), &["-static"]);
+        check_verdicts(&bin, rel);
+    }
+}
+
 /// The report's mode line says when plain accesses were taken as
 /// acquire/release (a binary cannot tell relaxed ones), and only then.
 #[test]

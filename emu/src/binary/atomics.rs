@@ -110,7 +110,7 @@ impl AtomicObjects {
 /// instruction or `xchg`: `[addr, addr+size)` of every such memory operand
 /// that is RIP-relative or an absolute address.
 pub fn rmw_locations(code: &[u8], base: u64, functions: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let end_of_code = base + code.len() as u64;
+    let end_of_code = base.saturating_add(code.len() as u64);
     let mut out = Vec::new();
     for &(start, end) in functions {
         if start < base || end > end_of_code || start >= end {
@@ -182,9 +182,13 @@ fn dwarf_atomic_ranges(file: &ElfFile) -> Vec<(u64, u64)> {
             if e.tag() != gimli::DW_TAG_variable {
                 continue;
             }
-            let Some(addr) = e.attr_value(gimli::DW_AT_location).and_then(static_address) else {
+            let pieces = e
+                .attr_value(gimli::DW_AT_location)
+                .map(|v| static_pieces(&dwarf, &unit, v))
+                .unwrap_or_default();
+            if pieces.is_empty() {
                 continue;
-            };
+            }
             let ty = match e.attr_value(gimli::DW_AT_type) {
                 Some(AttributeValue::UnitRef(t)) => Some(t),
                 // A definition that refers to its declaration (C++ static
@@ -202,26 +206,91 @@ fn dwarf_atomic_ranges(file: &ElfFile) -> Vec<(u64, u64)> {
                     }),
             };
             if let Some(ty) = ty {
-                vars.push((addr, ty));
+                vars.push((pieces, ty));
             }
         }
-        for (addr, ty) in vars {
+        for (pieces, ty) in vars {
             let l = walker.layout(ty, 0);
-            out.extend(l.atomic.iter().map(|&(s, e)| (addr + s, addr + e)));
+            for &(s, e) in &l.atomic {
+                out.extend(place(&pieces, s, e));
+            }
         }
     }
     out
 }
 
-/// The address of a variable whose location is a single `DW_OP_addr`.
-fn static_address(v: AttributeValue<R<'_>>) -> Option<u64> {
+/// Where a statically allocated variable lives: `(offset, len, addr)` —
+/// bytes `[offset, offset+len)` of the object are at `addr` — from a
+/// location that is an address (`DW_OP_addr`, gcc; `DW_OP_addrx`, clang's
+/// DWARF 5), possibly plus a constant, or a composite of such pieces
+/// (`DW_OP_piece`: clang splits a global aggregate into one global per
+/// field). Pieces that are not in memory (a value computed on the DWARF
+/// stack, an optimized-out field) are left out. Empty when the location is
+/// anything else (a register, a frame offset, a location list).
+fn static_pieces<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    unit: &gimli::Unit<R<'a>>,
+    v: AttributeValue<R<'a>>,
+) -> Vec<(u64, u64, u64)> {
+    let mut out = Vec::new();
     let AttributeValue::Exprloc(expr) = v else {
-        return None;
+        return out;
     };
-    let b = expr.0.slice();
-    (b.len() == 9 && b[0] == gimli::DW_OP_addr.0)
-        .then(|| u64::from_le_bytes(b[1..9].try_into().unwrap()))
-        .filter(|&a| a != 0)
+    // The current piece: None before its first operation, Some(Some(a))
+    // while it is the address `a`, Some(None) once it is anything else.
+    let mut cur: Option<Option<u64>> = None;
+    let mut offset = 0u64;
+    let mut pieces = false;
+    let mut ops = expr.operations(unit.encoding());
+    loop {
+        let op = match ops.next() {
+            Ok(Some(op)) => op,
+            Ok(None) => break,
+            Err(_) => return Vec::new(),
+        };
+        match (op, cur) {
+            (gimli::Operation::Address { address }, None) => cur = Some(Some(address)),
+            (gimli::Operation::AddressIndex { index }, None) => {
+                cur = Some(dwarf.address(unit, index).ok());
+            }
+            (gimli::Operation::PlusConstant { value }, Some(Some(a))) => {
+                cur = Some(Some(a.wrapping_add(value)));
+            }
+            (
+                gimli::Operation::Piece {
+                    size_in_bits,
+                    bit_offset: None,
+                },
+                _,
+            ) => {
+                let len = size_in_bits / 8;
+                if let Some(Some(a)) = cur {
+                    out.push((offset, len, a));
+                }
+                offset = offset.saturating_add(len);
+                cur = None;
+                pieces = true;
+            }
+            _ => cur = Some(None),
+        }
+    }
+    if !pieces {
+        if let Some(Some(a)) = cur {
+            out.push((0, u64::MAX, a));
+        }
+    }
+    out.retain(|&(_, len, a)| a != 0 && len > 0);
+    out
+}
+
+/// The run-time (unrelocated) ranges of the object bytes `[s, e)` of a
+/// variable laid out in `pieces`.
+fn place(pieces: &[(u64, u64, u64)], s: u64, e: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+    pieces.iter().filter_map(move |&(off, len, addr)| {
+        let lo = s.max(off);
+        let hi = e.min(off.saturating_add(len));
+        (lo < hi).then(|| (addr.saturating_add(lo - off), addr.saturating_add(hi - off)))
+    })
 }
 
 struct Walker<'d, 'a> {
@@ -302,7 +371,11 @@ impl Walker<'_, '_> {
                 let mut atomic = Vec::new();
                 for (at, t) in members {
                     let m = self.layout(t, depth + 1);
-                    atomic.extend(m.atomic.iter().map(|&(s, e)| (at + s, at + e)));
+                    atomic.extend(
+                        m.atomic
+                            .iter()
+                            .map(|&(s, e)| (at.saturating_add(s), at.saturating_add(e))),
+                    );
                 }
                 Some(Layout { size, atomic })
             }
@@ -348,8 +421,10 @@ impl Walker<'_, '_> {
                 } else {
                     (0..count)
                         .flat_map(|i| {
-                            let base = i * elem.size;
-                            elem.atomic.iter().map(move |&(s, e)| (base + s, base + e))
+                            let base = i.saturating_mul(elem.size);
+                            elem.atomic.iter().map(move |&(s, e)| {
+                                (base.saturating_add(s), base.saturating_add(e))
+                            })
                         })
                         .collect()
                 };
@@ -413,6 +488,21 @@ mod tests {
         ];
         let got = rmw_locations(&f, 0x1000, &[(0x1000, 0x1000 + f.len() as u64)]);
         assert_eq!(got, [(0x1108, 0x110c), (0x120e, 0x1212)]);
+    }
+
+    #[test]
+    fn atomic_bytes_follow_the_pieces_of_a_split_global() {
+        // A 16-byte struct split in three: [0,4) not in memory, [4,8) at
+        // 0x500, [8,16) at 0x700; its atomic field is [4,8).
+        let pieces = [(4, 4, 0x500), (8, 8, 0x700)];
+        assert_eq!(place(&pieces, 4, 8).collect::<Vec<_>>(), [(0x500, 0x504)]);
+        assert_eq!(place(&pieces, 0, 4).count(), 0);
+        assert_eq!(
+            place(&pieces, 6, 12).collect::<Vec<_>>(),
+            [(0x502, 0x504), (0x700, 0x704)]
+        );
+        let whole = [(0, u64::MAX, 0x900)];
+        assert_eq!(place(&whole, 8, 12).collect::<Vec<_>>(), [(0x908, 0x90c)]);
     }
 
     #[test]

@@ -590,8 +590,8 @@ impl Machine {
                 let me = self.lang();
                 let (deps, many, own_group) = if call == LibCall::OmpTask {
                     // flags and depend are the 7th and 8th arguments.
-                    let flags = self.mem.read_u64(sp + 8).unwrap_or(0) & 0xffff_ffff;
-                    let depend = self.mem.read_u64(sp + 16).unwrap_or(0);
+                    let flags = self.mem.read_u64(sp.wrapping_add(8)).unwrap_or(0) & 0xffff_ffff;
+                    let depend = self.mem.read_u64(sp.wrapping_add(16)).unwrap_or(0);
                     let deps = if flags & FLAG_DEPEND != 0 && depend != 0 {
                         parse_depend(|a| self.mem.read_u64(a), depend)
                     } else {
