@@ -89,6 +89,7 @@ install: build
 # BENCH_SCALE=N for longer runs, BENCH_REPS=K for more repetitions.
 bench: unicorn
 	CARGO="$(CARGO)" python3 bench/run.py
+	CARGO="$(CARGO)" python3 bench/sites.py
 	python3 bench/pigz.py
 	python3 bench/binary.py
 	CARGO="$(CARGO)" python3 bench/detectors.py

@@ -267,6 +267,7 @@ impl Emulator {
                 .map_or(0, |s| s.addr.wrapping_add(image.bias)),
             adversary,
             binary: None,
+            calls: Default::default(),
         });
         machine.add_stack(rsp);
         // The loader's objects are the first to appear executable.

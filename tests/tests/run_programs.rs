@@ -62,6 +62,47 @@ fn instruction_counts_are_exact_across_quanta() {
 }
 
 #[test]
+fn every_access_is_observed_once_as_the_program_makes_it() {
+    // access_counts makes 8,000 reads and 6,000 writes by construction,
+    // a quarter of them from C helpers inside the CPU (x87 80-bit loads and
+    // stores, cmpxchg16b) rather than from translated loads and stores;
+    // `--observe all` must deliver each exactly once, in LARD and binary mode.
+    let guest = build_asm("asm/access_counts.S");
+    for mode in ["lard", "binary"] {
+        let l = lard_run(
+            &[
+                "--detector",
+                "none",
+                "--observe",
+                "all",
+                "--mode",
+                mode,
+                "--stats",
+            ],
+            &guest,
+            &[],
+        );
+        assert_eq!(shell_status(&l), 0, "{}", stderr(&l));
+        let err = stderr(&l);
+        let counts = |what: &str| -> (u64, u64) {
+            let line = err
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(what))
+                .unwrap_or_else(|| panic!("no {what} line in --stats:\n{err}"));
+            let n: Vec<u64> = line
+                .split(|c: char| !c.is_ascii_digit())
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            (n[0], n[1])
+        };
+        let (tr, tw) = counts("tracked");
+        let (r, w) = counts("untracked non-stack");
+        assert_eq!((tr + r, tw + w), (8_000, 6_000), "--mode {mode}:\n{err}");
+        assert_eq!(counts("untracked stack"), (0, 0), "--mode {mode}");
+    }
+}
+
+#[test]
 fn threaded_counters_are_exact_under_the_emulator() {
     for libc in Libc::ALL {
         let out = lard_run(

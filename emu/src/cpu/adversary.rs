@@ -2,8 +2,10 @@
 //! it only *applies* the values the model in
 //! [`lard_detector_hw::adversarial`] chooses.
 //!
-//! A Tracked read of a monitored location is delivered by the code hook
-//! *before* the instruction executes. [`Machine::adversarial_access`] asks
+//! A Tracked read of a monitored location is delivered by the instruction
+//! call (with adversarial memory on, every Tracked site gets one and its
+//! accesses are computed from its operands there, not observed by
+//! translated code) *before* the instruction executes. [`Machine::adversarial_access`] asks
 //! the model for the value the read returns; if it differs from memory's,
 //! it writes the chosen value into guest memory and leaves a *pending
 //! restore*; the instruction then reads it as its architectural result.
@@ -22,9 +24,8 @@
 //! and is recorded at once.
 //!
 //! Only Tracked sites that can return adversarial values need the settle
-//! hook on their next instruction (unicorn walks its code-hook list on every
-//! hooked instruction, so hooking every site's successor would tax all
-//! Tracked accesses): the trigger PCs get it when code is scanned, any other
+//! call on their next instruction (one on every site's successor would tax
+//! all Tracked accesses): the trigger PCs get it when code is scanned, any other
 //! site the first time it touches a monitored location; that first time its
 //! read sees memory as it is (the latest value, always allowed).
 //!

@@ -3,8 +3,12 @@
 //! itself: `uc::Clock`.)
 //!
 //! Sites are found by decoding executable memory when it is mapped (the ELF
-//! image at load, `mmap`/`mprotect` with PROT_EXEC later) and each gets a code
-//! hook on exactly its address, so ordinary instructions run at full speed.
+//! image at load, `mmap`/`mprotect` with PROT_EXEC later). When unicorn
+//! translates an instruction it asks `Machine::observes` what to do there
+//! (unicorn patch 0004): a Tracked site's accesses call the emulator from
+//! translated code with their address, size and kind; a LARD op gets an
+//! instruction call. Ordinary instructions run at full speed, and the cost
+//! of a site does not depend on how many sites exist.
 
 use iced_x86::{Instruction, Mnemonic};
 use lard_isa_ext::{decode, DecodeError, DecodedKind, LardFault, LardOp, Sweep};

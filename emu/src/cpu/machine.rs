@@ -4,13 +4,17 @@
 //! Hooks are raw `extern "C"` callbacks whose user data is the boxed
 //! [`Machine`]; they run on the emulation thread while `uc_emu_start` is
 //! active, and are the only code that touches the machine during that time.
+//! Observation is decided when code is translated ([`Machine::observes`],
+//! unicorn patch 0004): observed accesses and instruction calls (LARD
+//! sites, intercepted entries) reach the machine without unicorn's hook
+//! lists or its per-access PC recovery.
 
 use crate::binary::objects::{ObjectId, ObjectRegistry};
 use crate::cpu::adversary::Adversary;
-use crate::cpu::code::{CodeMap, MemInsn, Site};
+use crate::cpu::code::{AddrMap, CodeMap, MemInsn, Site};
 use crate::cpu::memory::Memory;
 use crate::cpu::sched::{SchedPolicy, Scheduler};
-use crate::cpu::uc::{Clock, Context, Reg, UcError, UcRef};
+use crate::cpu::uc::{observe, Clock, Context, Reg, UcError, UcRef};
 use crate::cpu::vclock::VcFile;
 use crate::intercept::{CallArgs, InterceptTable};
 use crate::observe::callstack;
@@ -29,6 +33,52 @@ use unicorn_engine_sys as sys;
 
 /// Process id the guest sees; the main thread's tid is the same.
 pub const GUEST_PID: u32 = 4000;
+
+/// What translated code does at one guest instruction, decided when the
+/// instruction is translated ([`Machine::observes`]; unicorn patch 0004).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Observe {
+    /// Call the emulator before the instruction ([`Machine::call_at`]:
+    /// LARD sites, intercepted entries, return addresses).
+    pub call: bool,
+    /// Deliver each of its memory accesses, before it happens.
+    pub mem: bool,
+    /// What its accesses are ([`Observe::TRACKED`], ...), handed back with each.
+    pub tag: u16,
+}
+
+impl Observe {
+    /// Accesses are Tracked (LARD), or program code's (binary mode: checked
+    /// unless `BinaryRuntime::observe_checked` prunes them).
+    pub const TRACKED: u16 = 1;
+    /// A Tracked site delivered under `--observe tracked`: reported under
+    /// [`Machine::attributed_pc`] (with [`Observe::TRACKED`]).
+    pub const SITE: u16 = 8;
+
+    /// The flags unicorn's decision callback returns.
+    #[inline]
+    pub fn flags(self) -> u32 {
+        let mut f = u32::from(self.tag) << observe::TAG_SHIFT;
+        if self.call {
+            f |= observe::INSN_CALL;
+        }
+        if self.mem {
+            f |= observe::MEM;
+        }
+        f
+    }
+}
+
+/// What the instruction call at a PC does ([`Machine::call_at`]): bits.
+pub mod call {
+    /// A LARD site, or the instruction after a Tracked site that settles
+    /// adversarial memory.
+    pub const SITE: u8 = 1;
+    /// The entry of an intercepted function.
+    pub const INTERCEPT: u8 = 2;
+    /// The return address of an intercepted call (binary mode).
+    pub const RETURN: u8 = 4;
+}
 
 /// What a blocked thread waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,6 +305,8 @@ pub struct Machine {
     pub call_stacks: u64,
     /// Binary mode (program without LARDx86 code), when it runs.
     pub binary: Option<Box<crate::intercept::runtime::BinaryRuntime>>,
+    /// PCs with an instruction call, and what it does ([`call`] bits).
+    pub calls: AddrMap<u8>,
 }
 
 impl Machine {
@@ -311,6 +363,86 @@ impl Machine {
             self.uc.stop();
         }
         c
+    }
+
+    /// Delivers an access from translated code's access callback; on
+    /// `Stop` asks unicorn to stop, and the caller leaves the CPU loop with
+    /// the state restored to the instruction's start (patch 0004), so RIP is
+    /// not written here (the callback must not write registers).
+    #[inline]
+    fn emit_access(&mut self, pc: u64, a: Access) -> Control {
+        let e = Event {
+            pc,
+            origin: a.origin,
+            kind: EventKind::Access(a),
+        };
+        let c = self.observer.event(&e);
+        if c == Control::Stop {
+            if self.stop.is_none() {
+                self.stop = Some(Stop::ObserverStop(pc));
+            }
+            self.uc.stop();
+        }
+        c
+    }
+
+    /// What translated code does at `pc` — the one per-PC decision every
+    /// observation mechanism goes through (unicorn asks once per
+    /// translation; [`Machine::call_at`] and the mapping paths flush
+    /// translations whose decision changes):
+    /// * an instruction call where [`Machine::call_at`] registered one;
+    /// * every access under `--observe all` in LARD mode, Tracked ones tagged;
+    /// * binary mode: program-code accesses (not an atomic's own, which are
+    ///   sync), pruned or not (`observe_checked` consults `pruning.pcs` and
+    ///   counts them); other code's accesses only for an observer that asked
+    ///   for every access.
+    pub fn observes(&self, pc: u64) -> Observe {
+        let call = self.calls.contains_key(&pc);
+        if self.mode == AccessMode::Tracked && self.binary.is_none() && self.adversary.is_none() {
+            // (Adversarial memory acts before a Tracked instruction, from
+            // its instruction call, which then delivers its accesses.)
+            let tracked = self.code.is_tracked(pc);
+            return Observe {
+                call,
+                mem: tracked,
+                tag: if tracked {
+                    Observe::TRACKED | Observe::SITE
+                } else {
+                    0
+                },
+            };
+        }
+        if self.mode != AccessMode::All {
+            return Observe {
+                call,
+                ..Observe::default()
+            };
+        }
+        let Some(rt) = &self.binary else {
+            let tracked = self.code.is_tracked(pc);
+            return Observe {
+                call,
+                mem: true,
+                tag: if tracked { Observe::TRACKED } else { 0 },
+            };
+        };
+        let atomic = matches!(self.code.site(pc).map(|s| &**s), Some(Site::Atomic(_)));
+        let program = !atomic && rt.program.contains(pc);
+        Observe {
+            call,
+            mem: program || rt.observer_mode == AccessMode::All,
+            tag: if program { Observe::TRACKED } else { 0 },
+        }
+    }
+
+    /// Registers an instruction call (`what`, [`call`] bits) at `pc` and
+    /// drops translations that were made without it.
+    pub fn call_at(&mut self, pc: u64, what: u8) {
+        let e = self.calls.entry(pc).or_insert(0);
+        if *e & what != what {
+            *e |= what;
+            self.uc.remove_cache(pc, pc + 1);
+        }
     }
 
     /// Reports every sized data symbol of ELF object `id` as a static object
@@ -419,9 +551,8 @@ impl Machine {
         self.uc.stop();
     }
 
-    /// Installs hooks for newly found LARD sites.
+    /// Registers instruction calls for newly found LARD sites.
     pub fn hook_sites(&mut self, sites: &[(u64, std::rc::Rc<Site>)]) -> Result<(), UcError> {
-        let data = self as *mut Machine as *mut c_void;
         for (pc, site) in sites {
             let wanted = match &**site {
                 Site::Op(_) | Site::Fault(_) => true,
@@ -435,26 +566,24 @@ impl Machine {
                     {
                         self.hook_settle(*pc, pc + i.insn.len() as u64)?;
                     }
-                    self.mode == AccessMode::Tracked || self.adversary.is_some()
+                    // Without adversarial memory, Tracked accesses are
+                    // delivered by translated code ([`Machine::observes`]).
+                    self.adversary.is_some()
                 }
                 Site::Atomic(_) => self.report_sync || self.binary.is_some(),
             };
             if wanted {
-                // SAFETY: as in install_hooks.
-                unsafe { self.uc.hook_code(on_site, data, *pc, *pc)? };
-                self.uc.remove_cache(*pc, *pc + 1);
+                self.call_at(*pc, call::SITE);
             }
         }
         Ok(())
     }
 
-    /// Hooks the entries of intercepted functions (`pcs`, from `self.intercepts`).
+    /// Registers instruction calls on the entries of intercepted functions
+    /// (`pcs`, from `self.intercepts`).
     pub fn hook_intercepts(&mut self, pcs: &[u64]) -> Result<(), UcError> {
-        let data = self as *mut Machine as *mut c_void;
         for &pc in pcs {
-            // SAFETY: as in install_hooks.
-            unsafe { self.uc.hook_code(on_intercept, data, pc, pc)? };
-            self.uc.remove_cache(pc, pc + 1);
+            self.call_at(pc, call::INTERCEPT);
         }
         Ok(())
     }
@@ -481,6 +610,8 @@ impl Machine {
         if self.binary.is_some() {
             new.extend(self.binary_object_mapped(id, start, len));
         }
+        // The range's decisions (sites, program code, pruning) are made.
+        self.uc.remove_cache(start, start + len);
         self.hook_intercepts(&new)
     }
 
@@ -490,7 +621,11 @@ impl Machine {
     pub fn code_mapped(&mut self, start: u64, len: u64) -> Result<(), UcError> {
         match self.objects.id_at(start) {
             Some(id) => self.object_mapped(id, start, len),
-            None => self.scan_code(start, len, &[]),
+            None => {
+                self.scan_code(start, len, &[])?;
+                self.uc.remove_cache(start, start + len);
+                Ok(())
+            }
         }
     }
 
@@ -498,14 +633,11 @@ impl Machine {
     /// adversarial memory settles right after the site executes
     /// (emu/src/cpu/adversary.rs). Once per site.
     pub fn hook_settle(&mut self, pc: u64, next: u64) -> Result<(), UcError> {
-        let data = self as *mut Machine as *mut c_void;
         let Some(adv) = self.adversary.as_deref_mut() else {
             return Ok(());
         };
         if adv.settle_hooked.insert(pc) {
-            // SAFETY: as in install_hooks.
-            unsafe { self.uc.hook_code(on_site, data, next, next)? };
-            self.uc.remove_cache(next, next + 1);
+            self.call_at(next, call::SITE);
         }
         Ok(())
     }
@@ -688,9 +820,35 @@ unsafe fn machine<'a>(data: *mut c_void) -> &'a mut Machine {
     &mut *(data as *mut Machine)
 }
 
-/// Code hook on a LARD site.
-unsafe extern "C" fn on_site(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data: *mut c_void) {
+/// The instruction call at `pc` (patch 0004's `UC_LARD_INSN_CALL`, in
+/// place of one code hook per PC): runs what [`Machine::call_at`]
+/// registered there, in the order the code hooks ran (sites are found
+/// before their object's intercepted entries are), each skipped once one
+/// before it asked to stop (as unicorn's hook loop did).
+unsafe extern "C" fn on_insn(data: *mut c_void, pc: u64) {
     let m = machine(data);
+    let Some(&what) = m.calls.get(&pc) else {
+        return;
+    };
+    if what & call::SITE != 0 {
+        on_site(m, pc);
+    }
+    if what & call::INTERCEPT != 0 && m.stop.is_none() {
+        on_intercept(m, pc);
+    }
+    if what & call::RETURN != 0 && m.stop.is_none() {
+        m.binary_return_call(pc);
+    }
+}
+
+/// Decision callback of translate-time observation (see [`Machine::observes`]).
+unsafe extern "C" fn on_decide(data: *mut c_void, pc: u64) -> u32 {
+    machine(data).observes(pc).flags()
+}
+
+/// A LARD site (or the instruction after a Tracked one, to settle
+/// adversarial memory).
+fn on_site(m: &mut Machine, pc: u64) {
     if m.adversary.as_ref().is_some_and(|a| a.has_pending()) {
         m.settle_adversarial();
     }
@@ -710,21 +868,8 @@ unsafe extern "C" fn on_site(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
     }
 }
 
-/// The entry hook of intercepted functions, for functions found at run
-/// time (OpenMP bodies).
-pub fn on_intercept_hook() -> crate::cpu::uc::CodeCallback {
-    on_intercept
-}
-
-/// Code hook on the entry of an intercepted function: the call becomes a
-/// program event.
-unsafe extern "C" fn on_intercept(
-    _uc: *mut sys::uc_engine,
-    pc: u64,
-    _size: u32,
-    data: *mut c_void,
-) {
-    let m = machine(data);
+/// The entry of an intercepted function: the call becomes a program event.
+fn on_intercept(m: &mut Machine, pc: u64) {
     if m.stop.is_some() {
         return;
     }
@@ -743,65 +888,81 @@ unsafe extern "C" fn on_intercept(
     m.emit(call.ret, EventKind::Program(what.event(&call)));
 }
 
-/// Memory hook (AccessMode::All): every data access.
-unsafe extern "C" fn on_mem(
-    _uc: *mut sys::uc_engine,
-    kind: sys::MemType,
-    addr: u64,
-    size: i32,
-    _value: i64,
-    data: *mut c_void,
-) {
+/// Access callback of translate-time observation: an access of an
+/// instruction [`Machine::observes`] said to observe, about to happen;
+/// `pc` is the instruction's (a translation-time constant: RIP is never
+/// read here), `info` its size, kind and decision tag. Non-zero stops
+/// before the access (memory unchanged).
+unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32) -> i32 {
     let m = machine(data);
-    let pc = m.uc.reg(Reg::RIP);
-    let kind = if kind == sys::MemType::WRITE {
+    let kind = if info & observe::WRITE != 0 {
         AccessKind::Write
     } else {
         AccessKind::Read
     };
+    let tag = (info >> observe::TAG_SHIFT) as u16;
+    let tracked = tag & Observe::TRACKED != 0;
     let stack = m.is_stack(addr);
+    let size = info & observe::SIZE_MASK;
+    if tag & Observe::SITE != 0 {
+        // As Machine::instruction_accesses delivered it from the site's
+        // code hook (and counts it: Tracked, never as stack).
+        m.stats.count_access(true, false, kind);
+        let a = Access {
+            pc: m.attributed_pc(pc),
+            addr,
+            size,
+            kind,
+            tracked: true,
+            stack,
+            origin: m.origin(),
+        };
+        return i32::from(m.emit_access(pc, a) == Control::Stop);
+    }
     let cur = m.cur;
-    let tracked = match &mut m.binary {
-        // Binary mode: program code is checked (delivered as tracked),
-        // system code is not — and not even delivered unless the observer
-        // asked for every access; an atomic's own accesses are sync, and so
-        // are plain accesses of objects DWARF types as atomic.
-        Some(rt) => {
-            let mut checked = pc != rt.atomic_pc && rt.program.contains(pc);
-            let mut plain_atomic = false;
-            if checked {
-                if rt.atomic_objects.contains(addr) {
-                    plain_atomic = true;
-                    checked = false;
-                } else {
-                    checked = rt.observe_checked(pc, addr, kind);
-                }
-                if stack {
-                    rt.note_stack(cur, addr);
-                }
+    let mut tracked = tracked;
+    if let Some(rt) = &mut m.binary {
+        // Binary mode: program code is checked (delivered as tracked)
+        // unless observe_checked says otherwise (static pruning, writes to
+        // read-only segments); system code is not — and neither is
+        // delivered unless the observer asked for every access. An
+        // atomic's own accesses are sync (its instruction is no program
+        // code to Machine::observes), and so are plain accesses of objects
+        // DWARF types as atomic.
+        let mut plain_atomic = false;
+        if tracked {
+            if rt.atomic_objects.contains(addr) {
+                plain_atomic = true;
+                tracked = false;
+            } else {
+                tracked = rt.observe_checked(pc, addr, kind);
             }
-            let all = rt.observer_mode == AccessMode::All;
-            if plain_atomic {
-                m.binary_plain_atomic(pc, addr, kind);
+            if stack {
+                rt.note_stack(cur, addr);
             }
-            if !checked && !all {
-                return;
+            if stack {
+                rt.note_stack(cur, addr);
             }
-            checked
         }
-        None => m.code.is_tracked(pc),
-    };
+        let all = rt.observer_mode == AccessMode::All;
+        if plain_atomic {
+            m.binary_plain_atomic(pc, addr, kind);
+        }
+        if !tracked && !all {
+            return 0;
+        }
+    }
     m.stats.count_access(tracked, stack, kind);
     let a = Access {
         pc,
         addr,
-        size: size.max(1) as u32,
+        size,
         kind,
         tracked,
         stack,
         origin: m.origin(),
     };
-    m.emit(pc, EventKind::Access(a));
+    i32::from(m.emit_access(pc, a) == Control::Stop)
 }
 
 /// Hook for accesses to unmapped or protected memory: records the address.
@@ -859,9 +1020,7 @@ impl Machine {
             uc.hook_invalid(on_invalid, data)?;
             // Not a data-access hook: it costs nothing on successful accesses.
             uc.hook_bad_mem(on_bad_mem, data)?;
-            if self.mode == AccessMode::All {
-                uc.hook_mem(on_mem, data)?;
-            }
+            uc.observe(on_decide, on_access, on_insn, data);
         }
         Ok(())
     }

@@ -363,6 +363,64 @@ impl UcRef {
     }
 }
 
+/// Translate-time observation (emu/unicorn-patches/0004): the flags a
+/// decision returns and the bits of an access's `info`.
+pub mod observe {
+    /// Call the access callback before every memory access of the instruction.
+    pub const MEM: u32 = 1;
+    /// Call the instruction callback before the instruction (like a code hook).
+    pub const INSN_CALL: u32 = 2;
+    /// `info`: the access is a store.
+    pub const WRITE: u32 = 0x100;
+    /// `info`: a C helper inside the CPU made the access (fxsave, x87 80-bit, cmpxchg16b...).
+    pub const HELPER: u32 = 0x200;
+    /// `info`: the access size in bytes.
+    pub const SIZE_MASK: u32 = 0xff;
+    /// A decision's tag (16 bits) is handed back in `info` shifted by this.
+    pub const TAG_SHIFT: u32 = 16;
+}
+
+/// Decides, once per translation of the instruction at `pc`, what of it is
+/// observed: [`observe`] flags, plus a tag in the high 16 bits.
+pub type DecideCallback = unsafe extern "C" fn(*mut c_void, u64) -> u32;
+/// An observed access `(addr, pc, info)` about to happen; non-zero stops
+/// before it (after calling `uc_emu_stop`), the CPU state restored to the
+/// instruction's start. Must not write registers.
+pub type AccessCallback = unsafe extern "C" fn(*mut c_void, u64, u64, u32) -> i32;
+/// The instruction call at `pc` (registers synced, as in a code hook).
+pub type InsnCallback = unsafe extern "C" fn(*mut c_void, u64);
+
+extern "C" {
+    /// Declared by patch 0004.
+    fn uc_lard_observe(
+        uc: *mut sys::uc_engine,
+        decide: DecideCallback,
+        on_access: AccessCallback,
+        on_insn: InsnCallback,
+        opaque: *mut c_void,
+    );
+}
+
+impl UcRef {
+    /// Turns on translate-time observation (patch 0004) for everything
+    /// translated from now on. A decision must stay the same while code
+    /// translated under it lives: flush a range ([`UcRef::remove_cache`])
+    /// when its decision changes.
+    ///
+    /// # Safety
+    /// `data` must stay valid for as long as the engine runs, and the
+    /// callbacks must treat it as their user data.
+    pub unsafe fn observe(
+        self,
+        decide: DecideCallback,
+        on_access: AccessCallback,
+        on_insn: InsnCallback,
+        data: *mut c_void,
+    ) {
+        uc_lard_observe(self.0, decide, on_access, on_insn, data);
+    }
+}
+
 /// A saved CPU context (all registers), owned.
 pub struct Context(*mut sys::uc_context);
 

@@ -23,7 +23,7 @@ use crate::binary::functions::fdes;
 use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
 use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
 use crate::binary::prune::{prune, Image, Pruned, Pruning};
-use crate::cpu::machine::Machine;
+use crate::cpu::machine::{call, Machine};
 use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
 use crate::intercept::hb::{fork, SyncClocks, SyncKey};
@@ -678,7 +678,6 @@ impl Machine {
             _ => args,
         };
         if call.acts_on_return() {
-            let data = self as *mut Machine as *mut std::ffi::c_void;
             let rt = self.rt();
             rt.thread(cur).pending.push(Pending {
                 ret,
@@ -688,11 +687,7 @@ impl Machine {
                 task,
             });
             if rt.hooked_returns.insert(ret) {
-                // SAFETY: as in Machine::install_hooks.
-                let hooked = unsafe { self.uc.hook_code(on_return, data, ret, ret) };
-                if hooked.is_ok() {
-                    self.uc.remove_cache(ret, ret + 1);
-                }
+                self.call_at(ret, call::RETURN);
             }
         }
     }
@@ -700,19 +695,10 @@ impl Machine {
     /// Intercepts an outlined OpenMP body at `pc` (found as an argument of
     /// a GOMP call) from now on.
     fn intercept_body(&mut self, pc: u64, body: LibCall) {
-        let data = self as *mut Machine as *mut std::ffi::c_void;
         let rt = self.rt();
         if let std::collections::hash_map::Entry::Vacant(e) = rt.by_entry.entry(pc) {
             e.insert(body);
-            // SAFETY: as in Machine::install_hooks.
-            if unsafe {
-                self.uc
-                    .hook_code(crate::cpu::machine::on_intercept_hook(), data, pc, pc)
-            }
-            .is_ok()
-            {
-                self.uc.remove_cache(pc, pc + 1);
-            }
+            self.call_at(pc, call::INTERCEPT);
         }
     }
 
@@ -960,19 +946,14 @@ impl Machine {
     }
 }
 
-/// Code hook on a return address of an intercepted call.
-unsafe extern "C" fn on_return(
-    _uc: *mut unicorn_engine_sys::uc_engine,
-    pc: u64,
-    _size: u32,
-    data: *mut std::ffi::c_void,
-) {
-    // SAFETY: `data` is the boxed Machine registered with the hook.
-    let m = unsafe { &mut *(data as *mut Machine) };
-    if m.stop.is_some() || m.binary.is_none() {
-        return;
+impl Machine {
+    /// The instruction call at `pc`, a return address of an intercepted call.
+    pub fn binary_return_call(&mut self, pc: u64) {
+        if self.stop.is_some() || self.binary.is_none() {
+            return;
+        }
+        self.binary_return(pc);
     }
-    m.binary_return(pc);
 }
 
 #[cfg(test)]
