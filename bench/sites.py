@@ -15,7 +15,8 @@ the same way, no access observed). The cost per Tracked access is the CPU
 time difference divided by TOTAL: translation and untracked work cancel.
 CPU seconds (user + sys of the process, from wait4); the median of
 BENCH_REPS interleaved runs. Knobs: BENCH_REPS (default 3), BENCH_SCALE
-(multiplies TOTAL, default 1).
+(multiplies TOTAL, default 1), BENCH_SITES (comma-separated site counts,
+default 10,1000,100000).
 """
 
 from __future__ import annotations
@@ -98,8 +99,14 @@ def main() -> None:
     reps = int(env_number("BENCH_REPS", 3, int))
     total = int(TOTAL * env_number("BENCH_SCALE", 1.0))
     run([os.environ.get("CARGO", "cargo"), "build", "--release", "-p", "lard-emu"], cwd=ROOT)
+    sites = SITES
+    if os.environ.get("BENCH_SITES"):
+        try:
+            sites = [int(v) for v in os.environ["BENCH_SITES"].split(",")]
+        except ValueError:
+            die(f"BENCH_SITES={os.environ['BENCH_SITES']!r} is not a comma-separated list of numbers")
     rows = []
-    for n in SITES:
+    for n in sites:
         exe = build(n)
         args = [str(max(1, total // n))]
         accesses = max(1, total // n) * n
