@@ -218,6 +218,17 @@ impl Lardish {
         }
     }
 
+    /// The straightforward model, for tests only: every speed-up of the
+    /// model (the chunked variable map, ...) is switched off, so the
+    /// optimized model ([`Lardish::new`]) can be checked against it
+    /// statistic by statistic on the same trace.
+    #[doc(hidden)]
+    pub fn reference(cfg: HwConfig) -> Lardish {
+        let mut l = Lardish::new(cfg);
+        l.use_per_byte_variable_map();
+        l
+    }
+
     /// Stores the variable map one hash entry per byte (the reference
     /// layout, see [`varmap`]); call before the first event. Tests use it to
     /// check that the chunked layout changes no statistic.
