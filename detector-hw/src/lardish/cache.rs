@@ -42,15 +42,11 @@ const INVALID: u64 = u64::MAX;
 
 #[derive(Clone, Copy, Debug)]
 struct Way {
-    line: u64,
-    stamp: u64,
     kind: LineKind,
     state: Mesi,
 }
 
 const EMPTY_WAY: Way = Way {
-    line: INVALID,
-    stamp: 0,
     kind: LineKind::Data,
     state: Mesi::S,
 };
@@ -63,11 +59,24 @@ pub struct Cache {
     /// mask instead of a division), else `u64::MAX`.
     set_mask: u64,
     ways: usize,
-    /// The line of each way (`slots[i].line`), kept apart so that a lookup
-    /// scans 8 bytes per way instead of a whole [`Way`]: the model's cache
+    /// The line of each way, its LRU stamp and the rest of it are kept in
+    /// separate arrays so that a lookup (a replacement) scans 8 bytes per
+    /// way instead of a whole way: the model's cache
     /// arrays are far larger than the host's caches.
     tags: Vec<u64>,
+    stamps: Vec<u64>,
     slots: Vec<Way>,
+    /// Per set: the line stamped last (the set's most recently used line),
+    /// or `INVALID` when unknown. A touch of that line changes no LRU order
+    /// and is skipped: stamps only order the lines of one set, so leaving
+    /// one out keeps every later replacement decision.
+    mru: Vec<u64>,
+    /// Per way: directory bits of the line it holds (0 when inserted);
+    /// empty except in the L3 of a [`Hierarchy`] (which cores' L2 may hold
+    /// the line), so other caches touch no extra host memory.
+    dir: Vec<u64>,
+    /// Use `mru` (false: the reference model, every touch scans the set).
+    fast: bool,
     tick: u64,
     /// Lines held, by [`LineKind`].
     pub counts: [u64; 3],
@@ -80,6 +89,8 @@ pub struct Evicted {
     pub line: u64,
     /// What it held.
     pub kind: LineKind,
+    /// Its directory bits.
+    pub dir: u64,
 }
 
 impl Cache {
@@ -95,9 +106,29 @@ impl Cache {
             },
             ways: ways.max(1),
             tags: vec![INVALID; sets.max(1) * ways.max(1)],
+            stamps: vec![0; sets.max(1) * ways.max(1)],
             slots: vec![EMPTY_WAY; sets.max(1) * ways.max(1)],
+            mru: vec![INVALID; n],
+            dir: Vec::new(),
+            fast: true,
             tick: 0,
             counts: [0; 3],
+        }
+    }
+
+    /// A cache with a directory entry per way (an L3).
+    fn with_directory(sets: usize, ways: usize) -> Cache {
+        let mut c = Cache::new(sets, ways);
+        c.dir = vec![0; c.tags.len()];
+        c
+    }
+
+    /// The same cache without the most-recently-used shortcut (the
+    /// reference model of the tests).
+    pub fn reference(sets: usize, ways: usize) -> Cache {
+        Cache {
+            fast: false,
+            ..Cache::new(sets, ways)
         }
     }
 
@@ -107,13 +138,17 @@ impl Cache {
     }
 
     #[inline]
-    fn set_range(&self, line: u64) -> std::ops::Range<usize> {
-        let set = if self.set_mask != u64::MAX {
+    fn set_of(&self, line: u64) -> usize {
+        (if self.set_mask != u64::MAX {
             line & self.set_mask
         } else {
             line % self.sets as u64
-        };
-        let s = set as usize * self.ways;
+        }) as usize
+    }
+
+    #[inline]
+    fn set_range(&self, line: u64) -> std::ops::Range<usize> {
+        let s = self.set_of(line) * self.ways;
         s..s + self.ways
     }
 
@@ -129,15 +164,33 @@ impl Cache {
 
     /// True if `line` is present.
     pub fn contains(&self, line: u64) -> bool {
-        self.find(line).is_some()
+        (self.fast && self.mru[self.set_of(line)] == line) || self.find(line).is_some()
+    }
+
+    /// Marks the line in way `i` most recently used.
+    #[inline]
+    fn touch_at(&mut self, i: usize) {
+        let set = i / self.ways;
+        let line = self.tags[i];
+        if self.fast {
+            if self.mru[set] == line {
+                return;
+            }
+            self.mru[set] = line;
+        }
+        self.tick += 1;
+        self.stamps[i] = self.tick;
     }
 
     /// Marks `line` most recently used; returns false if absent.
+    #[inline]
     pub fn touch(&mut self, line: u64) -> bool {
+        if self.fast && self.mru[self.set_of(line)] == line {
+            return true;
+        }
         match self.find(line) {
             Some(i) => {
-                self.tick += 1;
-                self.slots[i].stamp = self.tick;
+                self.touch_at(i);
                 true
             }
             None => false,
@@ -169,39 +222,47 @@ impl Cache {
     /// Inserts `line` (must be absent) as most recently used; returns the
     /// LRU victim if the set was full.
     pub fn insert(&mut self, line: u64, kind: LineKind, state: Mesi) -> Option<Evicted> {
+        self.insert_at(line, kind, state).1
+    }
+
+    /// [`Cache::insert`], also returning the way `line` went to.
+    fn insert_at(&mut self, line: u64, kind: LineKind, state: Mesi) -> (usize, Option<Evicted>) {
         let r = self.set_range(line);
         let base = r.start;
         let victim = match self.tags[r.clone()].iter().position(|&l| l == INVALID) {
             Some(i) => base + i,
             None => {
-                let (i, _) = self.slots[r]
+                let (i, _) = self.stamps[r]
                     .iter()
                     .enumerate()
-                    .min_by_key(|(_, w)| w.stamp)
-                    .unwrap_or((0, &EMPTY_WAY));
+                    .min_by_key(|(_, s)| **s)
+                    .unwrap_or((0, &0));
                 base + i
             }
         };
         let old = self.slots[victim];
-        let evicted = if old.line != INVALID {
+        let old_line = self.tags[victim];
+        let evicted = if old_line != INVALID {
             self.counts[old.kind.index()] -= 1;
             Some(Evicted {
-                line: old.line,
+                line: old_line,
                 kind: old.kind,
+                dir: self.dir.get(victim).copied().unwrap_or(0),
             })
         } else {
             None
         };
         self.tick += 1;
+        let set = victim / self.ways;
+        self.mru[set] = line;
+        if let Some(d) = self.dir.get_mut(victim) {
+            *d = 0;
+        }
         self.tags[victim] = line;
-        self.slots[victim] = Way {
-            line,
-            stamp: self.tick,
-            kind,
-            state,
-        };
+        self.stamps[victim] = self.tick;
+        self.slots[victim] = Way { kind, state };
         self.counts[kind.index()] += 1;
-        evicted
+        (victim, evicted)
     }
 
     /// Removes `line`; returns whether it was present.
@@ -210,7 +271,12 @@ impl Cache {
             Some(i) => {
                 self.counts[self.slots[i].kind.index()] -= 1;
                 self.slots[i] = EMPTY_WAY;
+                self.stamps[i] = 0;
                 self.tags[i] = INVALID;
+                let set = i / self.ways;
+                if self.mru[set] == line {
+                    self.mru[set] = INVALID;
+                }
                 true
             }
             None => false,
@@ -244,11 +310,19 @@ pub enum Level {
 
 /// Private L1/L2 per core and a shared L3; L2 includes L1 and L3 includes
 /// every L2 (an L3 eviction back-invalidates private copies).
+///
+/// Each L3 way keeps a directory of the cores whose L2 may hold its line
+/// (bit `core % 64`; a superset: set when a core's L2 takes the line,
+/// cleared when a walk finds the line gone), so coherence actions visit
+/// those cores instead of every core's L2. The reference hierarchy
+/// ([`Hierarchy::reference`]) walks every core, as the model describes.
 #[derive(Clone, Debug)]
 pub struct Hierarchy {
     l1: Vec<Cache>,
     l2: Vec<Cache>,
     l3: Cache,
+    /// Use the directory and the caches' shortcuts.
+    fast: bool,
     lat: [u32; 5],
     /// Metadata lines that left the L3 (hence the hierarchy) since the last
     /// [`Hierarchy::take_md_evictions`].
@@ -267,7 +341,8 @@ impl Hierarchy {
             l2: (0..cores)
                 .map(|_| Cache::new(cfg.l2.sets(lb), cfg.l2.ways as usize))
                 .collect(),
-            l3: Cache::new(cfg.l3.sets(lb), cfg.l3.ways as usize),
+            l3: Cache::with_directory(cfg.l3.sets(lb), cfg.l3.ways as usize),
+            fast: true,
             lat: [
                 cfg.l1.latency,
                 cfg.l2.latency,
@@ -276,6 +351,52 @@ impl Hierarchy {
                 cfg.memory_latency,
             ],
             md_evicted: Vec::new(),
+        }
+    }
+
+    /// The straightforward hierarchy (tests only): no directory, no
+    /// most-recently-used shortcut.
+    pub fn reference(cfg: &HwConfig) -> Hierarchy {
+        let mut h = Hierarchy::new(cfg);
+        h.fast = false;
+        for c in h.l1.iter_mut().chain(h.l2.iter_mut()) {
+            c.fast = false;
+        }
+        h.l3.fast = false;
+        h
+    }
+
+    /// The directory bit of `core`.
+    #[inline]
+    fn bit(core: usize) -> u64 {
+        1 << (core % 64)
+    }
+
+    /// Calls `f` for every core whose directory bit is in `mask`.
+    #[inline]
+    fn for_cores(cores: usize, mask: u64, mut f: impl FnMut(usize)) {
+        let mut m = mask;
+        while m != 0 {
+            let b = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let mut c = b;
+            while c < cores {
+                f(c);
+                c += 64;
+            }
+        }
+    }
+
+    /// Cores that may hold `line` in their L2 (every core without the
+    /// directory), and the line's L3 way if present.
+    #[inline]
+    fn sharers(&self, line: u64) -> (u64, Option<usize>) {
+        if !self.fast {
+            return (u64::MAX, None);
+        }
+        match self.l3.find(line) {
+            Some(i) => (self.l3.dir[i], Some(i)),
+            None => (0, None),
         }
     }
 
@@ -312,22 +433,41 @@ impl Hierarchy {
         self.l1[core].insert(line, kind, Mesi::E);
     }
 
-    fn insert_l2(&mut self, core: usize, line: u64, kind: LineKind, state: Mesi) {
+    /// Inserts `line` into `core`'s L2; `l3_way` is the line's L3 way
+    /// (found if `None`), whose directory gets the core's bit.
+    fn insert_l2(
+        &mut self,
+        core: usize,
+        line: u64,
+        kind: LineKind,
+        state: Mesi,
+        l3_way: Option<usize>,
+    ) {
         if let Some(ev) = self.l2[core].insert(line, kind, state) {
             self.l1[core].remove(ev.line);
         }
+        if self.fast {
+            if let Some(i) = l3_way.or_else(|| self.l3.find(line)) {
+                self.l3.dir[i] |= Self::bit(core);
+            }
+        }
     }
 
-    fn insert_l3(&mut self, line: u64, kind: LineKind) {
-        if let Some(ev) = self.l3.insert(line, kind, Mesi::E) {
-            for c in 0..self.l1.len() {
-                self.l1[c].remove(ev.line);
-                self.l2[c].remove(ev.line);
-            }
+    /// Inserts `line` into the L3; returns its way.
+    fn insert_l3(&mut self, line: u64, kind: LineKind) -> usize {
+        let (way, ev) = self.l3.insert_at(line, kind, Mesi::E);
+        if let Some(ev) = ev {
+            let mask = if self.fast { ev.dir } else { u64::MAX };
+            let (l1, l2) = (&mut self.l1, &mut self.l2);
+            Self::for_cores(l1.len(), mask, |c| {
+                l1[c].remove(ev.line);
+                l2[c].remove(ev.line);
+            });
             if ev.kind != LineKind::Data {
                 self.md_evicted.push(ev.line);
             }
         }
+        way
     }
 
     /// A data access (read or write) by `core` to `line`; returns where it
@@ -341,25 +481,41 @@ impl Hierarchy {
             level = Level::L2;
             self.insert_l1(core, line, LineKind::Data);
         } else {
+            // Remote L2 copies are downgraded to Shared (the directory
+            // keeps the bits of the cores found holding the line).
+            let (mask, way) = self.sharers(line);
             let mut remote = false;
-            for c in 0..self.l2.len() {
+            let mut holders = 0u64;
+            let l2 = &mut self.l2;
+            Self::for_cores(l2.len(), mask, |c| {
                 if c != core {
-                    if let Some(s) = self.l2[c].state(line) {
+                    if let Some(s) = l2[c].state(line) {
                         remote = true;
+                        holders |= Self::bit(c);
                         if s != Mesi::S {
-                            self.l2[c].set_state(line, Mesi::S);
+                            l2[c].set_state(line, Mesi::S);
                         }
                     }
                 }
-            }
-            if self.l3.touch(line) {
-                level = if remote { Level::RemoteL2 } else { Level::L3 };
-            } else {
-                level = Level::Memory;
-                self.insert_l3(line, LineKind::Data);
-            }
+            });
+            let way = match way {
+                Some(i) => {
+                    self.l3.dir[i] = holders;
+                    self.l3.touch_at(i);
+                    level = if remote { Level::RemoteL2 } else { Level::L3 };
+                    Some(i)
+                }
+                None if !self.fast && self.l3.touch(line) => {
+                    level = if remote { Level::RemoteL2 } else { Level::L3 };
+                    None
+                }
+                None => {
+                    level = Level::Memory;
+                    Some(self.insert_l3(line, LineKind::Data))
+                }
+            };
             let state = if remote { Mesi::S } else { Mesi::E };
-            self.insert_l2(core, line, LineKind::Data, state);
+            self.insert_l2(core, line, LineKind::Data, state, way);
             self.insert_l1(core, line, LineKind::Data);
         }
         let mut cycles = self.latency(level);
@@ -368,11 +524,16 @@ impl Hierarchy {
             // no other private cache, so only S needs the invalidation walk.
             let mut others = false;
             if !matches!(self.l2[core].state(line), Some(Mesi::E | Mesi::M)) {
-                for c in 0..self.l2.len() {
-                    if c != core && self.l2[c].remove(line) {
-                        self.l1[c].remove(line);
+                let (mask, way) = self.sharers(line);
+                let (l1, l2) = (&mut self.l1, &mut self.l2);
+                Self::for_cores(l2.len(), mask, |c| {
+                    if c != core && l2[c].remove(line) {
+                        l1[c].remove(line);
                         others = true;
                     }
+                });
+                if let Some(i) = way {
+                    self.l3.dir[i] = Self::bit(core);
                 }
             }
             if others && matches!(level, Level::L1 | Level::L2) {
@@ -398,13 +559,14 @@ impl Hierarchy {
             self.l3.touch(line);
             self.insert_l1(core, line, kind);
             (Level::L2, false)
-        } else if self.l3.touch(line) {
-            self.insert_l2(core, line, kind, Mesi::E);
+        } else if let Some(i) = self.l3.find(line) {
+            self.l3.touch_at(i);
+            self.insert_l2(core, line, kind, Mesi::E, Some(i));
             self.insert_l1(core, line, kind);
             (Level::L3, false)
         } else {
-            self.insert_l3(line, kind);
-            self.insert_l2(core, line, kind, Mesi::E);
+            let way = self.insert_l3(line, kind);
+            self.insert_l2(core, line, kind, Mesi::E, Some(way));
             self.insert_l1(core, line, kind);
             (Level::Memory, true)
         };
@@ -431,19 +593,23 @@ impl Hierarchy {
 
     /// Removes `line` from every cache (no eviction is reported).
     pub fn invalidate(&mut self, line: u64) {
-        for c in 0..self.l1.len() {
-            self.l1[c].remove(line);
-            self.l2[c].remove(line);
-        }
+        let (mask, _) = self.sharers(line);
+        let (l1, l2) = (&mut self.l1, &mut self.l2);
+        Self::for_cores(l1.len(), mask, |c| {
+            l1[c].remove(line);
+            l2[c].remove(line);
+        });
         self.l3.remove(line);
     }
 
     /// Changes the kind of `line` in every cache.
     pub fn retag(&mut self, line: u64, kind: LineKind) {
-        for c in 0..self.l1.len() {
-            self.l1[c].retag(line, kind);
-            self.l2[c].retag(line, kind);
-        }
+        let (mask, _) = self.sharers(line);
+        let (l1, l2) = (&mut self.l1, &mut self.l2);
+        Self::for_cores(l1.len(), mask, |c| {
+            l1[c].retag(line, kind);
+            l2[c].retag(line, kind);
+        });
         self.l3.retag(line, kind);
     }
 

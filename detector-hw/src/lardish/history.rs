@@ -12,6 +12,13 @@
 use crate::clock::{ThreadIdx, VectorClock};
 use crate::event::AccessKind;
 
+use super::inline::{Filler, InlineVec};
+
+/// Last reads of one byte: most bytes have one reader, kept inline.
+pub type Reads = InlineVec<Rec, 1>;
+/// Permission slots of one byte, one per core (inline up to 8 cores).
+pub type Perms = InlineVec<PermSlot, 8>;
+
 /// Local permission of a core's thread for one byte (RADISH §4.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Perm {
@@ -82,6 +89,15 @@ pub struct Rec {
     pub holder: Option<Holder>,
 }
 
+impl Filler for Rec {
+    const FILL: Rec = Rec {
+        thread: 0,
+        clock: 0,
+        pc: 0,
+        holder: None,
+    };
+}
+
 /// A core's permission with the conditions under which it is still valid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PermSlot {
@@ -103,6 +119,10 @@ const NO_PERM: PermSlot = PermSlot {
     downgraded: false,
 };
 
+impl Filler for PermSlot {
+    const FILL: PermSlot = NO_PERM;
+}
+
 /// A record that a software check could not import into hardware for lack
 /// of a clock-table entry (never valid: no core has this index; statistics
 /// use it as the cause of later software checks).
@@ -118,13 +138,13 @@ pub struct ByteMeta {
     /// Last write.
     pub write: Option<Rec>,
     /// Last read of each thread since the last write.
-    pub reads: Vec<Rec>,
+    pub reads: Reads,
     /// Status as last set by a write or a software check.
     pub status: HwStatus,
     /// The metadata slot whose status bits hold `status`.
     pub anchor: Option<Holder>,
     /// One permission slot per core.
-    pub perms: Vec<PermSlot>,
+    pub perms: Perms,
 }
 
 impl ByteMeta {
@@ -132,10 +152,10 @@ impl ByteMeta {
     pub fn new(cores: usize) -> ByteMeta {
         ByteMeta {
             write: None,
-            reads: Vec::new(),
+            reads: Reads::default(),
             status: HwStatus::InSoftware,
             anchor: None,
-            perms: vec![NO_PERM; cores],
+            perms: Perms::from_elem(NO_PERM, cores),
         }
     }
 
@@ -147,7 +167,7 @@ impl ByteMeta {
             reads: self.reads.iter().map(strip).collect(),
             status: HwStatus::InSoftware,
             anchor: None,
-            perms: vec![NO_PERM; self.perms.len()],
+            perms: Perms::from_elem(NO_PERM, self.perms.len()),
         }
     }
 

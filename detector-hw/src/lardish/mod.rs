@@ -20,6 +20,7 @@ pub mod clocktable;
 pub mod config;
 pub mod ftcost;
 pub mod history;
+pub mod inline;
 pub mod layout;
 pub mod stats;
 pub mod varmap;
@@ -27,6 +28,7 @@ pub mod varmap;
 #[cfg(test)]
 mod tests;
 
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
@@ -74,8 +76,48 @@ macro_rules! view {
             expanded: &$s.expanded,
             compact: $s.cfg.compact_metadata,
             gens: &$s.gens,
+            memo: $s.memo.as_ref().map(Memo::fresh),
         }
     };
+}
+
+/// Lookups of one [`View`] remembered for its lifetime: whether the data
+/// line last asked about is expanded, and the fill id of each core's
+/// metadata line for the metadata offset last asked about. Exact because a
+/// view borrows everything they depend on (`resident`, `expanded`, `gens`)
+/// immutably: nothing can change while it lives. The bytes of one access
+/// share their metadata line, so this turns a dozen hash lookups per byte
+/// into one per core and line.
+#[derive(Clone, Debug)]
+struct Memo {
+    /// Incremented by every new view and key; entries of older ones are stale.
+    generation: Cell<u64>,
+    dline: Cell<(u64, u64, bool)>,
+    /// Metadata line offset (line without core) of `fills`, and its
+    /// generation.
+    key: Cell<(u64, u64)>,
+    /// Per core: (generation, fill id or `NO_FILL`).
+    fills: Vec<Cell<(u64, u64)>>,
+}
+
+/// A metadata line not resident (fill ids start at 1 and only grow).
+const NO_FILL: u64 = u64::MAX;
+
+impl Memo {
+    fn new(cores: usize) -> Memo {
+        Memo {
+            generation: Cell::new(1),
+            dline: Cell::new((0, 0, false)),
+            key: Cell::new((0, 0)),
+            fills: vec![Cell::new((0, 0)); cores],
+        }
+    }
+
+    /// Forgets everything (a new view).
+    fn fresh(&self) -> &Memo {
+        self.generation.set(self.generation.get() + 1);
+        self
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -95,12 +137,28 @@ struct View<'a> {
     expanded: &'a FxHashSet<u64>,
     compact: bool,
     gens: &'a [u32],
+    /// `None` in the reference model.
+    memo: Option<&'a Memo>,
 }
 
 impl View<'_> {
     #[inline]
     fn is_expanded(&self, addr: u64) -> bool {
-        !self.compact || self.expanded.contains(&self.layout.data_line(addr))
+        if !self.compact {
+            return true;
+        }
+        let d = self.layout.data_line(addr);
+        let Some(m) = self.memo else {
+            return self.expanded.contains(&d);
+        };
+        let g = m.generation.get();
+        let (mg, md, e) = m.dline.get();
+        if mg == g && md == d {
+            return e;
+        }
+        let e = self.expanded.contains(&d);
+        m.dline.set((g, d, e));
+        e
     }
 
     #[inline]
@@ -110,7 +168,27 @@ impl View<'_> {
 
     #[inline]
     fn fill(&self, core: usize, addr: u64) -> Option<u64> {
-        self.resident.get(&self.md_line(core, addr)).copied()
+        let line = self.md_line(core, addr);
+        let m = match self.memo {
+            Some(m) if core < m.fills.len() => m,
+            _ => return self.resident.get(&line).copied(),
+        };
+        let offset = line & ((1 << layout::CORE_SHIFT) - 1);
+        let mut g = m.generation.get();
+        let (kg, key) = m.key.get();
+        if kg != g || key != offset {
+            // A new line: entries of the previous one become stale.
+            g += 1;
+            m.generation.set(g);
+            m.key.set((g, offset));
+        }
+        let (fg, fill) = m.fills[core].get();
+        if fg == g {
+            return (fill != NO_FILL).then_some(fill);
+        }
+        let found = self.resident.get(&line).copied();
+        m.fills[core].set((g, found.unwrap_or(NO_FILL)));
+        found
     }
 
     #[inline]
@@ -170,6 +248,8 @@ pub struct Lardish {
     gens: Vec<u32>,
     cores: Vec<Core>,
     async_busy: Vec<u64>,
+    /// Lookups remembered per view (`None`: the reference model).
+    memo: Option<Memo>,
     stats: HwStats,
 }
 
@@ -213,19 +293,25 @@ impl Lardish {
                 })
                 .collect(),
             async_busy: vec![0; cfg.async_cores as usize],
+            memo: Some(Memo::new(cores)),
             stats: HwStats::default(),
             cfg,
         }
     }
 
     /// The straightforward model, for tests only: every speed-up of the
-    /// model (the chunked variable map, ...) is switched off, so the
+    /// model (the chunked variable map, the caches' directory and
+    /// most-recently-used shortcut, ...) is switched off, so the
     /// optimized model ([`Lardish::new`]) can be checked against it
     /// statistic by statistic on the same trace.
     #[doc(hidden)]
     pub fn reference(cfg: HwConfig) -> Lardish {
         let mut l = Lardish::new(cfg);
         l.use_per_byte_variable_map();
+        l.hier = Hierarchy::reference(&l.cfg);
+        l.base = Hierarchy::reference(&l.cfg);
+        l.ft = Hierarchy::reference(&l.cfg);
+        l.memo = None;
         l
     }
 
@@ -347,14 +433,6 @@ impl Lardish {
         }
         self.drain_md_evictions(c);
         cycles
-    }
-
-    fn md_kind(&self, addr: u64) -> LineKind {
-        if self.view().is_expanded(addr) {
-            LineKind::MdExpanded
-        } else {
-            LineKind::MdCompact
-        }
     }
 
     /// A byte access to compact data line `dline` expands its metadata
@@ -898,12 +976,24 @@ impl Detector for Lardish {
             }
         }
         let mut last_line = u64::MAX;
+        let (mut last_dline, mut expanded) = (u64::MAX, true);
         for i in 0..u64::from(count) {
             let x = first.wrapping_add(i);
-            let line = self.view().md_line(c, x);
+            // Expanded or not is a property of the data line (touching
+            // metadata does not change it).
+            let dline = self.layout.data_line(x);
+            if dline != last_dline {
+                last_dline = dline;
+                expanded = self.view().is_expanded(x);
+            }
+            let line = self.layout.md_line(c, x, expanded);
             if line != last_line {
                 last_line = line;
-                let kind = self.md_kind(x);
+                let kind = if expanded {
+                    LineKind::MdExpanded
+                } else {
+                    LineKind::MdCompact
+                };
                 md_lat = md_lat.max(self.touch_md(c, line, kind));
             }
         }
