@@ -69,7 +69,7 @@ const INSTRUCTION_DEPENDENT: [&str; 8] = [
     "cycles_no_detection",
     "cycles_lardish",
     "cycles_fasttrack",
-    "cycles_by_mechanism",
+    "lardish_cycles_by_mechanism",
     "per_kilo_instruction",
     "sw_check_causes_per_kilo_instruction",
     "hw_check_causes_per_kilo_instruction",
@@ -110,7 +110,11 @@ fn check(guest: &str, args: &[&str], expect_racy: bool) {
         &bin,
         args,
     );
-    assert!(out.status.success(), "{guest}: lard run failed: {}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "{guest}: lard run failed: {}",
+        stderr(&out)
+    );
     let trace = read_trace(std::fs::File::open(&trace_path).expect("trace")).expect("read trace");
     let live: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).expect("hw stats json"))
@@ -127,7 +131,11 @@ fn check(guest: &str, args: &[&str], expect_racy: bool) {
             &what,
         );
         let s = d.stats();
-        assert_eq!(s.racy > 0, expect_racy, "{what}: verdict is not the manifest's");
+        assert_eq!(
+            s.racy > 0,
+            expect_racy,
+            "{what}: verdict is not the manifest's"
+        );
         assert_eq!(s.permission_violations, 0, "{what}");
         if name == "baseline" {
             let replayed: serde_json::Value =

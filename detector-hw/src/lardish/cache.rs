@@ -40,18 +40,39 @@ pub enum Mesi {
 
 const INVALID: u64 = u64::MAX;
 
-#[derive(Clone, Copy, Debug)]
-struct Way {
-    kind: LineKind,
-    state: Mesi,
+/// A way's LRU stamp, kind and MESI state in one word: `tick << 8 | kind
+/// << 4 | state`. Ticks are unique, so comparing words orders ways as
+/// comparing ticks does.
+#[inline]
+fn meta(tick: u64, kind: LineKind, state: Mesi) -> u64 {
+    tick << 8 | (kind.index() as u64) << 4 | state as u64
 }
 
-const EMPTY_WAY: Way = Way {
-    kind: LineKind::Data,
-    state: Mesi::S,
-};
+#[inline]
+fn meta_kind(m: u64) -> LineKind {
+    match (m >> 4) & 3 {
+        0 => LineKind::Data,
+        1 => LineKind::MdCompact,
+        _ => LineKind::MdExpanded,
+    }
+}
+
+#[inline]
+fn meta_state(m: u64) -> Mesi {
+    match m & 3 {
+        0 => Mesi::M,
+        1 => Mesi::E,
+        _ => Mesi::S,
+    }
+}
 
 /// One set-associative cache with true LRU replacement.
+///
+/// Storage: one block per set holding the set's lines (tags), then each
+/// way's stamp/kind/state word ([`meta`]), then each way's directory word:
+/// the model's cache arrays are far larger than the host's caches, so a
+/// lookup scans 8 bytes per way and what it then reads or writes of the
+/// same set is next to it. A way is named by the index of its tag.
 #[derive(Clone, Debug)]
 pub struct Cache {
     sets: usize,
@@ -59,22 +80,12 @@ pub struct Cache {
     /// mask instead of a division), else `u64::MAX`.
     set_mask: u64,
     ways: usize,
-    /// The line of each way, its LRU stamp and the rest of it are kept in
-    /// separate arrays so that a lookup (a replacement) scans 8 bytes per
-    /// way instead of a whole way: the model's cache
-    /// arrays are far larger than the host's caches.
-    tags: Vec<u64>,
-    stamps: Vec<u64>,
-    slots: Vec<Way>,
+    block: Vec<u64>,
     /// Per set: the line stamped last (the set's most recently used line),
     /// or `INVALID` when unknown. A touch of that line changes no LRU order
     /// and is skipped: stamps only order the lines of one set, so leaving
     /// one out keeps every later replacement decision.
     mru: Vec<u64>,
-    /// Per way: directory bits of the line it holds (0 when inserted);
-    /// empty except in the L3 of a [`Hierarchy`] (which cores' L2 may hold
-    /// the line), so other caches touch no extra host memory.
-    dir: Vec<u64>,
     /// Use `mru` (false: the reference model, every touch scans the set).
     fast: bool,
     tick: u64,
@@ -89,14 +100,19 @@ pub struct Evicted {
     pub line: u64,
     /// What it held.
     pub kind: LineKind,
-    /// Its directory bits.
+    /// Its directory word (the L3 of a [`Hierarchy`]: cores whose L2 may
+    /// hold it).
     pub dir: u64,
 }
 
 impl Cache {
     /// An empty cache of `sets` × `ways` lines.
     pub fn new(sets: usize, ways: usize) -> Cache {
-        let n = sets.max(1);
+        let (n, w) = (sets.max(1), ways.max(1));
+        let mut block = vec![0; 3 * n * w];
+        for s in 0..n {
+            block[3 * w * s..3 * w * s + w].fill(INVALID);
+        }
         Cache {
             sets: n,
             set_mask: if n.is_power_of_two() {
@@ -104,23 +120,13 @@ impl Cache {
             } else {
                 u64::MAX
             },
-            ways: ways.max(1),
-            tags: vec![INVALID; sets.max(1) * ways.max(1)],
-            stamps: vec![0; sets.max(1) * ways.max(1)],
-            slots: vec![EMPTY_WAY; sets.max(1) * ways.max(1)],
+            ways: w,
+            block,
             mru: vec![INVALID; n],
-            dir: Vec::new(),
             fast: true,
             tick: 0,
             counts: [0; 3],
         }
-    }
-
-    /// A cache with a directory entry per way (an L3).
-    fn with_directory(sets: usize, ways: usize) -> Cache {
-        let mut c = Cache::new(sets, ways);
-        c.dir = vec![0; c.tags.len()];
-        c
     }
 
     /// The same cache without the most-recently-used shortcut (the
@@ -146,20 +152,37 @@ impl Cache {
         }) as usize
     }
 
+    /// The tags of set `set`.
     #[inline]
-    fn set_range(&self, line: u64) -> std::ops::Range<usize> {
-        let s = self.set_of(line) * self.ways;
+    fn set_tags(&self, set: usize) -> std::ops::Range<usize> {
+        let s = 3 * self.ways * set;
         s..s + self.ways
     }
 
     #[inline]
-    fn find(&self, line: u64) -> Option<usize> {
-        let r = self.set_range(line);
+    fn find_in(&self, set: usize, line: u64) -> Option<usize> {
+        let r = self.set_tags(set);
         let base = r.start;
-        self.tags[r]
+        self.block[r]
             .iter()
             .position(|&l| l == line)
             .map(|i| base + i)
+    }
+
+    #[inline]
+    fn find(&self, line: u64) -> Option<usize> {
+        self.find_in(self.set_of(line), line)
+    }
+
+    /// The directory word of way `i`.
+    #[inline]
+    fn dir(&self, i: usize) -> u64 {
+        self.block[i + 2 * self.ways]
+    }
+
+    #[inline]
+    fn set_dir(&mut self, i: usize, d: u64) {
+        self.block[i + 2 * self.ways] = d;
     }
 
     /// True if `line` is present.
@@ -167,11 +190,10 @@ impl Cache {
         (self.fast && self.mru[self.set_of(line)] == line) || self.find(line).is_some()
     }
 
-    /// Marks the line in way `i` most recently used.
+    /// Marks the line of way `i` (in set `set`) most recently used.
     #[inline]
-    fn touch_at(&mut self, i: usize) {
-        let set = i / self.ways;
-        let line = self.tags[i];
+    fn touch_way(&mut self, set: usize, i: usize) {
+        let line = self.block[i];
         if self.fast {
             if self.mru[set] == line {
                 return;
@@ -179,18 +201,26 @@ impl Cache {
             self.mru[set] = line;
         }
         self.tick += 1;
-        self.stamps[i] = self.tick;
+        let m = &mut self.block[i + self.ways];
+        *m = self.tick << 8 | (*m & 0xff);
+    }
+
+    /// Marks the line of way `i` most recently used.
+    #[inline]
+    fn touch_at(&mut self, i: usize) {
+        self.touch_way(i / (3 * self.ways), i);
     }
 
     /// Marks `line` most recently used; returns false if absent.
     #[inline]
     pub fn touch(&mut self, line: u64) -> bool {
-        if self.fast && self.mru[self.set_of(line)] == line {
+        let set = self.set_of(line);
+        if self.fast && self.mru[set] == line {
             return true;
         }
-        match self.find(line) {
+        match self.find_in(set, line) {
             Some(i) => {
-                self.touch_at(i);
+                self.touch_way(set, i);
                 true
             }
             None => false,
@@ -199,23 +229,26 @@ impl Cache {
 
     /// The MESI state of `line`, if present.
     pub fn state(&self, line: u64) -> Option<Mesi> {
-        self.find(line).map(|i| self.slots[i].state)
+        self.find(line)
+            .map(|i| meta_state(self.block[i + self.ways]))
     }
 
     /// Sets the MESI state of `line` if present.
     pub fn set_state(&mut self, line: u64, state: Mesi) {
         if let Some(i) = self.find(line) {
-            self.slots[i].state = state;
+            let m = &mut self.block[i + self.ways];
+            *m = (*m & !3) | state as u64;
         }
     }
 
     /// Changes the kind of `line` if present.
     pub fn retag(&mut self, line: u64, kind: LineKind) {
         if let Some(i) = self.find(line) {
-            let old = self.slots[i].kind;
+            let m = &mut self.block[i + self.ways];
+            let old = meta_kind(*m);
+            *m = (*m & !0x30) | (kind.index() as u64) << 4;
             self.counts[old.index()] -= 1;
             self.counts[kind.index()] += 1;
-            self.slots[i].kind = kind;
         }
     }
 
@@ -227,12 +260,13 @@ impl Cache {
 
     /// [`Cache::insert`], also returning the way `line` went to.
     fn insert_at(&mut self, line: u64, kind: LineKind, state: Mesi) -> (usize, Option<Evicted>) {
-        let r = self.set_range(line);
-        let base = r.start;
-        let victim = match self.tags[r.clone()].iter().position(|&l| l == INVALID) {
+        let set = self.set_of(line);
+        let r = self.set_tags(set);
+        let (base, w) = (r.start, self.ways);
+        let victim = match self.block[r].iter().position(|&l| l == INVALID) {
             Some(i) => base + i,
             None => {
-                let (i, _) = self.stamps[r]
+                let (i, _) = self.block[base + w..base + 2 * w]
                     .iter()
                     .enumerate()
                     .min_by_key(|(_, s)| **s)
@@ -240,40 +274,37 @@ impl Cache {
                 base + i
             }
         };
-        let old = self.slots[victim];
-        let old_line = self.tags[victim];
+        let old_line = self.block[victim];
         let evicted = if old_line != INVALID {
-            self.counts[old.kind.index()] -= 1;
+            let kind = meta_kind(self.block[victim + w]);
+            self.counts[kind.index()] -= 1;
             Some(Evicted {
                 line: old_line,
-                kind: old.kind,
-                dir: self.dir.get(victim).copied().unwrap_or(0),
+                kind,
+                dir: self.dir(victim),
             })
         } else {
             None
         };
         self.tick += 1;
-        let set = victim / self.ways;
         self.mru[set] = line;
-        if let Some(d) = self.dir.get_mut(victim) {
-            *d = 0;
-        }
-        self.tags[victim] = line;
-        self.stamps[victim] = self.tick;
-        self.slots[victim] = Way { kind, state };
+        self.block[victim] = line;
+        self.block[victim + w] = meta(self.tick, kind, state);
+        self.set_dir(victim, 0);
         self.counts[kind.index()] += 1;
         (victim, evicted)
     }
 
     /// Removes `line`; returns whether it was present.
     pub fn remove(&mut self, line: u64) -> bool {
-        match self.find(line) {
+        let set = self.set_of(line);
+        match self.find_in(set, line) {
             Some(i) => {
-                self.counts[self.slots[i].kind.index()] -= 1;
-                self.slots[i] = EMPTY_WAY;
-                self.stamps[i] = 0;
-                self.tags[i] = INVALID;
-                let set = i / self.ways;
+                let w = self.ways;
+                self.counts[meta_kind(self.block[i + w]).index()] -= 1;
+                self.block[i] = INVALID;
+                self.block[i + w] = 0;
+                self.set_dir(i, 0);
                 if self.mru[set] == line {
                     self.mru[set] = INVALID;
                 }
@@ -285,9 +316,8 @@ impl Cache {
 
     /// All lines present for which `pred` holds.
     pub fn lines_where(&self, pred: impl Fn(u64) -> bool) -> Vec<u64> {
-        self.tags
-            .iter()
-            .copied()
+        (0..self.sets)
+            .flat_map(|s| self.block[self.set_tags(s)].iter().copied())
             .filter(|&l| l != INVALID && pred(l))
             .collect()
     }
@@ -341,7 +371,7 @@ impl Hierarchy {
             l2: (0..cores)
                 .map(|_| Cache::new(cfg.l2.sets(lb), cfg.l2.ways as usize))
                 .collect(),
-            l3: Cache::with_directory(cfg.l3.sets(lb), cfg.l3.ways as usize),
+            l3: Cache::new(cfg.l3.sets(lb), cfg.l3.ways as usize),
             fast: true,
             lat: [
                 cfg.l1.latency,
@@ -395,7 +425,7 @@ impl Hierarchy {
             return (u64::MAX, None);
         }
         match self.l3.find(line) {
-            Some(i) => (self.l3.dir[i], Some(i)),
+            Some(i) => (self.l3.dir(i), Some(i)),
             None => (0, None),
         }
     }
@@ -448,7 +478,7 @@ impl Hierarchy {
         }
         if self.fast {
             if let Some(i) = l3_way.or_else(|| self.l3.find(line)) {
-                self.l3.dir[i] |= Self::bit(core);
+                self.l3.set_dir(i, self.l3.dir(i) | Self::bit(core));
             }
         }
     }
@@ -500,7 +530,7 @@ impl Hierarchy {
             });
             let way = match way {
                 Some(i) => {
-                    self.l3.dir[i] = holders;
+                    self.l3.set_dir(i, holders);
                     self.l3.touch_at(i);
                     level = if remote { Level::RemoteL2 } else { Level::L3 };
                     Some(i)
@@ -533,7 +563,7 @@ impl Hierarchy {
                     }
                 });
                 if let Some(i) = way {
-                    self.l3.dir[i] = Self::bit(core);
+                    self.l3.set_dir(i, Self::bit(core));
                 }
             }
             if others && matches!(level, Level::L1 | Level::L2) {
