@@ -1017,57 +1017,59 @@ impl Detector for Lardish {
             self.wide_addrs = true;
         }
         let v = view!(self);
-        for i in 0..u64::from(count) {
-            let x = first.wrapping_add(i);
-            let m = self.bytes.get_or_insert_with(x, || ByteMeta::new(cores));
-            let valid = |h: &Holder| v.holder_valid(x, h);
-            let perm = v.perm(m, c, x);
-            let allowed = match a.kind {
-                AccessKind::Read => perm >= Perm::Read,
-                AccessKind::Write => perm == Perm::Write,
-            };
-            let byte_stage = if allowed {
-                Stage::Permission
-            } else if m.hw_decidable(a.kind, t, clock, &valid) {
-                Stage::Hardware
-            } else {
-                Stage::Software
-            };
-            if byte_stage > stage {
-                stage = byte_stage;
-                match byte_stage {
-                    Stage::Software => {
-                        sw_addr = x;
-                        sw_cause = self::sw_cause(&v, &self.lost, &self.history_lines, x, m);
-                    }
-                    Stage::Hardware => hw_cause = self::hw_cause(&v, c, x, m),
-                    Stage::Permission => {}
-                }
-            }
-            let holder = v.holder(c, x);
-            let raced = check_and_record(m, &self.clocks, &mut self.races, t, clock, a, holder);
-            if raced && byte_stage == Stage::Permission {
-                self.stats.permission_violations += 1;
-            }
-            if write {
-                m.status = HwStatus::Everything;
-                m.anchor = holder;
-            }
-            for p in 0..cores {
-                if p != c {
-                    m.downgrade(p, a.kind);
-                }
-            }
-            if let Some(h) = holder {
-                let perm = m.hw_perm(t, clock, &valid);
-                m.perms[c] = history::PermSlot {
-                    perm,
-                    gen: h.gen,
-                    fill: h.fill,
-                    downgraded: false,
+        let (clocks, races, stats) = (&self.clocks, &mut self.races, &mut self.stats);
+        let (lost, history_lines) = (&self.lost, &self.history_lines);
+        let new = || ByteMeta::new(cores);
+        self.bytes
+            .for_range_mut(first, u64::from(count), new, |x, m| {
+                let valid = |h: &Holder| v.holder_valid(x, h);
+                let perm = v.perm(m, c, x);
+                let allowed = match a.kind {
+                    AccessKind::Read => perm >= Perm::Read,
+                    AccessKind::Write => perm == Perm::Write,
                 };
-            }
-        }
+                let byte_stage = if allowed {
+                    Stage::Permission
+                } else if m.hw_decidable(a.kind, t, clock, &valid) {
+                    Stage::Hardware
+                } else {
+                    Stage::Software
+                };
+                if byte_stage > stage {
+                    stage = byte_stage;
+                    match byte_stage {
+                        Stage::Software => {
+                            sw_addr = x;
+                            sw_cause = self::sw_cause(&v, lost, history_lines, x, m);
+                        }
+                        Stage::Hardware => hw_cause = self::hw_cause(&v, c, x, m),
+                        Stage::Permission => {}
+                    }
+                }
+                let holder = v.holder(c, x);
+                let raced = check_and_record(m, clocks, races, t, clock, a, holder);
+                if raced && byte_stage == Stage::Permission {
+                    stats.permission_violations += 1;
+                }
+                if write {
+                    m.status = HwStatus::Everything;
+                    m.anchor = holder;
+                }
+                for p in 0..cores {
+                    if p != c {
+                        m.downgrade(p, a.kind);
+                    }
+                }
+                if let Some(h) = holder {
+                    let perm = m.hw_perm(t, clock, &valid);
+                    m.perms[c] = history::PermSlot {
+                        perm,
+                        gen: h.gen,
+                        fill: h.fill,
+                        downgraded: false,
+                    };
+                }
+            });
         match stage {
             Stage::Permission => self.stats.permission_hits += 1,
             Stage::Hardware => {

@@ -98,6 +98,46 @@ impl VarMap {
         }
     }
 
+    /// Calls `f` on the metadata of each byte of `[first, first+count)` in
+    /// order, creating absent ones with `new`: one chunk lookup per chunk
+    /// instead of one per byte.
+    #[inline]
+    pub fn for_range_mut(
+        &mut self,
+        first: u64,
+        count: u64,
+        new: impl Fn() -> ByteMeta,
+        mut f: impl FnMut(u64, &mut ByteMeta),
+    ) {
+        match &mut self.store {
+            Store::Chunked(m) => {
+                let mut i = 0;
+                while i < count {
+                    let x = first.wrapping_add(i);
+                    let (k, off) = split(x);
+                    let chunk = m
+                        .entry(k)
+                        .or_insert_with(|| Box::new(std::array::from_fn(|_| None)));
+                    let n = (CHUNK - off as u64).min(count - i);
+                    for j in 0..n {
+                        let slot = &mut chunk[off + j as usize];
+                        if slot.is_none() {
+                            self.len += 1;
+                        }
+                        f(x.wrapping_add(j), slot.get_or_insert_with(&new));
+                    }
+                    i += n;
+                }
+            }
+            Store::PerByte(_) => {
+                for i in 0..count {
+                    let x = first.wrapping_add(i);
+                    f(x, self.get_or_insert_with(x, &new));
+                }
+            }
+        }
+    }
+
     /// Sets byte `x`'s metadata.
     pub fn insert(&mut self, x: u64, meta: ByteMeta) {
         *self.get_or_insert_with(x, || ByteMeta::new(0)) = meta;
