@@ -553,7 +553,11 @@ impl Hierarchy {
             // MESI: a line this core's L2 holds Exclusive or Modified is in
             // no other private cache, so only S needs the invalidation walk.
             let mut others = false;
-            if !matches!(self.l2[core].state(line), Some(Mesi::E | Mesi::M)) {
+            // One lookup for the state and its update (the walk below
+            // changes other cores' caches only).
+            let own = self.l2[core].find(line);
+            let state = own.map(|i| meta_state(self.l2[core].block[i + self.l2[core].ways]));
+            if !matches!(state, Some(Mesi::E | Mesi::M)) {
                 let (mask, way) = self.sharers(line);
                 let (l1, l2) = (&mut self.l1, &mut self.l2);
                 Self::for_cores(l2.len(), mask, |c| {
@@ -571,7 +575,11 @@ impl Hierarchy {
                 cycles = cycles.max(self.latency(Level::RemoteL2));
                 level = Level::RemoteL2;
             }
-            self.l2[core].set_state(line, Mesi::M);
+            if let Some(i) = own {
+                let l2 = &mut self.l2[core];
+                let m = &mut l2.block[i + l2.ways];
+                *m = (*m & !3) | Mesi::M as u64;
+            }
         }
         (level, cycles)
     }
