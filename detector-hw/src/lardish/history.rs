@@ -16,8 +16,9 @@ use super::inline::{Filler, InlineVec};
 
 /// Last reads of one byte: most bytes have one reader, kept inline.
 pub type Reads = InlineVec<Rec, 1>;
-/// Permission slots of one byte, one per core (inline up to 8 cores).
-pub type Perms = InlineVec<PermSlot, 8>;
+/// Permission slots of one byte, one per core up to the highest core that
+/// ever held one (inline up to 4).
+pub type Perms = InlineVec<PermSlot, 4>;
 
 /// Local permission of a core's thread for one byte (RADISH §4.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -143,19 +144,28 @@ pub struct ByteMeta {
     pub status: HwStatus,
     /// The metadata slot whose status bits hold `status`.
     pub anchor: Option<Holder>,
-    /// One permission slot per core.
+    /// One permission slot per core; cores beyond its length have none
+    /// (`NO_PERM`: most bytes are only ever accessed from a few cores, and
+    /// a slot without permission cannot be downgraded, so it need not be
+    /// stored). Read with [`ByteMeta::perm_slot`].
     pub perms: Perms,
+}
+
+impl Default for ByteMeta {
+    fn default() -> Self {
+        ByteMeta::new()
+    }
 }
 
 impl ByteMeta {
     /// An empty history (nothing in hardware).
-    pub fn new(cores: usize) -> ByteMeta {
+    pub fn new() -> ByteMeta {
         ByteMeta {
             write: None,
             reads: Reads::default(),
             status: HwStatus::InSoftware,
             anchor: None,
-            perms: Perms::from_elem(NO_PERM, cores),
+            perms: Perms::default(),
         }
     }
 
@@ -167,7 +177,7 @@ impl ByteMeta {
             reads: self.reads.iter().map(strip).collect(),
             status: HwStatus::InSoftware,
             anchor: None,
-            perms: Perms::from_elem(NO_PERM, self.perms.len()),
+            perms: Perms::default(),
         }
     }
 
@@ -256,6 +266,31 @@ impl ByteMeta {
                 .iter()
                 .any(|r| r.thread == t || r.clock <= c.get(r.thread)),
             _ => false,
+        }
+    }
+
+    /// Core `core`'s permission slot.
+    #[inline]
+    pub fn perm_slot(&self, core: usize) -> PermSlot {
+        self.perms.get(core).copied().unwrap_or(NO_PERM)
+    }
+
+    /// Sets core `core`'s permission slot.
+    #[inline]
+    pub fn set_perm_slot(&mut self, core: usize, slot: PermSlot) {
+        while self.perms.len() <= core {
+            self.perms.push(NO_PERM);
+        }
+        self.perms[core] = slot;
+    }
+
+    /// Downgrades every core's permission but `c`'s after `c`'s access.
+    #[inline]
+    pub fn downgrade_others(&mut self, c: usize, kind: AccessKind) {
+        for p in 0..self.perms.len() {
+            if p != c {
+                self.downgrade(p, kind);
+            }
         }
     }
 

@@ -210,7 +210,7 @@ impl View<'_> {
     /// `None`. The fill-time broadcast of RADISH §4.4 is modeled as the
     /// hardware check of the first access after the fill.
     fn perm(&self, m: &ByteMeta, core: usize, addr: u64) -> Perm {
-        let s = m.perms[core];
+        let s = m.perm_slot(core);
         if s.gen == self.gens[core] && self.fill(core, addr) == Some(s.fill) {
             s.perm
         } else {
@@ -632,10 +632,7 @@ impl Lardish {
             // location of the line): it gets status Everything and exact
             // (Write) permission, so the line's other fresh bytes need no
             // software check of their own.
-            let mut m = self
-                .bytes
-                .remove(x)
-                .unwrap_or_else(|| ByteMeta::new(self.cores.len()));
+            let mut m = self.bytes.remove(x).unwrap_or_default();
             let holder = self.view().holder(c, x);
             if let Some(h) = holder {
                 for r in m.write.iter_mut().chain(m.reads.iter_mut()) {
@@ -651,12 +648,16 @@ impl Lardish {
                 }
                 let v = self.view();
                 m.import_status(h, &|hh| v.holder_valid(x, hh));
-                m.perms[c] = history::PermSlot {
-                    perm: m.exact_perm(t, &clock),
-                    gen: h.gen,
-                    fill: h.fill,
-                    downgraded: false,
-                };
+                let perm = m.exact_perm(t, &clock);
+                m.set_perm_slot(
+                    c,
+                    history::PermSlot {
+                        perm,
+                        gen: h.gen,
+                        fill: h.fill,
+                        downgraded: false,
+                    },
+                );
             }
             self.bytes.insert(x, m);
         }
@@ -1019,7 +1020,7 @@ impl Detector for Lardish {
         let v = view!(self);
         let (clocks, races, stats) = (&self.clocks, &mut self.races, &mut self.stats);
         let (lost, history_lines) = (&self.lost, &self.history_lines);
-        let new = || ByteMeta::new(cores);
+        let new = ByteMeta::new;
         self.bytes
             .for_range_mut(first, u64::from(count), new, |x, m| {
                 let valid = |h: &Holder| v.holder_valid(x, h);
@@ -1062,12 +1063,15 @@ impl Detector for Lardish {
                 }
                 if let Some(h) = holder {
                     let perm = m.hw_perm(t, clock, &valid);
-                    m.perms[c] = history::PermSlot {
-                        perm,
-                        gen: h.gen,
-                        fill: h.fill,
-                        downgraded: false,
-                    };
+                    m.set_perm_slot(
+                        c,
+                        history::PermSlot {
+                            perm,
+                            gen: h.gen,
+                            fill: h.fill,
+                            downgraded: false,
+                        },
+                    );
                 }
             });
         match stage {
@@ -1222,7 +1226,7 @@ fn sw_cause(
 
 /// Why byte `x`'s permission slot of core `c` did not allow the access.
 fn hw_cause(v: &View, c: usize, x: u64, m: &ByteMeta) -> HwCause {
-    let slot = m.perms[c];
+    let slot = m.perm_slot(c);
     if slot.gen != v.gens[c] || v.fill(c, x) != Some(slot.fill) {
         HwCause::NoPermission
     } else if slot.downgraded {

@@ -140,7 +140,7 @@ impl VarMap {
 
     /// Sets byte `x`'s metadata.
     pub fn insert(&mut self, x: u64, meta: ByteMeta) {
-        *self.get_or_insert_with(x, || ByteMeta::new(0)) = meta;
+        *self.get_or_insert_with(x, ByteMeta::new) = meta;
     }
 
     /// Removes and returns byte `x`'s metadata.
@@ -183,17 +183,21 @@ impl VarMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lardish::history::HwStatus;
 
     #[test]
     fn layouts_agree() {
         for mut v in [VarMap::default(), VarMap::per_byte()] {
             assert!(v.get(5).is_none());
-            v.get_or_insert_with(5, || ByteMeta::new(2));
-            v.get_or_insert_with(5, || ByteMeta::new(3));
-            v.insert(u64::MAX, ByteMeta::new(1));
-            v.insert(70, ByteMeta::new(1));
+            v.get_or_insert_with(5, || ByteMeta {
+                status: HwStatus::Everything,
+                ..ByteMeta::new()
+            });
+            v.get_or_insert_with(5, ByteMeta::new);
+            v.insert(u64::MAX, ByteMeta::new());
+            v.insert(70, ByteMeta::new());
             assert_eq!(v.len(), 3);
-            assert_eq!(v.get(5).map(|m| m.perms.len()), Some(2));
+            assert_eq!(v.get(5).map(|m| m.status), Some(HwStatus::Everything));
             let mut seen = Vec::new();
             v.for_each(|x, _| seen.push(x));
             seen.sort_unstable();
