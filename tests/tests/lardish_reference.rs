@@ -3,8 +3,9 @@
 //! from real guests under the real emulator: every report and every
 //! statistic (the complete `--hw-stats` JSON: counts, causes, cycles per
 //! mechanism, occupancy samples) must be identical, on the RADISH baseline
-//! machine and on small machines that force metadata evictions, epoch
-//! rollovers, asynchronous checks and expanded metadata.
+//! machine and on two small ones (tiny caches, a 4-entry clock table and
+//! asynchronous checks; 3 cores with expanded metadata and 32-byte lines)
+//! chosen to exercise metadata evictions and epoch rollovers.
 //!
 //! The reference is computed in the same run from the same trace, so the
 //! ground truth is the unoptimized model's design, not the output under
@@ -19,7 +20,7 @@ use lard_detector_hw::trace::read_trace;
 use lard_detector_hw::Detector;
 use lard_e2e::{build_manifest_guests, lard_run, scratch_file, stderr};
 
-/// Machines: the baseline, and small ones where every mechanism fires.
+/// Machines: the baseline, and small ones with many evictions.
 fn machines() -> Vec<(&'static str, HwConfig)> {
     let tiny = HwConfig {
         l1: CacheGeom {
