@@ -43,7 +43,7 @@ OUT = ROOT / "target" / "bench" / "binary"
 ROWS = ["frame", "private stack", "read-only data", "redundant", "observed"]
 
 
-def lard_report(err: str, json_path: Path) -> tuple[int, int, int]:
+def lard_report(json_path: Path) -> tuple[int, int, int]:
     """(distinct racy PCs, race pairs, DRE) of the first detector."""
     rep = json.loads(json_path.read_text())
     dets = rep.get("detectors", rep)
@@ -135,7 +135,7 @@ def main() -> None:
             print(f"  {name:28} rep {rep + 1}/{n} {c:8.2f} s CPU {w:8.2f} s wall", file=sys.stderr)
         cpu[name] = statistics.median(times)
         if is_lard:
-            pcs, pairs, dre = lard_report(err, json_path)
+            pcs, pairs, dre = lard_report(json_path)
             races[name] = f"{pcs} PCs, {pairs} pairs, DRE {dre}"
             if "--no-prune" not in argv:
                 tables[f"pigz: {name.removeprefix('lard ')}"] = pruning(err)
