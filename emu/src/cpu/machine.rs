@@ -940,9 +940,6 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
             if stack {
                 rt.note_stack(cur, addr);
             }
-            if stack {
-                rt.note_stack(cur, addr);
-            }
         }
         let all = rt.observer_mode == AccessMode::All;
         if plain_atomic {
