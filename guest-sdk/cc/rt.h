@@ -91,6 +91,10 @@ void lardcc_clear_dead_stack(void);
 #define LARDCC_STACK_SLOTS (1u << LARDCC_STACK_BITS)
 #define LARDCC_STACK_UNKNOWN (LARDCC_STACK_SLOTS - 1) /* not recorded */
 #define LARDCC_STACK_DEPTH 128
+/* The pc of the node that stands for the calls between a thread's deepest
+ * recorded frame and its current one (deeper than LARDCC_STACK_DEPTH): the
+ * report prints it as a gap.  No return address is 0. */
+#define LARDCC_STACK_GAP_PC 0
 struct lardcc_stack_node {
     uint64_t pc;     /* return address into the caller */
     uint32_t parent; /* the caller's stack */

@@ -18,9 +18,12 @@
  * The table is open addressing on (parent, pc); a node's id is its slot.
  * Lookups are lock-free (a slot is published with a release store of
  * `used` after its fields); inserts take one lock.  When the table is 3/4
- * full, or a thread is deeper than LARDCC_STACK_DEPTH frames, new stacks get
- * LARDCC_STACK_UNKNOWN: the report then shows the frames it has and says
- * the rest were not recorded.
+ * full, new stacks get LARDCC_STACK_UNKNOWN: the report then shows the
+ * frames it has and says the rest were not recorded.  A thread deeper than
+ * LARDCC_STACK_DEPTH frames stays on one node below its deepest recorded
+ * frame, with pc LARDCC_STACK_GAP_PC, until it returns to that depth: the
+ * report shows the access's function, a gap line, then the recorded
+ * callers.
  */
 #define _GNU_SOURCE
 #include "rt.h"
@@ -37,6 +40,7 @@ static uint32_t nodes_used;
 /* Per kernel thread: the parent stack and the entry's stack pointer of each
  * open frame (frames deeper than the array are counted, not recorded). */
 static __thread uint32_t depth;
+static __thread uint32_t gap_parent; /* the stack below the gap node */
 static __thread uint32_t parents[LARDCC_STACK_DEPTH];
 static __thread uintptr_t entry_sp[LARDCC_STACK_DEPTH];
 
@@ -116,6 +120,9 @@ void lardcc_stack_enter(uintptr_t sp, uint64_t caller_pc)
         parents[d] = lardcc_stack_id;
         entry_sp[d] = sp;
         lardcc_stack_id = lardcc_stack_intern(lardcc_stack_id, caller_pc);
+    } else if (d == LARDCC_STACK_DEPTH) {
+        gap_parent = lardcc_stack_id;
+        lardcc_stack_id = lardcc_stack_intern(lardcc_stack_id, LARDCC_STACK_GAP_PC);
     }
     depth = d + 1;
 }
@@ -128,6 +135,8 @@ void lardcc_stack_exit(void)
     d--;
     if (d < LARDCC_STACK_DEPTH)
         lardcc_stack_id = parents[d];
+    else if (d == LARDCC_STACK_DEPTH)
+        lardcc_stack_id = gap_parent;
     depth = d;
 }
 

@@ -517,3 +517,53 @@ fn fresh_against(out: &Path, dep: &Path) -> bool {
         _ => false,
     }
 }
+
+/// A thread deeper than the 128 frames the runtime records
+/// (guests/cc/limits/deep_recursion_race.c: 200 recursive calls): the
+/// report shows the racing access's own frame, one line saying that calls
+/// were not recorded, then recorded callers, and the outermost frames are
+/// the thread function's call into the recursion.
+#[test]
+fn calls_deeper_than_the_recorded_frames_show_a_gap() {
+    let rel = "cc/limits/deep_recursion_race.c";
+    let src = std::fs::read_to_string(root().join("guests").join(rel)).unwrap();
+    let line_of = |marker: &str| {
+        src.lines()
+            .position(|l| l.contains(marker))
+            .unwrap_or_else(|| panic!("{marker} in {rel}"))
+            + 1
+    };
+    let out = build_dir().join("limits").join("deep_recursion_race");
+    // -O0: gcc's tail-recursion pass would turn the recursion into a loop.
+    build_lard_cc(rel, &["-O0", "-pthread"], &out, &[]);
+    let l = lard_run(&[], &out, &[]);
+    assert_eq!(stdout(&l), "depth 200\n", "{}", stderr(&l));
+    let text = stderr(&l);
+    // `#n function /path/deep_recursion_race.c:line`.
+    let frame = |t: &str, f: &str, line: usize| {
+        t.contains(&format!(" {f} ")) && t.ends_with(&format!("/deep_recursion_race.c:{line}"))
+    };
+    let (race, call, worker) = (
+        line_of("depth_reached = 200; /* RACE */"),
+        line_of("/* CALL descend */"),
+        line_of("/* CALL worker */"),
+    );
+    let gap = lard_emu::observe::callstack::GAP_TEXT;
+    let stack: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .skip_while(|t| !(t.starts_with("#0 ") && frame(t, "descend", race)))
+        .take_while(|t| t.starts_with('#'))
+        .collect();
+    assert!(!stack.is_empty(), "no stack of the write in\n{text}");
+    assert_eq!(stack.get(1).map(|t| &t[3..]), Some(gap), "{stack:#?}");
+    assert!(
+        stack[2..stack.len() - 1]
+            .iter()
+            .all(|t| frame(t, "descend", call)),
+        "recorded callers are the recursion: {stack:#?}"
+    );
+    assert!(frame(stack.last().unwrap(), "worker", worker), "{stack:#?}");
+    // 128 recorded frames: the gap line stands for the rest.
+    assert_eq!(stack.len(), 2 + 127, "{stack:#?}");
+}

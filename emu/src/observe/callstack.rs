@@ -25,6 +25,11 @@ pub const TABLE_SYMBOL: &str = "lardcc_stack_nodes";
 const NODE_SIZE: u64 = 16;
 /// At most this many callers are printed (the runtime records 128).
 const MAX_FRAMES: usize = 256;
+/// The return address of the node that stands for calls the runtime did
+/// not record (a thread deeper than its 128 frames; `LARDCC_STACK_GAP_PC`).
+pub const GAP: u64 = 0;
+/// How a report names that gap.
+pub const GAP_TEXT: &str = "(calls not recorded: more than 128 frames deep)";
 
 /// The site of an access at `pc` made under call stack `id`.
 #[inline]
@@ -45,7 +50,7 @@ pub fn id(site: u64) -> u32 {
 }
 
 /// The callers of stack `id`, innermost first: each the return address
-/// into the calling function. The outermost node (the call into the first
+/// into the calling function, or [`GAP`] for calls not recorded. The outermost node (the call into the first
 /// instrumented function from the C library's start code, a thread or task
 /// trampoline of the runtime, or libgomp) is left out, as ThreadSanitizer
 /// leaves out the frames below `main` and the thread function. The flag is
@@ -79,6 +84,14 @@ pub fn chains(m: &Machine, site: u64) -> (Vec<Vec<Frame>>, bool) {
     let mut out = vec![m.objects.frames(pc(site))];
     let (callers, truncated) = callers(m, id(site));
     for ret in callers {
+        if ret == GAP {
+            out.push(vec![Frame {
+                function: Some(GAP_TEXT.to_string()),
+                file: None,
+                line: None,
+            }]);
+            continue;
+        }
         let call = ret.wrapping_sub(1);
         let f = m.objects.frames(call);
         out.push(if f.is_empty() {

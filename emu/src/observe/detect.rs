@@ -229,6 +229,11 @@ pub(crate) fn frames_text(m: &Machine, site: u64) -> String {
     let mut i = 0;
     for chain in &chains {
         for (k, f) in chain.iter().enumerate() {
+            if f.function.as_deref() == Some(callstack::GAP_TEXT) {
+                let _ = write!(s, "\n      #{i} {}", callstack::GAP_TEXT);
+                i += 1;
+                continue;
+            }
             let _ = write!(s, "\n      #{i} {}", f.text());
             if k + 1 < chain.len() {
                 s += " (inlined)";
