@@ -22,24 +22,13 @@ import os
 import re
 import sys
 import time
-from pathlib import Path
-from common import die, run
-
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "target" / "bench"
-LARD = ROOT / "target" / "release" / "lard"
+from common import LARD, build_tracked_memory, die, run
 
 
 def main():
     scale = float(os.environ.get("BENCH_SCALE", "1"))
     reps = int(os.environ.get("BENCH_REPS", "3"))
-    OUT.mkdir(parents=True, exist_ok=True)
-    sdk = OUT / "sdk"
-    run(["make", "-s", "-C", str(ROOT / "guest-sdk"), f"BUILD={sdk}"])
-    exe = OUT / "tracked_memory"
-    run(["gcc", "-static", "-O2", "-pthread", "-I", str(ROOT / "guest-sdk/include"), "-o", str(exe),
-         str(ROOT / "bench/guests/tracked_memory.c"), f"-L{sdk}", "-llard"])
-    run([os.environ.get("CARGO", "cargo"), "build", "--release", "-p", "lard-emu"], cwd=ROOT)
+    _, exe = build_tracked_memory()
     dis = run([str(LARD), "disasm", str(exe), "--symbol", "work"]).stdout.decode()
     pcs = [f"0x{m.group(1)}" for m in re.finditer(r"^\s*([0-9a-f]+):.*\btracked\b", dis, re.M)]
     if not pcs:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LARD = ROOT / "target" / "release" / "lard"
+OUT = ROOT / "target" / "bench"
 
 
 def die(msg):
@@ -40,3 +41,16 @@ def env_number(name, default, kind=float):
     if v <= 0:
         die(f"{name} must be positive")
     return v
+
+
+def build_tracked_memory():
+    """Builds the SDK, bench/guests/tracked_memory.c against it and lard
+    (release); returns (sdk build dir, guest executable)."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    sdk = OUT / "sdk"
+    run(["make", "-s", "-C", str(ROOT / "guest-sdk"), f"BUILD={sdk}"])
+    exe = OUT / "tracked_memory"
+    run(["gcc", "-static", "-O2", "-pthread", "-I", str(ROOT / "guest-sdk/include"), "-o", str(exe),
+         str(ROOT / "bench/guests/tracked_memory.c"), f"-L{sdk}", "-llard"])
+    run([os.environ.get("CARGO", "cargo"), "build", "--release", "-p", "lard-emu"], cwd=ROOT)
+    return sdk, exe

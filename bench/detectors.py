@@ -14,12 +14,7 @@ import os
 import re
 import sys
 import time
-from pathlib import Path
-from common import die, run
-
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "target" / "bench"
-LARD = ROOT / "target" / "release" / "lard"
+from common import LARD, OUT, ROOT, build_tracked_memory, die, run
 CONFIGS = [
     ("counting observer", ["--detector", "none", "--observe", "tracked"]),
     ("fasttrack", ["--detector", "fasttrack"]),
@@ -33,13 +28,7 @@ CONFIGS = [
 def main():
     scale = float(os.environ.get("BENCH_SCALE", "1"))
     reps = int(os.environ.get("BENCH_REPS", "3"))
-    OUT.mkdir(parents=True, exist_ok=True)
-    sdk = OUT / "sdk"
-    run(["make", "-s", "-C", str(ROOT / "guest-sdk"), f"BUILD={sdk}"])
-    exe = OUT / "tracked_memory"
-    run(["gcc", "-static", "-O2", "-pthread", "-I", str(ROOT / "guest-sdk/include"), "-o", str(exe),
-         str(ROOT / "bench/guests/tracked_memory.c"), f"-L{sdk}", "-llard"])
-    run([os.environ.get("CARGO", "cargo"), "build", "--release", "-p", "lard-emu"], cwd=ROOT)
+    sdk, exe = build_tracked_memory()
     args = [str(max(1, int(40 * scale))), "256"]
     best, outs, dres = {}, set(), {}
     for rep in range(reps):
