@@ -27,7 +27,7 @@
 //! search (no allocation) for program-code accesses only.
 
 use crate::binary::elf::ElfFile;
-use gimli::{AttributeValue, EndianSlice, LittleEndian, SectionId, UnitOffset};
+use gimli::{AttributeValue, EndianSlice, LittleEndian, UnitOffset};
 use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
 use std::collections::HashMap;
 
@@ -156,13 +156,7 @@ const MAX_PARTS: u64 = 1 << 16;
 /// The unrelocated atomic byte ranges of `file`'s global and static
 /// variables (empty without DWARF).
 fn dwarf_atomic_ranges(file: &ElfFile) -> Vec<(u64, u64)> {
-    let load = |id: SectionId| -> Result<R<'_>, gimli::Error> {
-        Ok(EndianSlice::new(
-            file.section(id.name()).map_or(&[][..], |(_, b)| b),
-            LittleEndian,
-        ))
-    };
-    let Ok(dwarf) = gimli::Dwarf::load(load) else {
+    let Some(dwarf) = file.dwarf() else {
         return Vec::new();
     };
     let mut out = Vec::new();

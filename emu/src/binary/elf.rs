@@ -314,6 +314,18 @@ impl ElfFile {
         Some((*addr, &self.bytes[*off..*off + *size]))
     }
 
+    /// The file's DWARF sections for gimli (absent sections read as empty;
+    /// None if gimli cannot load them).
+    pub fn dwarf(&self) -> Option<gimli::Dwarf<gimli::EndianSlice<'_, gimli::LittleEndian>>> {
+        let load = |id: gimli::SectionId| -> Result<_, gimli::Error> {
+            Ok(gimli::EndianSlice::new(
+                self.section(id.name()).map_or(&[][..], |(_, b)| b),
+                gimli::LittleEndian,
+            ))
+        };
+        gimli::Dwarf::load(load).ok()
+    }
+
     /// True for static-PIE (and other position-independent) executables.
     pub fn is_pie(&self) -> bool {
         self.elf_type == ET_DYN

@@ -15,7 +15,6 @@
 //! DWARF has no program code unless patterns name some (the run says so).
 
 use crate::binary::elf::ElfFile;
-use gimli::{EndianSlice, LittleEndian, SectionId};
 
 /// Where the program-code ranges came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,13 +110,7 @@ impl ProgramCode {
 /// The address ranges of every DWARF compilation unit of `file`
 /// (unrelocated), empty without debug information.
 fn dwarf_unit_ranges(file: &ElfFile) -> Vec<(u64, u64)> {
-    let load = |id: SectionId| -> Result<EndianSlice<'_, LittleEndian>, gimli::Error> {
-        Ok(EndianSlice::new(
-            file.section(id.name()).map_or(&[][..], |(_, b)| b),
-            LittleEndian,
-        ))
-    };
-    let Ok(dwarf) = gimli::Dwarf::load(load) else {
+    let Some(dwarf) = file.dwarf() else {
         return Vec::new();
     };
     let mut out = Vec::new();
