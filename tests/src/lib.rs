@@ -424,3 +424,16 @@ pub fn racy_pcs(json: &str) -> Vec<u64> {
         .map(|s| s.parse().unwrap())
         .collect()
 }
+
+/// The racy dynamic accesses (DRE) the canonical detector finds on a trace
+/// recorded with `lard run --record-trace` (it must read back whole).
+pub fn canonical_dre_of_trace(trace: &Path) -> u64 {
+    use lard_detector_hw::{trace::read_trace, Canonical, Detector};
+    let events = read_trace(std::fs::File::open(trace).expect("the trace file"))
+        .expect("the trace reads back");
+    let mut canonical = Canonical::new();
+    events
+        .iter()
+        .filter(|e| canonical.event(e).is_some())
+        .count() as u64
+}

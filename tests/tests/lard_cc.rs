@@ -38,6 +38,25 @@ fn runs() -> Vec<GuestRun> {
     runs
 }
 
+/// [`check`] under the default schedule and one random schedule: the
+/// failures.
+fn check_schedules(r: &GuestRun) -> Vec<String> {
+    [&[][..], &["--sched", "random", "--seed", "7"][..]]
+        .into_iter()
+        .filter_map(|args| check(r, args).err())
+        .collect()
+}
+
+/// Fails with every failure listed.
+fn assert_no_failures(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 fn check(r: &GuestRun, lard_args: &[&str]) -> Result<(), String> {
     let json = scratch_file("lard-cc");
     let j = json.to_string_lossy().to_string();
@@ -74,18 +93,9 @@ fn every_lard_cc_program_matches_its_ground_truth() {
         let n = native(&r.bin, &[]);
         assert_eq!(stdout(&n), r.stdout, "{}: native stdout", r.label);
         assert_eq!(shell_status(&n), r.exit, "{}: native status", r.label);
-        for args in [&[][..], &["--sched", "random", "--seed", "7"][..]] {
-            if let Err(e) = check(r, args) {
-                failures.push(e);
-            }
-        }
+        failures.extend(check_schedules(r));
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures);
 }
 
 /// Dynamically linked lard-cc builds get the manifest's verdicts under
@@ -135,18 +145,9 @@ fn dynamically_linked_lard_cc_builds_match_their_ground_truth() {
         assert!(elf.interp.is_some(), "{}: not dynamically linked", r.label);
         let n = native(&r.bin, &[]);
         assert_eq!(stdout(&n), r.stdout, "{}: native stdout", r.label);
-        for args in [&[][..], &["--sched", "random", "--seed", "7"][..]] {
-            if let Err(e) = check(r, args) {
-                failures.push(e);
-            }
-        }
+        failures.extend(check_schedules(r));
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_failures(&failures);
 }
 
 /// More language threads unordered with each other than the SDK has ids

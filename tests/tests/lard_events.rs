@@ -187,7 +187,7 @@ fn a_data_race_exception_stops_before_the_racy_store_takes_effect() {
 
 #[test]
 fn a_recorded_trace_replays_to_the_same_verdicts_without_emulation() {
-    use lard_detector_hw::{trace::read_trace, Canonical, Detector};
+    use lard_detector_hw::trace::read_trace;
     let bin = build_manifest_guests().join("glibc/issue4_memory_move");
     let trace = scratch_file("trace");
     let t = trace.to_string_lossy().to_string();
@@ -200,15 +200,11 @@ fn a_recorded_trace_replays_to_the_same_verdicts_without_emulation() {
         .and_then(|n| n.parse().ok())
         .expect("DRE line");
     let events = read_trace(std::fs::File::open(&trace).unwrap()).expect("the trace reads back");
-    std::fs::remove_file(&trace).unwrap();
     assert!(events
         .iter()
         .any(|e| matches!(e.kind, EventKind::Lard(LardOp::CopyHistory { .. }))));
-    let mut canonical = Canonical::new();
-    let replayed = events
-        .iter()
-        .filter(|e| canonical.event(e).is_some())
-        .count() as u64;
+    let replayed = canonical_dre_of_trace(&trace);
+    std::fs::remove_file(&trace).unwrap();
     assert_eq!(
         replayed, live,
         "the oracle on the recorded trace disagrees with the live run"
