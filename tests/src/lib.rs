@@ -437,3 +437,14 @@ pub fn canonical_dre_of_trace(trace: &Path) -> u64 {
         .filter(|e| canonical.event(e).is_some())
         .count() as u64
 }
+
+/// The 1-based line of the first line of `guests/<rel>` that contains
+/// `marker` (ground truth written into a guest's source as a comment).
+pub fn marker_line(rel: &str, marker: &str) -> usize {
+    let text = std::fs::read_to_string(root().join("guests").join(rel))
+        .unwrap_or_else(|e| panic!("guests/{rel}: {e}"));
+    1 + text
+        .lines()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("no `{marker}` in guests/{rel}"))
+}

@@ -325,11 +325,7 @@ fn sysroot_supplies_the_interpreter_and_proc_self_maps_lists_objects() {
 
 /// The line of `src` (under guests/) marked `/* RACE */`: the ground truth.
 fn race_line(src: &str) -> usize {
-    let text = std::fs::read_to_string(root().join("guests").join(src)).unwrap();
-    1 + text
-        .lines()
-        .position(|l| l.contains("/* RACE */"))
-        .expect("a RACE mark")
+    marker_line(src, "/* RACE */")
 }
 
 #[test]

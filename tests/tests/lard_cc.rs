@@ -211,13 +211,7 @@ fn more_unordered_tasks_than_ids_run_natively_and_stop_with_a_reason_under_lard(
 #[test]
 fn race_reports_carry_both_call_stacks() {
     let rel = "cc/pthread/race_deep_stack.c";
-    let src = std::fs::read_to_string(root().join("guests").join(rel)).unwrap();
-    let line_of = |marker: &str| {
-        src.lines()
-            .position(|l| l.contains(marker))
-            .unwrap_or_else(|| panic!("{marker} in {rel}"))
-            + 1
-    };
+    let line_of = |marker: &str| marker_line(rel, marker);
     let writer = vec![
         (
             "store_balance".to_string(),
@@ -527,13 +521,7 @@ fn fresh_against(out: &Path, dep: &Path) -> bool {
 #[test]
 fn calls_deeper_than_the_recorded_frames_show_a_gap() {
     let rel = "cc/limits/deep_recursion_race.c";
-    let src = std::fs::read_to_string(root().join("guests").join(rel)).unwrap();
-    let line_of = |marker: &str| {
-        src.lines()
-            .position(|l| l.contains(marker))
-            .unwrap_or_else(|| panic!("{marker} in {rel}"))
-            + 1
-    };
+    let line_of = |marker: &str| marker_line(rel, marker);
     let out = build_dir().join("limits").join("deep_recursion_race");
     // -O0: gcc's tail-recursion pass would turn the recursion into a loop.
     build_lard_cc(rel, &["-O0", "-pthread"], &out, &[]);

@@ -317,13 +317,7 @@ fn cpuid_advertises_only_what_the_emulated_cpu_runs() {
 #[test]
 fn a_guest_that_closes_every_descriptor_and_changes_directory_keeps_the_report() {
     // The racing line, from the guest's design (its "the race" comment).
-    let src = root().join("guests/plain/closes_fds.c");
-    let race_line = std::fs::read_to_string(&src)
-        .unwrap()
-        .lines()
-        .position(|l| l.contains("/* the race */"))
-        .expect("marker") as i64
-        + 1;
+    let race_line = marker_line("plain/closes_fds.c", "/* the race */") as i64;
     let guest = build_c("plain/closes_fds.c", Libc::Glibc);
     let n = native(&guest, &[]);
     // Relative output paths, resolved against the directory lard started in
