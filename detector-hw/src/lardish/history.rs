@@ -134,7 +134,7 @@ pub const REFUSED: Holder = Holder {
 };
 
 /// History, status and permissions of one byte.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ByteMeta {
     /// Last write.
     pub write: Option<Rec>,

@@ -90,6 +90,15 @@ impl<T: Filler, const N: usize> DerefMut for InlineVec<T, N> {
     }
 }
 
+/// Equal when the items are (inline or not).
+impl<T: Filler + PartialEq, const N: usize> PartialEq for InlineVec<T, N> {
+    fn eq(&self, other: &Self) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl<T: Filler + Eq, const N: usize> Eq for InlineVec<T, N> {}
+
 impl<'a, T: Filler, const N: usize> IntoIterator for &'a InlineVec<T, N> {
     type Item = &'a T;
     type IntoIter = std::slice::Iter<'a, T>;

@@ -1021,8 +1021,14 @@ impl Detector for Lardish {
         let (clocks, races, stats) = (&self.clocks, &mut self.races, &mut self.stats);
         let (lost, history_lines) = (&self.lost, &self.history_lines);
         let new = ByteMeta::new;
+        // `n` bytes from `x` on share `m` (a uniform granule of the variable
+        // map): everything below depends on the byte only through `m` and
+        // its metadata line, which they share, so one pass stands for `n`.
+        // Only the per-byte count needs `n`; the later bytes of a granule
+        // reach the same stage as its first (which alone can raise `stage`)
+        // and push the same races (the collector removes duplicates).
         self.bytes
-            .for_range_mut(first, u64::from(count), new, |x, m| {
+            .for_range_mut(first, u64::from(count), new, |x, n, m| {
                 let valid = |h: &Holder| v.holder_valid(x, h);
                 let perm = v.perm(m, c, x);
                 let allowed = match a.kind {
@@ -1050,7 +1056,7 @@ impl Detector for Lardish {
                 let holder = v.holder(c, x);
                 let raced = check_and_record(m, clocks, races, t, clock, a, holder);
                 if raced && byte_stage == Stage::Permission {
-                    stats.permission_violations += 1;
+                    stats.permission_violations += n;
                 }
                 if write {
                     m.status = HwStatus::Everything;
