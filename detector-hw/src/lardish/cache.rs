@@ -40,12 +40,22 @@ pub enum Mesi {
 
 const INVALID: u64 = u64::MAX;
 
-/// A way's LRU stamp, kind and MESI state in one word: `tick << 8 | kind
-/// << 4 | state`. Ticks are unique, so comparing words orders ways as
-/// comparing ticks does.
+/// Largest LRU stamp: stamps are 24 bits (see [`Cache::renumber`]).
+const MAX_TICK: u64 = (1 << 24) - 1;
+
+/// A way's word: its directory bits (high 32 bits, see [`Hierarchy`]) and
+/// its LRU stamp, kind and MESI state (`tick << 8 | kind << 4 | state`,
+/// the low 32 bits). Ticks are unique within a cache, so comparing the low
+/// halves orders ways as comparing ticks does.
 #[inline]
 fn meta(tick: u64, kind: LineKind, state: Mesi) -> u64 {
     tick << 8 | (kind.index() as u64) << 4 | state as u64
+}
+
+/// The LRU order key of a way's word (its stamp, kind and state).
+#[inline]
+fn stamp(m: u64) -> u32 {
+    m as u32
 }
 
 #[inline]
@@ -69,10 +79,12 @@ fn meta_state(m: u64) -> Mesi {
 /// One set-associative cache with true LRU replacement.
 ///
 /// Storage: one block per set holding the set's lines (tags), then each
-/// way's stamp/kind/state word ([`meta`]), then each way's directory word:
-/// the model's cache arrays are far larger than the host's caches, so a
-/// lookup scans 8 bytes per way and what it then reads or writes of the
-/// same set is next to it. A way is named by the index of its tag.
+/// way's word: directory, stamp, kind and state ([`meta`]): the model's
+/// cache arrays are far larger than the host's caches, so a lookup scans 8
+/// bytes per way, and what it then reads or writes of the way is one more
+/// word (one host cache line; the directory had a word of its own, a third
+/// host line per access). Sets start on host cache lines. A way is named by
+/// the index of its tag.
 #[derive(Clone, Debug)]
 pub struct Cache {
     sets: usize,
@@ -80,6 +92,8 @@ pub struct Cache {
     /// mask instead of a division), else `u64::MAX`.
     set_mask: u64,
     ways: usize,
+    /// Index in `block` of the first set (aligns sets to host lines).
+    start: usize,
     block: Vec<u64>,
     /// Per set: the line stamped last (the set's most recently used line),
     /// or `INVALID` when unknown. A touch of that line changes no LRU order
@@ -89,6 +103,8 @@ pub struct Cache {
     /// Use `mru` (false: the reference model, every touch scans the set).
     fast: bool,
     tick: u64,
+    /// Renumber when `tick` reaches this ([`MAX_TICK`]; smaller in tests).
+    max_tick: u64,
     /// Lines held, by [`LineKind`].
     pub counts: [u64; 3],
 }
@@ -109,9 +125,12 @@ impl Cache {
     /// An empty cache of `sets` × `ways` lines.
     pub fn new(sets: usize, ways: usize) -> Cache {
         let (n, w) = (sets.max(1), ways.max(1));
-        let mut block = vec![0; 3 * n * w];
+        // 7 spare words: the first set starts on a 64-byte boundary.
+        let mut block = vec![0u64; 2 * n * w + 7];
+        let start = (block.as_ptr() as usize).wrapping_neg() % 64 / 8;
         for s in 0..n {
-            block[3 * w * s..3 * w * s + w].fill(INVALID);
+            let t = start + 2 * w * s;
+            block[t..t + w].fill(INVALID);
         }
         Cache {
             sets: n,
@@ -121,10 +140,12 @@ impl Cache {
                 u64::MAX
             },
             ways: w,
+            start,
             block,
             mru: vec![INVALID; n],
             fast: true,
             tick: 0,
+            max_tick: MAX_TICK,
             counts: [0; 3],
         }
     }
@@ -155,7 +176,7 @@ impl Cache {
     /// The tags of set `set`.
     #[inline]
     fn set_tags(&self, set: usize) -> std::ops::Range<usize> {
-        let s = 3 * self.ways * set;
+        let s = self.start + 2 * self.ways * set;
         s..s + self.ways
     }
 
@@ -174,15 +195,50 @@ impl Cache {
         self.find_in(self.set_of(line), line)
     }
 
-    /// The directory word of way `i`.
+    /// The directory bits of way `i`.
     #[inline]
     fn dir(&self, i: usize) -> u64 {
-        self.block[i + 2 * self.ways]
+        self.block[i + self.ways] >> 32
     }
 
     #[inline]
     fn set_dir(&mut self, i: usize, d: u64) {
-        self.block[i + 2 * self.ways] = d;
+        let m = &mut self.block[i + self.ways];
+        *m = d << 32 | u64::from(stamp(*m));
+    }
+
+    /// The next LRU stamp (renumbering the stamps first when they run out).
+    #[inline]
+    fn next_tick(&mut self) -> u64 {
+        if self.tick >= self.max_tick {
+            self.renumber();
+        }
+        self.tick += 1;
+        self.tick
+    }
+
+    /// Renumbers each set's stamps `1..=k` in their LRU order and restarts
+    /// the tick above them: stamps only order the lines of one set, so
+    /// every later replacement decision is unchanged. (Every 16 M touches:
+    /// stamps are 24 bits to share a word with the directory.)
+    fn renumber(&mut self) {
+        let w = self.ways;
+        let mut order: Vec<(u32, usize)> = Vec::with_capacity(w);
+        for set in 0..self.sets {
+            let r = self.set_tags(set);
+            order.clear();
+            order.extend(
+                r.clone()
+                    .filter(|&i| self.block[i] != INVALID)
+                    .map(|i| (stamp(self.block[i + w]), i)),
+            );
+            order.sort_unstable();
+            for (k, &(_, i)) in order.iter().enumerate() {
+                let m = &mut self.block[i + w];
+                *m = (*m & !0xffff_ff00) | (k as u64 + 1) << 8;
+            }
+        }
+        self.tick = w as u64;
     }
 
     /// True if `line` is present.
@@ -200,15 +256,15 @@ impl Cache {
             }
             self.mru[set] = line;
         }
-        self.tick += 1;
+        let tick = self.next_tick();
         let m = &mut self.block[i + self.ways];
-        *m = self.tick << 8 | (*m & 0xff);
+        *m = (*m & !0xffff_ff00) | tick << 8;
     }
 
     /// Marks the line of way `i` most recently used.
     #[inline]
     fn touch_at(&mut self, i: usize) {
-        self.touch_way(i / (3 * self.ways), i);
+        self.touch_way((i - self.start) / (2 * self.ways), i);
     }
 
     /// Marks `line` most recently used; returns false if absent.
@@ -269,7 +325,7 @@ impl Cache {
                 let (i, _) = self.block[base + w..base + 2 * w]
                     .iter()
                     .enumerate()
-                    .min_by_key(|(_, s)| **s)
+                    .min_by_key(|(_, m)| stamp(**m))
                     .unwrap_or((0, &0));
                 base + i
             }
@@ -286,11 +342,11 @@ impl Cache {
         } else {
             None
         };
-        self.tick += 1;
+        let tick = self.next_tick();
         self.mru[set] = line;
         self.block[victim] = line;
-        self.block[victim + w] = meta(self.tick, kind, state);
-        self.set_dir(victim, 0);
+        // Directory 0.
+        self.block[victim + w] = meta(tick, kind, state);
         self.counts[kind.index()] += 1;
         (victim, evicted)
     }
@@ -304,7 +360,6 @@ impl Cache {
                 self.counts[meta_kind(self.block[i + w]).index()] -= 1;
                 self.block[i] = INVALID;
                 self.block[i + w] = 0;
-                self.set_dir(i, 0);
                 if self.mru[set] == line {
                     self.mru[set] = INVALID;
                 }
@@ -342,7 +397,7 @@ pub enum Level {
 /// every L2 (an L3 eviction back-invalidates private copies).
 ///
 /// Each L3 way keeps a directory of the cores whose L2 may hold its line
-/// (bit `core % 64`; a superset: set when a core's L2 takes the line,
+/// (bit `core % 32`; a superset: set when a core's L2 takes the line,
 /// cleared when a walk finds the line gone), so coherence actions visit
 /// those cores instead of every core's L2. The reference hierarchy
 /// ([`Hierarchy::reference`]) walks every core, as the model describes.
@@ -399,7 +454,7 @@ impl Hierarchy {
     /// The directory bit of `core`.
     #[inline]
     fn bit(core: usize) -> u64 {
-        1 << (core % 64)
+        1 << (core % 32)
     }
 
     /// Calls `f` for every core whose directory bit is in `mask`.
@@ -412,7 +467,7 @@ impl Hierarchy {
             let mut c = b;
             while c < cores {
                 f(c);
-                c += 64;
+                c += 32;
             }
         }
     }
@@ -671,6 +726,35 @@ mod tests {
         let ev = c.insert(3, LineKind::MdCompact, Mesi::E).unwrap();
         assert_eq!(ev.line, 2);
         assert_eq!(c.counts, [1, 1, 0]);
+    }
+
+    /// Renumbering the stamps changes no replacement decision: a cache
+    /// renumbering every few touches evicts what one that never does
+    /// evicts, through a pseudo-random mix of touches, inserts and removals.
+    #[test]
+    fn renumbering_keeps_lru_order() {
+        let mut a = Cache::new(4, 4);
+        let mut b = Cache::new(4, 4);
+        b.max_tick = 9;
+        let mut x = 12345u64;
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let line = (x >> 33) % 40;
+            match (x >> 20) % 8 {
+                0 => assert_eq!(a.remove(line), b.remove(line)),
+                1..=3 => assert_eq!(a.touch(line), b.touch(line)),
+                _ if !a.contains(line) => {
+                    let (ea, eb) = (
+                        a.insert(line, LineKind::Data, Mesi::E),
+                        b.insert(line, LineKind::Data, Mesi::E),
+                    );
+                    assert_eq!(ea.map(|e| e.line), eb.map(|e| e.line));
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(a.lines_where(|_| true), b.lines_where(|_| true));
+        assert!(b.tick <= 9);
     }
 
     #[test]

@@ -243,6 +243,10 @@ impl HwConfig {
             if g.ways == 0 || g.size < self.line_bytes {
                 return Err(format!("{name}: ways must be >= 1 and size >= one line"));
             }
+            // LRU stamps are 24 bits, renumbered per set (cache.rs).
+            if g.ways > 65536 {
+                return Err(format!("{name}: ways must be <= 65536"));
+            }
         }
         if self.clock_table_entries == 0 {
             return Err("lardish.clock_table_entries must be >= 1".into());
