@@ -319,17 +319,22 @@ impl Cache {
         let set = self.set_of(line);
         let r = self.set_tags(set);
         let (base, w) = (r.start, self.ways);
-        let victim = match self.block[r].iter().position(|&l| l == INVALID) {
-            Some(i) => base + i,
-            None => {
-                let (i, _) = self.block[base + w..base + 2 * w]
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|(_, m)| stamp(**m))
-                    .unwrap_or((0, &0));
-                base + i
+        // The first invalid way, else the least recently used one: invalid
+        // ways' words are 0 and valid ways' stamps are at least 1 << 8
+        // (ticks start at 1), so this is the first way of smallest stamp.
+        let mut victim = base;
+        let mut least = u32::MAX;
+        for (i, &m) in self.block[base + w..base + 2 * w].iter().enumerate() {
+            if stamp(m) < least {
+                least = stamp(m);
+                victim = base + i;
             }
-        };
+        }
+        debug_assert_eq!(
+            least == 0,
+            self.block[r].contains(&INVALID),
+            "invalid ways have stamp 0, valid ones do not"
+        );
         let old_line = self.block[victim];
         let evicted = if old_line != INVALID {
             let kind = meta_kind(self.block[victim + w]);
@@ -738,7 +743,9 @@ mod tests {
         b.max_tick = 9;
         let mut x = 12345u64;
         for _ in 0..20_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let line = (x >> 33) % 40;
             match (x >> 20) % 8 {
                 0 => assert_eq!(a.remove(line), b.remove(line)),

@@ -167,7 +167,11 @@ impl VarMap {
                     self.len += 1;
                 }
                 *slot = Some(meta);
-                granule.try_join();
+                // Software sets the bytes of a line in order: try once per
+                // granule (joining is only a matter of space and speed).
+                if i == GRANULE as usize - 1 {
+                    granule.try_join();
+                }
             }
             Store::PerByte(m) => {
                 if m.insert(x, meta).is_none() {
