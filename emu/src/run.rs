@@ -8,6 +8,7 @@ use crate::cpu::machine::{
 };
 use crate::cpu::memory::{page_ceil, page_floor, Memory};
 use crate::cpu::sched::{Scheduler, SplitMix64};
+use crate::cpu::stacks::StackMap;
 use crate::cpu::uc::{Context, Reg, Uc, UcError};
 use crate::cpu::vclock::VcFile;
 use crate::intercept::runtime::BinaryRuntime;
@@ -243,7 +244,7 @@ impl Emulator {
             clock,
             clock_seen: 0,
             objects,
-            stacks: Vec::new(),
+            stacks: StackMap::default(),
             warned: HashSet::new(),
             config,
             next_tid: GUEST_PID + 1,

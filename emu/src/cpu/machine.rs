@@ -14,6 +14,7 @@ use crate::cpu::adversary::Adversary;
 use crate::cpu::code::{AddrMap, CodeMap, MemInsn, Site};
 use crate::cpu::memory::Memory;
 use crate::cpu::sched::{SchedPolicy, Scheduler};
+use crate::cpu::stacks::StackMap;
 use crate::cpu::uc::{observe, Clock, Context, Reg, UcError, UcRef};
 use crate::cpu::vclock::VcFile;
 use crate::intercept::{CallArgs, InterceptTable};
@@ -267,8 +268,8 @@ pub struct Machine {
     /// Every ELF object mapped into the guest: symbols, lines and data
     /// naming for reports and messages (docs/dynamic.md).
     pub objects: ObjectRegistry,
-    /// Stack mappings `(start, end)` of all threads, sorted.
-    pub stacks: Vec<(u64, u64)>,
+    /// Stack mappings of all threads.
+    pub stacks: StackMap,
     /// Unknown system calls already warned about.
     pub warned: HashSet<u64>,
     /// Configuration.
@@ -498,8 +499,7 @@ impl Machine {
     /// True when `addr` lies in some thread's stack mapping.
     #[inline]
     pub fn is_stack(&self, addr: u64) -> bool {
-        let i = self.stacks.partition_point(|&(s, _)| s <= addr);
-        i > 0 && addr < self.stacks[i - 1].1
+        self.stacks.is_stack(addr)
     }
 
     /// The PC a Tracked access at `pc` is reported under. Accesses in the
@@ -536,10 +536,7 @@ impl Machine {
     /// Records the mapping containing `sp` as a stack.
     pub fn add_stack(&mut self, sp: u64) {
         if let Some((s, len)) = self.mem.region_of(sp.saturating_sub(1)) {
-            if !self.stacks.contains(&(s, s + len)) {
-                self.stacks.push((s, s + len));
-                self.stacks.sort_unstable();
-            }
+            self.stacks.add(s, s + len);
         }
     }
 

@@ -7,5 +7,6 @@ pub mod code;
 pub mod machine;
 pub mod memory;
 pub mod sched;
+pub mod stacks;
 pub mod uc;
 pub mod vclock;

@@ -58,7 +58,8 @@ pub trait Observer {
 }
 
 /// Counts events by kind and hashes the whole stream (every field of every
-/// event, in order), so two runs can be compared event for event.
+/// event, in order; an access in two words), so two runs can be compared
+/// event for event.
 #[derive(Clone, Debug)]
 pub struct CountingObserver {
     mode: AccessMode,
@@ -77,7 +78,7 @@ pub struct CountingObserver {
     pub switches: u64,
     /// Program events (allocations, locks, thread ends).
     pub program_events: u64,
-    /// FNV-1a hash of the stream.
+    /// Hash of the stream (a multiply-xorshift chain over words of the events).
     pub hash: u64,
 }
 
@@ -130,9 +131,13 @@ impl Observer for CountingObserver {
     }
 
     fn event(&mut self, e: &Event) -> Control {
-        self.mix(e.pc);
-        self.mix(u64::from(e.origin.kthread) << 16 | u64::from(e.origin.core));
-        self.mix(e.origin.lthread.unwrap_or(u64::MAX));
+        // Two words per access event (the event's PC and origin, the
+        // access's address, size, kind and flags; x86-64 user addresses
+        // leave the top bits free for the rotated small fields): the chain
+        // through the stream is serial, so each mix costs its latency.
+        let thread = u64::from(e.origin.kthread) << 16 | u64::from(e.origin.core);
+        let lthread = e.origin.lthread.unwrap_or(u64::MAX);
+        self.mix(e.pc ^ thread.rotate_left(47) ^ lthread.rotate_left(23));
         match &e.kind {
             EventKind::Access(a) => {
                 let w = usize::from(a.kind == AccessKind::Write);
@@ -143,8 +148,11 @@ impl Observer for CountingObserver {
                 } else {
                     self.untracked[w] += 1;
                 }
-                self.mix(a.addr);
-                self.mix(u64::from(a.size) << 1 | w as u64);
+                let small = u64::from(a.size) << 3
+                    | u64::from(a.tracked) << 2
+                    | u64::from(a.stack) << 1
+                    | w as u64;
+                self.mix(a.addr ^ small.rotate_left(52));
             }
             EventKind::Lard(op) => {
                 *self.ops.entry(op_kind(op)).or_default() += 1;
