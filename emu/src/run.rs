@@ -269,6 +269,7 @@ impl Emulator {
             adversary,
             binary: None,
             calls: Default::default(),
+            access_buffer: None,
         });
         machine.add_stack(rsp);
         // The loader's objects are the first to appear executable.
@@ -431,6 +432,8 @@ impl Emulator {
             m.bad_access = None;
             let rip = uc.reg(Reg::RIP);
             let result = uc.start(rip);
+            // Accesses still buffered come before anything that follows.
+            m.flush_accesses();
             // The quantum may end right after a Tracked instruction whose
             // adversarial read or write is not settled yet.
             m.settle_adversarial();

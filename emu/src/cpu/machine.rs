@@ -15,12 +15,12 @@ use crate::cpu::code::{AddrMap, CodeMap, MemInsn, Site};
 use crate::cpu::memory::Memory;
 use crate::cpu::sched::{SchedPolicy, Scheduler};
 use crate::cpu::stacks::StackMap;
-use crate::cpu::uc::{observe, Clock, Context, Reg, UcError, UcRef};
+use crate::cpu::uc::{observe, AccessBuffer, Clock, Context, Reg, UcError, UcRef};
 use crate::cpu::vclock::VcFile;
 use crate::intercept::{CallArgs, InterceptTable};
 use crate::observe::callstack;
-use crate::observe::observer::{AccessMode, Control, Observer};
-use crate::observe::stats::Stats;
+use crate::observe::observer::{AccessMode, AccessRecord, Control, Observer};
+use crate::observe::stats::{AccessTally, Stats};
 use iced_x86::{OpAccess, Register};
 use lard_detector_hw::adversarial::AdversarialConfig;
 use lard_detector_hw::event::{
@@ -35,6 +35,11 @@ use unicorn_engine_sys as sys;
 /// Process id the guest sees; the main thread's tid is the same.
 pub const GUEST_PID: u32 = 4000;
 
+/// Entries the access buffer holds before a block entry flushes it (24
+/// bytes each: 96 KiB, the order of a host L2's share, small enough that
+/// the entries are still cached when the emulator reads them).
+const ACCESS_BUFFER_ENTRIES: usize = 4096;
+
 /// What translated code does at one guest instruction, decided when the
 /// instruction is translated ([`Machine::observes`]; unicorn patch 0004).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,6 +51,10 @@ pub struct Observe {
     pub mem: bool,
     /// What its accesses are ([`Observe::TRACKED`], ...), handed back with each.
     pub tag: u16,
+    /// With `mem`: append the accesses to the access buffer (delivered
+    /// after they happened, [`Machine::flush_accesses`]) instead of calling
+    /// the emulator before each.
+    pub buffered: bool,
 }
 
 impl Observe {
@@ -65,6 +74,9 @@ impl Observe {
         }
         if self.mem {
             f |= observe::MEM;
+        }
+        if self.buffered {
+            f |= observe::BUFFERED;
         }
         f
     }
@@ -308,6 +320,10 @@ pub struct Machine {
     pub binary: Option<Box<crate::intercept::runtime::BinaryRuntime>>,
     /// PCs with an instruction call, and what it does ([`call`] bits).
     pub calls: AddrMap<u8>,
+    /// Buffered observation (unicorn patch 0008), when on: `--observe all`
+    /// in LARD mode for an observer that never stops on an access
+    /// ([`Machine::install_hooks`]).
+    pub access_buffer: Option<AccessBuffer>,
 }
 
 impl Machine {
@@ -352,6 +368,7 @@ impl Machine {
     /// Delivers an event; records the stop if the observer asks for one.
     #[inline]
     pub fn emit(&mut self, pc: u64, kind: EventKind) -> Control {
+        debug_assert!(self.no_buffered_accesses());
         let e = Event {
             pc,
             origin: self.origin(),
@@ -411,6 +428,7 @@ impl Machine {
                 } else {
                     0
                 },
+                buffered: false,
             };
         }
         if self.mode != AccessMode::All {
@@ -425,6 +443,7 @@ impl Machine {
                 call,
                 mem: true,
                 tag: if tracked { Observe::TRACKED } else { 0 },
+                buffered: self.access_buffer.is_some(),
             };
         };
         let atomic = matches!(self.code.site(pc).map(|s| &**s), Some(Site::Atomic(_)));
@@ -433,6 +452,7 @@ impl Machine {
             call,
             mem: program || rt.observer_mode == AccessMode::All,
             tag: if program { Observe::TRACKED } else { 0 },
+            buffered: false,
         }
     }
 
@@ -481,6 +501,7 @@ impl Machine {
     /// Delivers an event from another thread than the running one (a
     /// thread being created).
     pub fn emit_as(&mut self, origin: Origin, pc: u64, kind: EventKind) {
+        debug_assert!(self.no_buffered_accesses());
         let e = Event { pc, origin, kind };
         self.observer.event(&e);
     }
@@ -500,6 +521,51 @@ impl Machine {
     #[inline]
     pub fn is_stack(&self, addr: u64) -> bool {
         self.stacks.is_stack(addr)
+    }
+
+    /// True when no buffered access waits for delivery (every event must
+    /// come after the accesses made before it).
+    pub fn no_buffered_accesses(&self) -> bool {
+        self.access_buffer
+            .as_ref()
+            .is_none_or(AccessBuffer::is_empty)
+    }
+
+    /// Delivers the buffered accesses (unicorn patch 0008), oldest first, as
+    /// `on_access` delivers an access of `--observe all` in LARD mode, and
+    /// empties the buffer. Called first by every callback from translated
+    /// code and after every `uc_emu_start`, so accesses and other events
+    /// reach the observer in program order, all from the thread that made
+    /// them (threads switch only between runs of `uc_emu_start`).
+    #[inline]
+    pub fn flush_accesses(&mut self) {
+        if self.no_buffered_accesses() {
+            return;
+        }
+        self.deliver_buffered();
+    }
+
+    #[inline(never)]
+    fn deliver_buffered(&mut self) {
+        let Some(mut buf) = self.access_buffer.take() else {
+            return;
+        };
+        let records = buf.records_mut();
+        let mut tally = AccessTally::default();
+        for r in records.iter_mut() {
+            // Translated code wrote the access callback's info.
+            let info = r.bits as u32;
+            let write = info & observe::WRITE != 0;
+            let tracked = (info >> observe::TAG_SHIFT) as u16 & Observe::TRACKED != 0;
+            let stack = self.stacks.is_stack(r.addr);
+            tally.add(tracked, stack, write);
+            r.bits = AccessRecord::pack(info & observe::SIZE_MASK, write, tracked, stack);
+        }
+        // (The observer never stops on an access: install_hooks.)
+        self.observer.accesses(self.origin(), records);
+        self.stats.count_accesses(&tally);
+        buf.clear();
+        self.access_buffer = Some(buf);
     }
 
     /// The PC a Tracked access at `pc` is reported under. Accesses in the
@@ -824,6 +890,7 @@ unsafe fn machine<'a>(data: *mut c_void) -> &'a mut Machine {
 /// before it asked to stop (as unicorn's hook loop did).
 unsafe extern "C" fn on_insn(data: *mut c_void, pc: u64) {
     let m = machine(data);
+    m.flush_accesses();
     let Some(&what) = m.calls.get(&pc) else {
         return;
     };
@@ -892,6 +959,8 @@ fn on_intercept(m: &mut Machine, pc: u64) {
 /// before the access (memory unchanged).
 unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32) -> i32 {
     let m = machine(data);
+    // (A C helper's access of a buffered instruction comes here.)
+    m.flush_accesses();
     let kind = if info & observe::WRITE != 0 {
         AccessKind::Write
     } else {
@@ -959,6 +1028,11 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
     i32::from(m.emit_access(pc, a) == Control::Stop)
 }
 
+/// The access buffer passed its limit at a block entry (patch 0008).
+unsafe extern "C" fn on_flush(data: *mut c_void) {
+    machine(data).flush_accesses();
+}
+
 /// Hook for accesses to unmapped or protected memory: records the address.
 unsafe extern "C" fn on_bad_mem(
     _uc: *mut sys::uc_engine,
@@ -985,6 +1059,7 @@ unsafe extern "C" fn on_bad_mem(
 /// Invalid-instruction hook.
 unsafe extern "C" fn on_invalid(_uc: *mut sys::uc_engine, data: *mut c_void) -> bool {
     let m = machine(data);
+    m.flush_accesses();
     let pc = m.uc.reg(Reg::RIP);
     m.fault(GuestFault {
         signal: libc::SIGILL,
@@ -998,6 +1073,7 @@ unsafe extern "C" fn on_invalid(_uc: *mut sys::uc_engine, data: *mut c_void) -> 
 /// `syscall` hook.
 unsafe extern "C" fn on_syscall(_uc: *mut sys::uc_engine, data: *mut c_void) {
     let m = machine(data);
+    m.flush_accesses();
     m.sync_clock();
     m.syscall();
 }
@@ -1015,6 +1091,17 @@ impl Machine {
             // Not a data-access hook: it costs nothing on successful accesses.
             uc.hook_bad_mem(on_bad_mem, data)?;
             uc.observe(on_decide, on_access, on_insn, data);
+            // Accesses are delivered after they happen: only when nothing
+            // stops before one, and only where on_access's general path
+            // would deliver them (LARD mode, every access, no adversarial
+            // memory acting around Tracked accesses).
+            if self.mode == AccessMode::All
+                && self.binary.is_none()
+                && self.adversary.is_none()
+                && !self.observer.stops_on_access()
+            {
+                self.access_buffer = Some(AccessBuffer::new(uc, on_flush, ACCESS_BUFFER_ENTRIES));
+            }
         }
         Ok(())
     }

@@ -98,7 +98,11 @@ impl StackMap {
         // search).
         let from = if i > 0 { r[i - 1].0 } else { 0 };
         let to = r.get(i).map_or(u64::MAX, |&(s, _)| s);
-        let end = if i > 0 { r[i - 1].1.clamp(from, to) } else { from };
+        let end = if i > 0 {
+            r[i - 1].1.clamp(from, to)
+        } else {
+            from
+        };
         let iv = |lo: u64, hi: u64| Interval { lo, len: hi - lo };
         if addr < end {
             (true, iv(from, end))

@@ -7,6 +7,7 @@
 //! on every call (≈110 ns per memory access, shared/notes). [`Uc`] owns the
 //! engine; [`UcRef`] is a copyable handle used inside hooks.
 
+use crate::observe::observer::AccessRecord;
 use std::ffi::{c_void, CStr};
 use std::fmt;
 use unicorn_engine_sys as sys;
@@ -378,6 +379,9 @@ pub mod observe {
     pub const SIZE_MASK: u32 = 0xff;
     /// A decision's tag (16 bits) is handed back in `info` shifted by this.
     pub const TAG_SHIFT: u32 = 16;
+    /// With [`MEM`]: append the accesses to the [`AccessBuffer`](super::AccessBuffer)
+    /// instead of calling the access callback (patch 0008).
+    pub const BUFFERED: u32 = 4;
 }
 
 /// Decides, once per translation of the instruction at `pc`, what of it is
@@ -418,6 +422,128 @@ impl UcRef {
         data: *mut c_void,
     ) {
         uc_lard_observe(self.0, decide, on_access, on_insn, data);
+    }
+}
+
+/// Most entries translated code appends between two checks of the access
+/// buffer's limit: patch 0008 ends a translation block once it has generated
+/// `UC_LARD_BUF_TB_MAX` (256) appends, so a block appends at most that plus
+/// one instruction's (a handful); 1,024 leaves a wide margin.
+const BUFFER_SLACK: usize = 1024;
+
+/// The pointers of patch 0008's access buffer inside the engine
+/// (`struct uc_lard_buffer`).
+#[repr(C)]
+struct RawBuffer {
+    pos: *mut u64,
+    limit: *mut u64,
+}
+
+/// Called by translated code (at a block's entry) once the access buffer
+/// has passed its limit; must empty it ([`AccessBuffer::clear`]).
+pub type FlushCallback = unsafe extern "C" fn(*mut c_void);
+
+extern "C" {
+    /// Declared by patch 0008.
+    fn uc_lard_buffer(uc: *mut sys::uc_engine, flush: FlushCallback) -> *mut RawBuffer;
+}
+
+/// The access buffer of buffered observation (patch 0008): translated code
+/// appends one entry per observed access of an instruction decided
+/// [`observe::BUFFERED`], inline and without calling the emulator: an
+/// [`AccessRecord`] whose `bits` hold the access callback's `info` until the
+/// emulator rewrites them ([`AccessBuffer::records_mut`]). The emulator
+/// empties it, in order, before anything else it does and when a block
+/// entry finds it past its limit.
+pub struct AccessBuffer {
+    raw: *mut RawBuffer,
+    /// `capacity` entries, allocated here (see `Drop`).
+    start: *mut AccessRecord,
+    capacity: usize,
+}
+
+impl AccessBuffer {
+    /// Turns buffering on in `uc` with room for `entries` entries before a
+    /// flush (plus the slack a block may append after its check).
+    ///
+    /// # Safety
+    /// Call before anything is translated, after [`UcRef::clock`] and
+    /// [`UcRef::observe`] (`flush` gets the latter's user data). The buffer
+    /// must outlive every later `uc_emu_start` of the engine.
+    pub unsafe fn new(uc: UcRef, flush: FlushCallback, entries: usize) -> AccessBuffer {
+        let capacity = entries + BUFFER_SLACK;
+        let words: Box<[AccessRecord]> = vec![
+            AccessRecord {
+                addr: 0,
+                pc: 0,
+                bits: 0
+            };
+            capacity
+        ]
+        .into_boxed_slice();
+        let start = Box::into_raw(words) as *mut AccessRecord;
+        let raw = uc_lard_buffer(uc.0, flush);
+        let b = AccessBuffer {
+            raw,
+            start,
+            capacity,
+        };
+        std::ptr::addr_of_mut!((*raw).limit).write_volatile(start.add(entries) as *mut u64);
+        b.clear();
+        b
+    }
+
+    /// Number of entries appended since the last [`AccessBuffer::clear`].
+    #[inline]
+    pub fn len(&self) -> usize {
+        // SAFETY: `raw` lives as long as the engine; translated code is not
+        // running while the emulator's code is (one thread).
+        let pos =
+            unsafe { std::ptr::addr_of!((*self.raw).pos).read_volatile() } as *mut AccessRecord;
+        // SAFETY: pos points into the allocation, at or after start.
+        let n = unsafe { pos.offset_from(self.start) } as usize;
+        assert!(n <= self.capacity, "access buffer overflow");
+        n
+    }
+
+    /// True when no entry is waiting.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        // SAFETY: as in `len`.
+        unsafe {
+            std::ptr::addr_of!((*self.raw).pos).read_volatile() as *mut AccessRecord == self.start
+        }
+    }
+
+    /// The entries appended since the last [`AccessBuffer::clear`], oldest
+    /// first (`bits` as translated code wrote them: the access callback's
+    /// `info`, until the caller rewrites them).
+    #[inline]
+    pub fn records_mut(&mut self) -> &mut [AccessRecord] {
+        // SAFETY: the first `len()` entries were written by translated code,
+        // which does not run while this borrow lives.
+        unsafe { std::slice::from_raw_parts_mut(self.start, self.len()) }
+    }
+
+    /// Empties the buffer.
+    #[inline]
+    pub fn clear(&self) {
+        // SAFETY: as in `len`.
+        unsafe { std::ptr::addr_of_mut!((*self.raw).pos).write_volatile(self.start as *mut u64) };
+    }
+}
+
+impl Drop for AccessBuffer {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` as a boxed slice of `capacity` entries;
+        // the engine is not running (its pointers are left dangling but are
+        // only used by translated code).
+        unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.start,
+                self.capacity,
+            )));
+        }
     }
 }
 

@@ -5,7 +5,8 @@
 //! ops) or at the system call (for kernel-visible synchronization), so an
 //! observer can stop the guest before a racy access happens.
 
-use lard_detector_hw::event::{AccessKind, Event, EventKind, ProgramEvent};
+use crate::observe::stats::AccessTally;
+use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, Origin, ProgramEvent};
 use lard_isa_ext::OpKind;
 use std::collections::BTreeMap;
 
@@ -46,8 +47,30 @@ pub trait Observer {
     fn wants_objects(&self) -> bool {
         false
     }
+    /// Whether [`Observer::event`] may return [`Control::Stop`] for an
+    /// access. When it never does, the emulator may deliver accesses in
+    /// batches, after they happened (unicorn patch 0008: cheaper per access),
+    /// still in program order and before every later event; observers that
+    /// stop before a racy access must keep the default.
+    fn stops_on_access(&self) -> bool {
+        true
+    }
     /// One event.
     fn event(&mut self, e: &Event) -> Control;
+    /// Access events that already happened, oldest first, all made by
+    /// `origin`, from an emulator that batches them (only for an observer
+    /// that does not [stop on accesses](Observer::stops_on_access)): the
+    /// same as one [`Observer::event`] per record, with the record's PC as
+    /// the event's ([`AccessRecord::access`]).
+    fn accesses(&mut self, origin: Origin, batch: &[AccessRecord]) {
+        for r in batch {
+            self.event(&Event {
+                pc: r.pc,
+                origin,
+                kind: EventKind::Access(r.access(origin)),
+            });
+        }
+    }
     /// Called once when the run has ended, however it ended (exit, fault,
     /// deadlock, exception), before any report is read.
     fn finish(&mut self) {}
@@ -57,9 +80,79 @@ pub trait Observer {
     }
 }
 
+/// One access of a batch ([`Observer::accesses`]), packed in three words
+/// (the batch shares its origin): the layout unicorn patch 0008's access
+/// buffer uses, so a batch is handed over where translated code wrote it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessRecord {
+    /// First byte accessed.
+    pub addr: u64,
+    /// Address of the instruction.
+    pub pc: u64,
+    /// Size in bytes ([`AccessRecord::SIZE`]) and the [`AccessRecord::WRITE`],
+    /// [`AccessRecord::TRACKED`] and [`AccessRecord::STACK`] flags.
+    pub bits: u64,
+}
+
+impl AccessRecord {
+    /// `bits`: the size in bytes.
+    pub const SIZE: u64 = 0xff;
+    /// `bits`: a write.
+    pub const WRITE: u64 = 0x100;
+    /// `bits`: a Tracked access.
+    pub const TRACKED: u64 = 0x200;
+    /// `bits`: an access to a thread's stack.
+    pub const STACK: u64 = 0x400;
+
+    /// The `bits` of an access of `size` bytes.
+    #[inline]
+    pub fn pack(size: u32, write: bool, tracked: bool, stack: bool) -> u64 {
+        u64::from(size) & Self::SIZE
+            | u64::from(write) << 8
+            | u64::from(tracked) << 9
+            | u64::from(stack) << 10
+    }
+
+    /// The record of an access.
+    #[inline]
+    pub fn new(a: &Access) -> AccessRecord {
+        AccessRecord {
+            addr: a.addr,
+            pc: a.pc,
+            bits: Self::pack(a.size, a.kind == AccessKind::Write, a.tracked, a.stack),
+        }
+    }
+
+    /// The access this record stands for, made by `origin`.
+    #[inline]
+    pub fn access(&self, origin: Origin) -> Access {
+        Access {
+            pc: self.pc,
+            addr: self.addr,
+            size: (self.bits & Self::SIZE) as u32,
+            kind: if self.bits & Self::WRITE != 0 {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            },
+            tracked: self.bits & Self::TRACKED != 0,
+            stack: self.bits & Self::STACK != 0,
+            origin,
+        }
+    }
+}
+
 /// Counts events by kind and hashes the whole stream (every field of every
-/// event, in order; an access in two words), so two runs can be compared
-/// event for event.
+/// event, in order), so two runs can be compared event for event.
+///
+/// The hash is a position-keyed sum: event *i* contributes
+/// `finish(word_i ^ key_i)`, where `word_i` combines the event's fields and
+/// `key_i` its position. Unlike a chain (`h = mix(h ^ word)`), no event's
+/// arithmetic waits for the previous one's: the per-access path keeps one
+/// add on its serial path (a chain of multiply-xorshifts was the bound of
+/// an every-access run, a few ns per access). Reordering, dropping or
+/// changing any event changes the sum but for a 2^-64-ish accident.
 #[derive(Clone, Debug)]
 pub struct CountingObserver {
     mode: AccessMode,
@@ -78,8 +171,53 @@ pub struct CountingObserver {
     pub switches: u64,
     /// Program events (allocations, locks, thread ends).
     pub program_events: u64,
-    /// Hash of the stream (a multiply-xorshift chain over words of the events).
+    /// Hash of the stream so far (the sum; [`Observer::stream_hash`]
+    /// finishes it).
     pub hash: u64,
+    /// The position key of the next event.
+    key: u64,
+}
+
+/// Odd constants of the stream hash (splitmix64 / murmur3 finalizers).
+const K0: u64 = 0x9E37_79B9_7F4A_7C15;
+const K1: u64 = 0xFF51_AFD7_ED55_8CCD;
+const K2: u64 = 0xC4CE_B9FE_1A85_EC53;
+const K3: u64 = 0xD6E8_FEB8_6659_FD93;
+
+/// Spreads a word's bits over all of its bits (one multiplication).
+#[inline]
+fn finish(x: u64) -> u64 {
+    let x = (x ^ x >> 32).wrapping_mul(K1);
+    x ^ x >> 29
+}
+
+/// Folds `v` into a word being built from one event's fields.
+#[inline]
+fn fold(w: u64, v: u64) -> u64 {
+    (w ^ v).wrapping_mul(K0).rotate_left(29)
+}
+
+/// The origin's share of an access's hash term: a well-spread word, the
+/// same for every access of a batch (computed once per origin there).
+#[inline]
+fn origin_word(o: &Origin) -> u64 {
+    finish(fold(
+        u64::from(o.kthread) << 16 | u64::from(o.core),
+        o.lthread.unwrap_or(u64::MAX),
+    ))
+}
+
+/// The hash term of the access event at position `key` (its PC, address,
+/// size, kind and flags, and its origin's word; the event's PC is the
+/// access's on the batch path, and [`CountingObserver::event`] adds the
+/// difference): two multiplications independent of each other and of
+/// other events.
+#[inline]
+fn access_term(r: &AccessRecord, origin: u64, key: u64) -> u64 {
+    (r.addr ^ key).wrapping_mul(K1)
+        ^ (r.pc ^ r.bits << 48 ^ origin)
+            .wrapping_mul(K2)
+            .rotate_left(32)
 }
 
 impl CountingObserver {
@@ -95,17 +233,39 @@ impl CountingObserver {
             sync_events: 0,
             switches: 0,
             program_events: 0,
-            hash: 0xcbf2_9ce4_8422_2325,
+            hash: 0,
+            key: 0,
         }
     }
 
-    /// Folds one word into the stream hash (a multiply-xorshift step per
-    /// word: the per-access path must stay cheap; FNV-1a over bytes cost
-    /// ≈20% of an all-access run).
+    /// Adds the next event's word to the stream hash.
     #[inline]
-    fn mix(&mut self, v: u64) {
-        let x = (self.hash ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.hash = x ^ (x >> 29);
+    fn add(&mut self, word: u64) {
+        self.key = self.key.wrapping_add(K0);
+        self.hash = self.hash.wrapping_add(finish(word ^ self.key));
+    }
+
+    /// Counts an access by class.
+    #[inline]
+    fn count(&mut self, a: &Access) {
+        let w = usize::from(a.kind == AccessKind::Write);
+        if a.tracked {
+            self.tracked[w] += 1;
+        } else if a.stack {
+            self.stack[w] += 1;
+        } else {
+            self.untracked[w] += 1;
+        }
+    }
+
+    /// Adds a batch's counts.
+    fn count_tally(&mut self, t: &AccessTally) {
+        let [tracked, untracked, stack] = t.classes();
+        for w in 0..2 {
+            self.tracked[w] += tracked[w];
+            self.untracked[w] += untracked[w];
+            self.stack[w] += stack[w];
+        }
     }
 }
 
@@ -130,45 +290,56 @@ impl Observer for CountingObserver {
         self.sync
     }
 
+    fn stops_on_access(&self) -> bool {
+        false
+    }
+
+    fn accesses(&mut self, origin: Origin, batch: &[AccessRecord]) {
+        // As `event` once per record (the event's PC is the access's), with
+        // the sum, the key and the counts in registers.
+        let (mut hash, mut key) = (self.hash, self.key);
+        let mut tally = AccessTally::default();
+        let ow = origin_word(&origin);
+        for r in batch {
+            tally.add_bits(r.bits);
+            key = key.wrapping_add(K0);
+            hash = hash.wrapping_add(access_term(r, ow, key));
+        }
+        (self.hash, self.key) = (hash, key);
+        self.count_tally(&tally);
+    }
+
     fn event(&mut self, e: &Event) -> Control {
-        // Two words per access event (the event's PC and origin, the
-        // access's address, size, kind and flags; x86-64 user addresses
-        // leave the top bits free for the rotated small fields): the chain
-        // through the stream is serial, so each mix costs its latency.
-        let thread = u64::from(e.origin.kthread) << 16 | u64::from(e.origin.core);
-        let lthread = e.origin.lthread.unwrap_or(u64::MAX);
-        self.mix(e.pc ^ thread.rotate_left(47) ^ lthread.rotate_left(23));
-        match &e.kind {
+        let o = e.origin;
+        let head = fold(
+            fold(e.pc, u64::from(o.kthread) << 16 | u64::from(o.core)),
+            o.lthread.unwrap_or(u64::MAX),
+        );
+        let word = match &e.kind {
             EventKind::Access(a) => {
-                let w = usize::from(a.kind == AccessKind::Write);
-                if a.tracked {
-                    self.tracked[w] += 1;
-                } else if a.stack {
-                    self.stack[w] += 1;
-                } else {
-                    self.untracked[w] += 1;
-                }
-                let small = u64::from(a.size) << 3
-                    | u64::from(a.tracked) << 2
-                    | u64::from(a.stack) << 1
-                    | w as u64;
-                self.mix(a.addr ^ small.rotate_left(52));
+                self.count(a);
+                // (The origin of an access event is the access's.)
+                self.key = self.key.wrapping_add(K0);
+                let term = access_term(&AccessRecord::new(a), origin_word(&a.origin), self.key);
+                self.hash = self
+                    .hash
+                    .wrapping_add(term ^ (e.pc ^ a.pc).wrapping_mul(K3));
+                return Control::Continue;
             }
             EventKind::Lard(op) => {
                 *self.ops.entry(op_kind(op)).or_default() += 1;
-                self.mix(op_kind(op) as u64);
+                fold(head, op_kind(op) as u64 | 0x1a00)
             }
             EventKind::Sync(_) => {
                 self.sync_events += 1;
-                self.mix(0x5e);
+                fold(head, 0x5e)
             }
             EventKind::ContextSwitch => {
                 self.switches += 1;
-                self.mix(0xc5);
+                fold(head, 0xc5)
             }
             EventKind::Program(p) => {
                 self.program_events += 1;
-                self.mix(0x9e);
                 let (a, b) = match *p {
                     ProgramEvent::Alloc { addr, size, .. } => (addr, size),
                     ProgramEvent::Free { addr } => (addr, 0),
@@ -178,15 +349,15 @@ impl Observer for CountingObserver {
                     ProgramEvent::Block => (4, 0),
                     ProgramEvent::Wake => (5, 0),
                 };
-                self.mix(a);
-                self.mix(b);
+                fold(fold(fold(head, 0x9e), a), b)
             }
-        }
+        };
+        self.add(word);
         Control::Continue
     }
 
     fn stream_hash(&self) -> Option<u64> {
-        Some(self.hash)
+        Some(finish(self.hash ^ finish(self.key)))
     }
 }
 
@@ -228,6 +399,15 @@ impl Observer for RecordingObserver {
 
     fn wants_objects(&self) -> bool {
         self.inner.wants_objects()
+    }
+
+    /// Always true: recording keeps the emulator's synchronous delivery,
+    /// one call per access (the trace costs more than the call), so a
+    /// recorded run is also an oracle for batched delivery — the counting
+    /// observer's stream hash must come out the same with and without
+    /// `--record-trace` (tests/tests/run_programs.rs).
+    fn stops_on_access(&self) -> bool {
+        true
     }
 
     fn event(&mut self, e: &Event) -> Control {

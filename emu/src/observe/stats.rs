@@ -29,7 +29,72 @@ pub struct Stats {
     pub syscalls: u64,
 }
 
+/// Access counts by class for a batch of accesses, kept without a branch
+/// or a memory update per access (the counters live in registers while a
+/// batch is counted); [`AccessTally::classes`] splits them as [`Stats`]
+/// keeps them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AccessTally {
+    all: u64,
+    writes: u64,
+    tracked: u64,
+    tracked_writes: u64,
+    stack: u64,
+    stack_writes: u64,
+}
+
+impl AccessTally {
+    /// Counts one access: Tracked, else stack or not (as [`Stats::count_access`]).
+    #[inline]
+    pub fn add(&mut self, tracked: bool, stack: bool, write: bool) {
+        let t = u64::from(tracked);
+        let s = u64::from(stack & !tracked);
+        let w = u64::from(write);
+        self.all += 1;
+        self.writes += w;
+        self.tracked += t;
+        self.tracked_writes += t & w;
+        self.stack += s;
+        self.stack_writes += s & w;
+    }
+
+    /// Counts one access from its
+    /// [`AccessRecord`](crate::observe::observer::AccessRecord) bits.
+    #[inline]
+    pub fn add_bits(&mut self, bits: u64) {
+        let t = bits >> 9 & 1;
+        let s = bits >> 10 & !t & 1;
+        let w = bits >> 8 & 1;
+        self.all += 1;
+        self.writes += w;
+        self.tracked += t;
+        self.tracked_writes += t & w;
+        self.stack += s;
+        self.stack_writes += s & w;
+    }
+
+    /// `[reads, writes]` of Tracked, untracked non-stack and untracked stack
+    /// accesses.
+    pub fn classes(&self) -> [[u64; 2]; 3] {
+        let tracked = [self.tracked - self.tracked_writes, self.tracked_writes];
+        let stack = [self.stack - self.stack_writes, self.stack_writes];
+        let writes = self.writes - self.tracked_writes - self.stack_writes;
+        let other = self.all - self.tracked - self.stack;
+        [tracked, [other - writes, writes], stack]
+    }
+}
+
 impl Stats {
+    /// Adds a batch's counts.
+    pub fn count_accesses(&mut self, t: &AccessTally) {
+        let [tracked, untracked, stack] = t.classes();
+        for w in 0..2 {
+            self.tracked[w] += tracked[w];
+            self.untracked[w] += untracked[w];
+            self.stack[w] += stack[w];
+        }
+    }
+
     /// Counts one delivered access.
     #[inline]
     pub fn count_access(&mut self, tracked: bool, stack: bool, kind: AccessKind) {
@@ -156,5 +221,43 @@ impl Report<'_> {
             self.mips(),
             self.event_hash.map_or("null".to_string(), |h| format!("\"{h:016x}\""))
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::observer::AccessRecord;
+
+    /// A tally of a batch splits into what counting access by access gives.
+    #[test]
+    fn a_tally_counts_as_count_access() {
+        let mut one = Stats::default();
+        let mut t = AccessTally::default();
+        let mut b = AccessTally::default();
+        let mut x = 0x9e37_79b9_u64;
+        for _ in 0..1000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (tracked, stack, write) = (x >> 61 & 1 == 1, x >> 62 & 1 == 1, x >> 63 == 1);
+            let kind = if write {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            one.count_access(tracked, stack, kind);
+            t.add(tracked, stack, write);
+            b.add_bits(AccessRecord::pack(4, write, tracked, stack));
+        }
+        for t in [t, b] {
+            let mut batch = Stats::default();
+            batch.count_accesses(&t);
+            assert_eq!(
+                (batch.tracked, batch.untracked, batch.stack),
+                (one.tracked, one.untracked, one.stack)
+            );
+        }
+        assert!(one.tracked[0] > 0 && one.untracked[1] > 0 && one.stack[1] > 0);
     }
 }
