@@ -563,7 +563,7 @@ impl Machine {
         }
         // (The observer never stops on an access: install_hooks.)
         self.observer.accesses(self.origin(), records);
-        self.stats.count_accesses(&tally);
+        self.stats.count_accesses(&tally, records.len() as u64);
         buf.clear();
         self.access_buffer = Some(buf);
     }

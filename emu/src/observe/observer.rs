@@ -258,9 +258,9 @@ impl CountingObserver {
         }
     }
 
-    /// Adds a batch's counts.
-    fn count_tally(&mut self, t: &AccessTally) {
-        let [tracked, untracked, stack] = t.classes();
+    /// Adds the counts of a batch of `total` accesses.
+    fn count_tally(&mut self, t: &AccessTally, total: u64) {
+        let [tracked, untracked, stack] = t.classes(total);
         for w in 0..2 {
             self.tracked[w] += tracked[w];
             self.untracked[w] += untracked[w];
@@ -306,7 +306,7 @@ impl Observer for CountingObserver {
             hash = hash.wrapping_add(access_term(r, ow, key));
         }
         (self.hash, self.key) = (hash, key);
-        self.count_tally(&tally);
+        self.count_tally(&tally, batch.len() as u64);
     }
 
     fn event(&mut self, e: &Event) -> Control {

@@ -35,7 +35,6 @@ pub struct Stats {
 /// keeps them.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AccessTally {
-    all: u64,
     writes: u64,
     tracked: u64,
     tracked_writes: u64,
@@ -50,7 +49,6 @@ impl AccessTally {
         let t = u64::from(tracked);
         let s = u64::from(stack & !tracked);
         let w = u64::from(write);
-        self.all += 1;
         self.writes += w;
         self.tracked += t;
         self.tracked_writes += t & w;
@@ -65,7 +63,6 @@ impl AccessTally {
         let t = bits >> 9 & 1;
         let s = bits >> 10 & !t & 1;
         let w = bits >> 8 & 1;
-        self.all += 1;
         self.writes += w;
         self.tracked += t;
         self.tracked_writes += t & w;
@@ -74,20 +71,21 @@ impl AccessTally {
     }
 
     /// `[reads, writes]` of Tracked, untracked non-stack and untracked stack
-    /// accesses.
-    pub fn classes(&self) -> [[u64; 2]; 3] {
+    /// accesses, of `total` counted (the batch's length: not counted per
+    /// access, one register less in the loop).
+    pub fn classes(&self, total: u64) -> [[u64; 2]; 3] {
         let tracked = [self.tracked - self.tracked_writes, self.tracked_writes];
         let stack = [self.stack - self.stack_writes, self.stack_writes];
         let writes = self.writes - self.tracked_writes - self.stack_writes;
-        let other = self.all - self.tracked - self.stack;
+        let other = total - self.tracked - self.stack;
         [tracked, [other - writes, writes], stack]
     }
 }
 
 impl Stats {
-    /// Adds a batch's counts.
-    pub fn count_accesses(&mut self, t: &AccessTally) {
-        let [tracked, untracked, stack] = t.classes();
+    /// Adds the counts of a batch of `total` accesses.
+    pub fn count_accesses(&mut self, t: &AccessTally, total: u64) {
+        let [tracked, untracked, stack] = t.classes(total);
         for w in 0..2 {
             self.tracked[w] += tracked[w];
             self.untracked[w] += untracked[w];
@@ -252,7 +250,7 @@ mod tests {
         }
         for t in [t, b] {
             let mut batch = Stats::default();
-            batch.count_accesses(&t);
+            batch.count_accesses(&t, 1000);
             assert_eq!(
                 (batch.tracked, batch.untracked, batch.stack),
                 (one.tracked, one.untracked, one.stack)
