@@ -35,6 +35,14 @@ use unicorn_engine_sys as sys;
 /// Process id the guest sees; the main thread's tid is the same.
 pub const GUEST_PID: u32 = 4000;
 
+// A buffered entry's info is an AccessRecord's bits (Machine::deliver_buffered).
+const _: () = {
+    assert!(AccessRecord::SIZE == observe::SIZE_MASK as u64);
+    assert!(AccessRecord::WRITE == observe::WRITE as u64);
+    assert!(AccessRecord::TRACKED == (Observe::TRACKED as u64) << observe::TAG_SHIFT);
+    assert!(AccessRecord::STACK & (observe::HELPER as u64 | 0xffff_0000) == 0);
+};
+
 /// Entries the access buffer holds before a block entry flushes it (24
 /// bytes each: 96 KiB, the order of a host L2's share, small enough that
 /// the entries are still cached when the emulator reads them).
@@ -553,13 +561,17 @@ impl Machine {
         let records = buf.records_mut();
         let mut tally = AccessTally::default();
         for r in records.iter_mut() {
-            // Translated code wrote the access callback's info.
-            let info = r.bits as u32;
-            let write = info & observe::WRITE != 0;
-            let tracked = (info >> observe::TAG_SHIFT) as u16 & Observe::TRACKED != 0;
-            let stack = self.stacks.is_stack(r.addr);
-            tally.add(tracked, stack, write);
-            r.bits = AccessRecord::pack(info & observe::SIZE_MASK, write, tracked, stack);
+            // Translated code wrote the access callback's info: the record's
+            // bits but the stack flag (the layouts agree, asserted below;
+            // a buffered decision's tag is 0 or TRACKED).
+            debug_assert_eq!(
+                r.bits & !(AccessRecord::SIZE | AccessRecord::WRITE | AccessRecord::TRACKED),
+                0
+            );
+            if self.stacks.is_stack(r.addr) {
+                r.bits |= AccessRecord::STACK;
+            }
+            tally.add_bits(r.bits);
         }
         // (The observer never stops on an access: install_hooks.)
         self.observer.accesses(self.origin(), records);

@@ -100,18 +100,20 @@ impl AccessRecord {
     pub const SIZE: u64 = 0xff;
     /// `bits`: a write.
     pub const WRITE: u64 = 0x100;
-    /// `bits`: a Tracked access.
-    pub const TRACKED: u64 = 0x200;
     /// `bits`: an access to a thread's stack.
     pub const STACK: u64 = 0x400;
+    /// `bits`: a Tracked access. (Size, write and Tracked sit where unicorn
+    /// patch 0004's access `info` has them, so a buffered entry needs only
+    /// its stack flag added.)
+    pub const TRACKED: u64 = 0x1_0000;
 
     /// The `bits` of an access of `size` bytes.
     #[inline]
     pub fn pack(size: u32, write: bool, tracked: bool, stack: bool) -> u64 {
         u64::from(size) & Self::SIZE
             | u64::from(write) << 8
-            | u64::from(tracked) << 9
             | u64::from(stack) << 10
+            | u64::from(tracked) << 16
     }
 
     /// The record of an access.
@@ -215,7 +217,7 @@ fn origin_word(o: &Origin) -> u64 {
 #[inline]
 fn access_term(r: &AccessRecord, origin: u64, key: u64) -> u64 {
     (r.addr ^ key).wrapping_mul(K1)
-        ^ (r.pc ^ r.bits << 48 ^ origin)
+        ^ (r.pc ^ r.bits.rotate_left(47) ^ origin)
             .wrapping_mul(K2)
             .rotate_left(32)
 }

@@ -60,7 +60,7 @@ impl AccessTally {
     /// [`AccessRecord`](crate::observe::observer::AccessRecord) bits.
     #[inline]
     pub fn add_bits(&mut self, bits: u64) {
-        let t = bits >> 9 & 1;
+        let t = bits >> 16 & 1;
         let s = bits >> 10 & !t & 1;
         let w = bits >> 8 & 1;
         self.writes += w;
