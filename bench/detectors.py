@@ -6,12 +6,15 @@ Runs bench/guests/tracked_memory.c (every data access Tracked, two language
 threads, race-free) under `lard run` with the counting observer receiving every
 Tracked access (`--detector none --observe tracked`, the baseline) and with
 each detector, best of BENCH_REPS (default 3) interleaved runs, and prints
-seconds, ratio to the counting observer and to the previous configuration.
+seconds, ratio to the counting observer and to the previous configuration:
+wall seconds and the run's user CPU seconds (getrusage of the child; on a
+shared machine wall time swings with the load, user time much less).
 Every run must print the same checksum and every detector must report the
 same number of racy accesses (0). Scale with BENCH_SCALE (default 1).
 """
 import os
 import re
+import resource
 import sys
 import time
 from common import LARD, OUT, ROOT, build_tracked_memory, die, run
@@ -30,13 +33,16 @@ def main():
     reps = int(os.environ.get("BENCH_REPS", "3"))
     sdk, exe = build_tracked_memory()
     args = [str(max(1, int(40 * scale))), "256"]
-    best, outs, dres = {}, set(), {}
+    best, user, outs, dres = {}, {}, set(), {}
     for rep in range(reps):
         for name, flags in CONFIGS:
+            u0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
             t0 = time.perf_counter()
             r = run([str(LARD), "run", *flags, str(exe), *args])
             dt = time.perf_counter() - t0
+            du = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - u0
             best[name] = min(best.get(name, dt), dt)
+            user[name] = min(user.get(name, du), du)
             outs.add(r.stdout.decode())
             m = re.search(r"racy dynamic accesses \(DRE\): (\d+)", r.stderr.decode())
             if m:
@@ -48,12 +54,13 @@ def main():
         die(f"detectors disagree or report races on a race-free guest: {dres}")
     print(f"\n== detectors on tracked_memory {' '.join(args)} (race-free, 2 language threads) ==")
     print(f"   guest output: {outs.pop().strip()}")
-    print(f"{'configuration':20} {'seconds':>8} {'x counting':>11} {'x previous':>11}")
-    base, prev = best["counting observer"], None
+    print(f"{'configuration':20} {'seconds':>8} {'x counting':>11} {'x previous':>11}"
+          f" {'user s':>8} {'x counting':>11}")
+    base, ubase, prev = best["counting observer"], user["counting observer"], None
     for name, _ in CONFIGS:
-        b = best[name]
+        b, u = best[name], user[name]
         p = "-" if prev is None else f"{b / best[prev]:.2f}x"
-        print(f"{name:20} {b:8.3f} {b / base:10.2f}x {p:>11}")
+        print(f"{name:20} {b:8.3f} {b / base:10.2f}x {p:>11} {u:8.3f} {u / max(ubase, 1e-3):10.2f}x")
         prev = name
     # Events per second of each detector on a trace recorded from a real run
     # (no emulation): record tracked_memory once, replay it.
@@ -64,7 +71,7 @@ def main():
     print("\n== replay of a recorded trace (tracked_memory 2 256), no emulation ==")
     print(r.stdout.decode().rstrip())
     print(f"TARGETS: fasttrack <= 2x counting observer: {best['fasttrack'] / base:.2f}x; "
-          f"lardish <= 10x: {best['lardish'] / base:.2f}x; "
+          f"lardish <= 10x: {best['lardish'] / base:.2f}x (user CPU {user['lardish'] / max(ubase, 1e-3):.2f}x); "
           f"all 7 variants <= 3x one (--detectors lard): {best['variants: all 7'] / best['variants: lard']:.2f}x")
     object_vs_fasttrack(sdk, exe, args, reps)
 

@@ -142,7 +142,7 @@ struct View<'a> {
 }
 
 impl View<'_> {
-    #[inline]
+    #[inline(always)]
     fn is_expanded(&self, addr: u64) -> bool {
         if !self.compact {
             return true;
@@ -161,12 +161,12 @@ impl View<'_> {
         e
     }
 
-    #[inline]
+    #[inline(always)]
     fn md_line(&self, core: usize, addr: u64) -> u64 {
         self.layout.md_line(core, addr, self.is_expanded(addr))
     }
 
-    #[inline]
+    #[inline(always)]
     fn fill(&self, core: usize, addr: u64) -> Option<u64> {
         let line = self.md_line(core, addr);
         let m = match self.memo {
@@ -191,7 +191,7 @@ impl View<'_> {
         found
     }
 
-    #[inline]
+    #[inline(always)]
     fn holder_valid(&self, addr: u64, h: &Holder) -> bool {
         let core = h.core as usize;
         self.gens.get(core) == Some(&h.gen) && self.fill(core, addr) == Some(h.fill)
@@ -1013,7 +1013,6 @@ impl Detector for Lardish {
         let mut sw_addr = first;
         let mut sw_cause = SwCause::Cold;
         let mut hw_cause = HwCause::NoPermission;
-        let cores = self.cores.len();
         if first.wrapping_add(u64::from(count)) >> 48 != 0 || first >> 48 != 0 {
             self.wide_addrs = true;
         }
@@ -1062,11 +1061,7 @@ impl Detector for Lardish {
                     m.status = HwStatus::Everything;
                     m.anchor = holder;
                 }
-                for p in 0..cores {
-                    if p != c {
-                        m.downgrade(p, a.kind);
-                    }
-                }
+                m.downgrade_others(c, a.kind);
                 if let Some(h) = holder {
                     let perm = m.hw_perm(t, clock, &valid);
                     m.set_perm_slot(
