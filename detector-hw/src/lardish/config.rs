@@ -276,5 +276,8 @@ mod tests {
         let e = HwConfig::from_toml_str("[l2]\nlatency = ten\n").unwrap_err();
         assert!(e.to_string().contains("l2.latency"), "{e}");
         assert!(HwConfig::from_toml_str("[system]\nline_bytes = 48\n").is_err());
+        let e = HwConfig::from_toml_str("[l3]\nways = 65537\n").unwrap_err();
+        assert!(e.to_string().contains("ways must be <= 65536"), "{e}");
+        assert!(HwConfig::from_toml_str("[l3]\nsize = 4M\nways = 65536\n").is_ok());
     }
 }
