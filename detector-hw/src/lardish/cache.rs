@@ -268,12 +268,19 @@ impl Cache {
     }
 
     /// Marks `line` most recently used; returns false if absent.
-    #[inline]
+    #[inline(always)]
     pub fn touch(&mut self, line: u64) -> bool {
         let set = self.set_of(line);
+        // Inline: most touches are of the set's most recently used line.
         if self.fast && self.mru[set] == line {
             return true;
         }
+        self.touch_slow(set, line)
+    }
+
+    /// [`Cache::touch`] past the most-recently-used shortcut.
+    #[inline(never)]
+    fn touch_slow(&mut self, set: usize, line: u64) -> bool {
         match self.find_in(set, line) {
             Some(i) => {
                 self.touch_way(set, i);
