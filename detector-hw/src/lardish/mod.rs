@@ -98,6 +98,10 @@ struct Memo {
     key: Cell<(u64, u64)>,
     /// Per core: (generation, fill id or `NO_FILL`).
     fills: Vec<Cell<(u64, u64)>>,
+    /// The last question and its answer: (generation, core, byte, fill id
+    /// or `NO_FILL`). The check of one granule asks about the same byte
+    /// and mostly the same core 4–5 times.
+    last: Cell<(u64, usize, u64, u64)>,
 }
 
 /// A metadata line not resident (fill ids start at 1 and only grow).
@@ -110,6 +114,7 @@ impl Memo {
             dline: Cell::new((0, 0, false)),
             key: Cell::new((0, 0)),
             fills: vec![Cell::new((0, 0)); cores],
+            last: Cell::new((0, 0, 0, 0)),
         }
     }
 
@@ -168,11 +173,26 @@ impl View<'_> {
 
     #[inline(always)]
     fn fill(&self, core: usize, addr: u64) -> Option<u64> {
-        let line = self.md_line(core, addr);
         let m = match self.memo {
             Some(m) if core < m.fills.len() => m,
-            _ => return self.resident.get(&line).copied(),
+            _ => return self.resident.get(&self.md_line(core, addr)).copied(),
         };
+        // Any answer of this view stays right while it lives; generations
+        // only grow, so an older view's answer never matches.
+        let (lg, lc, lx, lf) = m.last.get();
+        if lg == m.generation.get() && lc == core && lx == addr {
+            return (lf != NO_FILL).then_some(lf);
+        }
+        let found = self.fill_memo(m, core, self.md_line(core, addr));
+        // Stamped after the lookup, which may start a new generation.
+        m.last
+            .set((m.generation.get(), core, addr, found.unwrap_or(NO_FILL)));
+        found
+    }
+
+    /// [`View::fill`] through the memo's per-core fill ids of one line.
+    #[inline(always)]
+    fn fill_memo(&self, m: &Memo, core: usize, line: u64) -> Option<u64> {
         let offset = line & ((1 << layout::CORE_SHIFT) - 1);
         let mut g = m.generation.get();
         let (kg, key) = m.key.get();
