@@ -4,8 +4,11 @@
 //!
 //! # Representation
 //!
-//! Shadow memory ([`PagedShadow`]) holds one cell per byte (or per unit, see
-//! [`Granularity`]) with
+//! Shadow memory ([`PagedShadow`] of [`units::UnitPage`]s) holds the
+//! history of every byte (or history unit, see [`Granularity`]), one cell
+//! per *access unit*: bytes that have always been accessed together (an
+//! aligned 1, 2, 4 or 8-byte unit) share one cell, split exactly when an
+//! access covers part of a unit (module [`units`]). A cell holds
 //!
 //! * the last write as an epoch `t@c` (plus its PC);
 //! * the reads as either one epoch `t@c` (*exclusive*: the reads since the
@@ -57,6 +60,10 @@ use crate::event::{Access, AccessKind, LardOp, Origin, ThreadKey};
 use crate::lard::{self, HistoryOp};
 use crate::race::{Race, RaceCollector, RaceKind};
 use crate::shadow::{page_chunks, PagedShadow, PAGE_SIZE};
+
+mod units;
+
+use units::{UnitPage, GRANULE};
 
 /// Thread slot of an empty epoch.
 const NONE: ThreadIdx = ThreadIdx::MAX;
@@ -223,10 +230,12 @@ pub struct FtWork {
 }
 
 impl FtWork {
+    /// Counts `bytes` cells that took `path`, visiting `entries` read
+    /// vector clock entries each.
     #[inline]
-    fn add(&mut self, path: FtPath, entries: usize) {
-        self.cells[path as usize] += 1;
-        self.shared_entries += entries as u32;
+    fn add(&mut self, path: FtPath, entries: usize, bytes: usize) {
+        self.cells[path as usize] += bytes as u32;
+        self.shared_entries += (entries * bytes) as u32;
     }
 
     /// Cells checked on any path.
@@ -235,7 +244,8 @@ impl FtWork {
     }
 }
 
-/// Bytes of FastTrack shadow memory per data byte (one cell).
+/// Bytes of one FastTrack shadow cell (the history of one byte, or of one
+/// access unit of up to 8 bytes).
 pub const SHADOW_CELL_BYTES: u64 = std::mem::size_of::<Cell>() as u64;
 /// Bytes of one read vector clock entry.
 pub const READ_ENTRY_BYTES: u64 = std::mem::size_of::<ReadEntry>() as u64;
@@ -244,7 +254,7 @@ pub const READ_ENTRY_BYTES: u64 = std::mem::size_of::<ReadEntry>() as u64;
 #[derive(Clone, Debug)]
 pub struct FastTrack {
     clocks: ClockTable,
-    shadow: PagedShadow<Cell>,
+    shadow: PagedShadow<UnitPage>,
     reads: ReadClocks,
     granularity: Granularity,
     races: RaceCollector,
@@ -273,29 +283,36 @@ impl Ctx<'_> {
         u != self.t && clock > self.clock.get(u)
     }
 
-    /// Checks and records the access on `cells`.
+    /// Checks and records the access on bytes `bytes` of `page` (offsets
+    /// in one page), unit by unit; each unit counts as its bytes in `work`.
     #[inline]
     fn visit(
         &self,
         kind: AccessKind,
-        cells: &mut [Cell],
+        page: &mut UnitPage,
+        bytes: std::ops::Range<usize>,
         reads: &mut ReadClocks,
         races: &mut RaceCollector,
         work: &mut FtWork,
     ) {
-        match kind {
-            AccessKind::Read => {
-                for cell in cells {
-                    let (path, entries) = self.read(cell, reads, races);
-                    work.add(path, entries);
-                }
+        let (mut at, end) = (bytes.start, bytes.end);
+        while at < end {
+            let g = at / GRANULE;
+            let base = g * GRANULE;
+            let (lo, hi) = (at - base, (end - base).min(GRANULE));
+            let u = page.units_covering(g, lo, hi, reads);
+            for i in (base + lo..base + hi).step_by(u) {
+                let cell = page.cell_mut(i);
+                let (path, entries) = match kind {
+                    AccessKind::Read => self.read(cell, reads, races),
+                    AccessKind::Write => self.write(cell, reads, races),
+                };
+                work.add(path, entries, u);
             }
-            AccessKind::Write => {
-                for cell in cells {
-                    let (path, entries) = self.write(cell, reads, races);
-                    work.add(path, entries);
-                }
+            if kind == AccessKind::Write && lo == 0 && hi == GRANULE && u < GRANULE {
+                page.written_whole(g);
             }
+            at = base + hi;
         }
     }
 
@@ -390,9 +407,21 @@ impl FastTrack {
 
     /// A FastTrack detector with the given access-history granularity.
     pub fn with_granularity(granularity: Granularity) -> FastTrack {
+        FastTrack::with_pages(granularity, UnitPage::coarse())
+    }
+
+    /// A byte-granular FastTrack detector that keeps one cell per byte (no
+    /// access units, module `units`): the straightforward shadow layout,
+    /// slower, for differential tests of the unit layout. Every verdict,
+    /// report and [`FtWork`] is the same as [`FastTrack::new`]'s.
+    pub fn per_byte_reference() -> FastTrack {
+        FastTrack::with_pages(Granularity::Byte, UnitPage::per_byte())
+    }
+
+    fn with_pages(granularity: Granularity, empty: UnitPage) -> FastTrack {
         FastTrack {
             clocks: ClockTable::new(),
-            shadow: PagedShadow::new(EMPTY),
+            shadow: PagedShadow::new(empty),
             reads: ReadClocks::default(),
             granularity,
             races: RaceCollector::new(),
@@ -427,9 +456,13 @@ impl FastTrack {
         match op {
             HistoryOp::Clear { addr, len } => {
                 for (page, off, n) in page_chunks(addr, len) {
-                    if let Some(cells) = self.shadow.existing_page_mut(page) {
-                        for cell in &mut cells[off..off + n] {
-                            Self::clear_cell(&mut self.reads, cell);
+                    if let Some(page) = self.shadow.existing_page_mut(page) {
+                        let mut at = off;
+                        while at < off + n {
+                            let base = at / GRANULE * GRANULE;
+                            let hi = (off + n - base).min(GRANULE);
+                            page.clear(at / GRANULE, at - base, hi, &mut self.reads);
+                            at = base + hi;
                         }
                     }
                 }
@@ -440,7 +473,7 @@ impl FastTrack {
                 let mut copied = Vec::with_capacity(len as usize);
                 for (page, off, n) in page_chunks(src, len) {
                     match self.shadow.existing_page_mut(page) {
-                        Some(cells) => copied.extend_from_slice(&cells[off..off + n]),
+                        Some(page) => copied.extend((off..off + n).map(|i| page.byte(i))),
                         None => copied.resize(copied.len() + n, EMPTY),
                     }
                 }
@@ -450,10 +483,10 @@ impl FastTrack {
                 let mut from = copied.into_iter();
                 for (page, off, n) in page_chunks(dst, len) {
                     let all_empty = from.as_slice().iter().take(n).all(|c| *c == EMPTY);
-                    let cells = if all_empty {
+                    let page = if all_empty {
                         // Do not allocate a page just to store empty cells.
                         match self.shadow.existing_page_mut(page) {
-                            Some(cells) => cells,
+                            Some(page) => page,
                             None => {
                                 from.by_ref().take(n).for_each(drop);
                                 continue;
@@ -462,9 +495,8 @@ impl FastTrack {
                     } else {
                         self.shadow.page_mut(page)
                     };
-                    for (cell, new) in cells[off..off + n].iter_mut().zip(from.by_ref()) {
-                        Self::clear_cell(&mut self.reads, cell);
-                        *cell = new;
+                    for (i, new) in (off..off + n).zip(from.by_ref()) {
+                        page.set_byte(i, new, &mut self.reads);
                     }
                 }
             }
@@ -493,24 +525,24 @@ impl Detector for FastTrack {
             pc: a.pc,
         };
         let (first, count) = history_units(a, self.granularity);
-        let (page, off) = PagedShadow::<Cell>::split(first);
+        let (page, off) = PagedShadow::<UnitPage>::split(first);
         let n = count as usize;
         if off + n <= PAGE_SIZE as usize {
             // Common case: the access lies in one page.
-            let cells = &mut self.shadow.page_mut(page)[off..off + n];
             ctx.visit(
                 a.kind,
-                cells,
+                self.shadow.page_mut(page),
+                off..off + n,
                 &mut self.reads,
                 &mut self.races,
                 &mut self.work,
             );
         } else {
             for (page, off, n) in page_chunks(first, u64::from(count)) {
-                let cells = &mut self.shadow.page_mut(page)[off..off + n];
                 ctx.visit(
                     a.kind,
-                    cells,
+                    self.shadow.page_mut(page),
+                    off..off + n,
                     &mut self.reads,
                     &mut self.races,
                     &mut self.work,

@@ -13,7 +13,7 @@
 //! * [`race`]: race reports.
 //! * [`canonical`]: the textbook detector of LARD Appendix A (the oracle).
 //! * [`fasttrack`]: FastTrack's epoch-based detector (the default).
-//! * [`shadow`]: byte-granular paged shadow memory.
+//! * [`shadow`]: paged shadow memory.
 //! * [`trace`]: seeded random traces and the runtime's lock model.
 //! * [`object`]: the object race detector (ownership states and a
 //!   per-object lockset, von Praun and Gross).

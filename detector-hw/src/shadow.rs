@@ -1,5 +1,6 @@
-//! Byte-granular shadow memory: one shadow cell per byte of the address
-//! space, stored in 4 KiB pages allocated on first use.
+//! Paged shadow memory: one shadow page (of a detector-defined type, e.g.
+//! one cell per byte) per 4 KiB page of the address space, allocated on
+//! first use.
 //!
 //! A hash map finds a page's slot; a small direct-mapped cache of recently
 //! used pages makes the common case a comparison.
@@ -9,13 +10,13 @@ use crate::clock::FxHashMap;
 /// Bytes per shadow page (one 4 KiB virtual-memory page).
 pub const PAGE_SIZE: u64 = 4096;
 
-/// Shadow cells of type `C` for every byte address; bytes never touched read
-/// as the `empty` cell given to [`PagedShadow::new`].
+/// A shadow page of type `P` for every 4 KiB page; a page is a copy of the
+/// `empty` page given to [`PagedShadow::new`] until changed.
 #[derive(Clone, Debug)]
-pub struct PagedShadow<C> {
-    empty: C,
+pub struct PagedShadow<P> {
+    empty: P,
     slots: FxHashMap<u64, u32>,
-    pages: Vec<Box<[C]>>,
+    pages: Vec<P>,
     /// Direct-mapped cache page number → slot (empty until first use).
     cache: Vec<(u64, u32)>,
 }
@@ -25,9 +26,9 @@ const PAGE_CACHE: usize = 64;
 /// A page number no address has (`u64::MAX / PAGE_SIZE` is the last page).
 const NO_PAGE: u64 = u64::MAX;
 
-impl<C: Copy> PagedShadow<C> {
-    /// Shadow memory whose untouched cells are `empty`.
-    pub fn new(empty: C) -> PagedShadow<C> {
+impl<P: Clone> PagedShadow<P> {
+    /// Shadow memory whose untouched pages are `empty`.
+    pub fn new(empty: P) -> PagedShadow<P> {
         PagedShadow {
             empty,
             slots: FxHashMap::default(),
@@ -42,9 +43,9 @@ impl<C: Copy> PagedShadow<C> {
         (addr / PAGE_SIZE, (addr % PAGE_SIZE) as usize)
     }
 
-    /// The cells of page `page`, allocating it (all `empty`) if needed.
+    /// Shadow page `page`, allocating it (a copy of `empty`) if needed.
     #[inline]
-    pub fn page_mut(&mut self, page: u64) -> &mut [C] {
+    pub fn page_mut(&mut self, page: u64) -> &mut P {
         let c = (page as usize) & (PAGE_CACHE - 1);
         let slot = match self.cache.get(c) {
             Some(&(p, s)) if p == page => s,
@@ -52,8 +53,7 @@ impl<C: Copy> PagedShadow<C> {
                 let next = self.pages.len() as u32;
                 let slot = *self.slots.entry(page).or_insert(next);
                 if slot == next {
-                    self.pages
-                        .push(vec![self.empty; PAGE_SIZE as usize].into_boxed_slice());
+                    self.pages.push(self.empty.clone());
                 }
                 if self.cache.is_empty() {
                     self.cache = vec![(NO_PAGE, 0); PAGE_CACHE];
@@ -65,22 +65,21 @@ impl<C: Copy> PagedShadow<C> {
         &mut self.pages[slot as usize]
     }
 
-    /// The cells of page `page` if it was ever allocated.
+    /// Shadow page `page` if it was ever allocated.
     #[inline]
-    pub fn existing_page_mut(&mut self, page: u64) -> Option<&mut [C]> {
+    pub fn existing_page_mut(&mut self, page: u64) -> Option<&mut P> {
         let slot = match self.cache.get((page as usize) & (PAGE_CACHE - 1)) {
             Some(&(p, s)) if p == page => s,
             _ => *self.slots.get(&page)?,
         };
-        self.pages.get_mut(slot as usize).map(|p| &mut p[..])
+        self.pages.get_mut(slot as usize)
     }
 
-    /// The cell of `addr` (the empty cell if its page was never allocated).
-    pub fn get(&self, addr: u64) -> C {
-        let (page, off) = Self::split(addr);
+    /// Shadow page `page` (the empty page if it was never allocated).
+    pub fn page(&self, page: u64) -> &P {
         match self.slots.get(&page) {
-            Some(&slot) => self.pages[slot as usize][off],
-            None => self.empty,
+            Some(&slot) => &self.pages[slot as usize],
+            None => &self.empty,
         }
     }
 
@@ -122,12 +121,13 @@ mod tests {
 
     #[test]
     fn pages_allocate_on_demand() {
-        let mut s = PagedShadow::new(0u8);
-        assert_eq!(s.get(12345), 0);
+        let mut s = PagedShadow::new(vec![0u8; PAGE_SIZE as usize]);
+        assert_eq!(s.page(3)[7], 0);
         assert!(s.existing_page_mut(3).is_none());
         s.page_mut(3)[7] = 9;
         s.page_mut(4)[0] = 1;
-        assert_eq!(s.get(3 * PAGE_SIZE + 7), 9);
+        assert_eq!(s.page(3)[7], 9);
+        assert_eq!(s.page(5)[7], 0);
         assert_eq!(s.existing_page_mut(3).map(|p| p[7]), Some(9));
         assert_eq!(s.pages(), 2);
     }

@@ -226,3 +226,66 @@ fn read_clearing_preserves_verdicts_until_a_racy_write() {
     }
     assert!(compared > 2_000, "{compared}");
 }
+
+/// FastTrack's access-unit shadow (one cell per aligned unit, split on
+/// partial accesses, merged on whole-granule writes and clears) against the
+/// straightforward one-cell-per-byte layout: identical reports (every
+/// earlier access, PC and kind) and identical per-byte work on every access,
+/// on every trace shape (unaligned, page-crossing, mixed sizes,
+/// ClearHistory/CopyHistory, read-shared histories, type-safe items).
+#[test]
+fn unit_shadow_matches_per_byte_shadow() {
+    let mut configs = configurations();
+    configs.push(TraceParams {
+        events: EVENTS_PER_SEED,
+        type_safe: true,
+        ..TraceParams::default()
+    });
+    // Mostly aligned and write-heavy: units split and merge back often.
+    configs.push(TraceParams {
+        events: EVENTS_PER_SEED,
+        aligned_percent: 95,
+        write_percent: 60,
+        clear_percent: 3,
+        copy_percent: 3,
+        ..TraceParams::default()
+    });
+    let seeds = (total_events() / 2).div_ceil(EVENTS_PER_SEED).max(1) as u64;
+    let first_seed = env_u64("LARD_DIFF_SEED", 0);
+    let (mut accesses, mut racy) = (0usize, 0usize);
+    let mut work = [0u64; 6];
+    let mut shared_entries = 0u64;
+    for i in 0..seeds {
+        let seed = first_seed + i;
+        let params = &configs[(seed % configs.len() as u64) as usize];
+        let trace = random_trace(seed, params);
+        let mut units = FastTrack::new();
+        let mut bytes = FastTrack::per_byte_reference();
+        for e in &trace {
+            let u = units.event(e);
+            let b = bytes.event(e);
+            assert_eq!(u, b, "seed {seed}: reports differ at {e:?}");
+            assert_eq!(
+                units.last_work(),
+                bytes.last_work(),
+                "seed {seed}: work differs at {e:?}"
+            );
+            if let EventKind::Access(_) = e.kind {
+                accesses += 1;
+                racy += usize::from(u.is_some());
+                for (t, c) in work.iter_mut().zip(units.last_work().cells) {
+                    *t += u64::from(c);
+                }
+                shared_entries += u64::from(units.last_work().shared_entries);
+            }
+        }
+    }
+    eprintln!(
+        "unit vs per-byte shadow: {accesses} accesses, {racy} racy, work {work:?}, \
+         {shared_entries} shared entries"
+    );
+    assert!(racy > accesses / 100 && racy < accesses * 9 / 10);
+    // Every FastTrack path was taken, read-shared histories included.
+    assert!(work.iter().all(|&c| c > 0), "{work:?}");
+    assert!(shared_entries > 0);
+}
