@@ -130,10 +130,16 @@ impl RaceCollector {
 
     /// Builds the report for `access` (made by `thread`) if anything was
     /// pushed, and empties the collector.
+    #[inline]
     pub fn finish(&mut self, thread: ThreadKey, access: &Access) -> Option<Race> {
         if self.found.is_empty() {
             return None;
         }
+        self.report(thread, access)
+    }
+
+    #[cold]
+    fn report(&mut self, thread: ThreadKey, access: &Access) -> Option<Race> {
         let mut priors = std::mem::take(&mut self.found);
         priors.sort_unstable();
         priors.dedup();

@@ -359,6 +359,7 @@ impl Combined {
     }
 
     /// Applies the deferred acquires of `origin`'s kernel thread.
+    #[inline]
     fn apply_pending(&mut self, origin: &Origin) {
         if self.pending.is_empty() {
             return;
@@ -394,7 +395,18 @@ impl Combined {
     }
 
     /// Writes `u`'s changed clock entries into `inner`.
+    #[inline]
     fn flush(&mut self, inner: &mut dyn Detector, origin: &Origin, u: ThreadIdx) {
+        let id = &self.ids[u as usize];
+        if !id.all_dirty && id.dirty.is_empty() {
+            // The common case: nothing changed since u's last event.
+            return;
+        }
+        self.flush_dirty(inner, origin, u);
+    }
+
+    #[cold]
+    fn flush_dirty(&mut self, inner: &mut dyn Detector, origin: &Origin, u: ThreadIdx) {
         let n = self.ids.len() as ThreadIdx;
         let id = &mut self.ids[u as usize];
         let list: Vec<ThreadIdx> = if id.all_dirty {
