@@ -382,6 +382,9 @@ pub mod observe {
     /// With [`MEM`]: append the accesses to the [`AccessBuffer`](super::AccessBuffer)
     /// instead of calling the access callback (patch 0008).
     pub const BUFFERED: u32 = 4;
+    /// With [`MEM`] and not [`BUFFERED`]: the observation call also makes
+    /// the access (patch 0009): smaller translated code, no inline TLB lookup.
+    pub const IN_HELPER: u32 = 8;
 }
 
 /// Decides, once per translation of the instruction at `pc`, what of it is
