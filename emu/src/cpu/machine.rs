@@ -602,12 +602,19 @@ impl Machine {
     /// (docs/lard-cc.md, "Where a report points"), with the program's call
     /// stack id when the runtime records call stacks (a site,
     /// observe::callstack).
-    #[inline]
+    #[inline(always)]
     pub fn attributed_pc(&self, pc: u64) -> u64 {
         let (lo, hi) = self.caller_pc_range;
         if pc < lo || pc >= hi {
             return pc;
         }
+        self.caller_of_stub(pc)
+    }
+
+    /// [`Machine::attributed_pc`] inside the `lard_caller_pc` section (out
+    /// of line: the range test above is on every Tracked access's path).
+    #[inline(never)]
+    fn caller_of_stub(&self, pc: u64) -> u64 {
         let Some(ret) = self.mem.read_u64(self.uc.reg(Reg::RSP)) else {
             return pc;
         };
