@@ -11,6 +11,11 @@
  * With an argument it faults on a Tracked access instead: "rodata" stores
  * 4 bytes into read-only data, "null" loads 8 bytes from address 0.
  *
+ * `unused` holds 8,192 more Tracked sites that never run: with them the
+ * program has enough sites (lard's IN_HELPER_SITES) for the emulator to make
+ * each Tracked access inside its observation call (unicorn patch 0009)
+ * rather than in translated code.
+ *
  * Build: gcc -static -nostdlib -I guest-sdk/include -o tracked_forms tracked_forms.S */
         .include "lardx86.inc"
 
@@ -135,3 +140,8 @@ fault:  mov 16(%rsp), %rsi              /* argv[1] */
         lard_tracked movq (%rbx), %rax
 2:      mov $99, %edi
         jmp exit
+
+unused: .rept 8192
+        lard_tracked movl buf(%rip), %eax
+        .endr
+        ret

@@ -107,8 +107,9 @@ fn tracked_accesses_of_every_form_read_and_write_what_the_program_expects() {
     // tracked_forms makes 13 Tracked reads and 10 Tracked writes by
     // construction (every size, sign extension, read-modify-write, movbe,
     // 16-byte SSE, across a page boundary), each made inside its
-    // observation call (unicorn patch 0009), and checks every value it
-    // reads: exit status 0 when all are right, as natively.
+    // observation call (unicorn patch 0009: the guest has more than
+    // IN_HELPER_SITES Tracked sites), and checks every value it reads:
+    // exit status 0 when all are right, as natively.
     let guest = build_asm("asm/tracked_forms.S");
     assert_eq!(shell_status(&native(&guest, &[])), 0);
     let l = lard_run(

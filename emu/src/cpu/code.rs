@@ -101,12 +101,21 @@ pub fn is_atomic(i: &Instruction) -> bool {
 #[derive(Default)]
 pub struct CodeMap {
     sites: AddrMap<Rc<Site>>,
+    /// How many of `sites` are Tracked accesses.
+    tracked: usize,
 }
 
 impl CodeMap {
     /// Forgets the sites in a range (code was unmapped).
     pub fn forget(&mut self, start: u64, len: u64) {
-        self.sites.retain(|&a, _| a < start || a >= start + len);
+        let tracked = &mut self.tracked;
+        self.sites.retain(|&a, s| {
+            let keep = a < start || a >= start + len;
+            if !keep && matches!(**s, Site::Tracked(_)) {
+                *tracked -= 1;
+            }
+            keep
+        });
     }
 
     /// Scans `bytes` (at `base`) from `starts` — each an address where an
@@ -122,6 +131,9 @@ impl CodeMap {
             for s in Sweep::new(&bytes[lo..hi], from) {
                 if let Some(site) = site_of(&s.result) {
                     if let std::collections::hash_map::Entry::Vacant(e) = self.sites.entry(s.ip) {
+                        if matches!(site, Site::Tracked(_)) {
+                            self.tracked += 1;
+                        }
                         let site = Rc::new(site);
                         e.insert(site.clone());
                         found.push((s.ip, site));
@@ -160,6 +172,12 @@ impl CodeMap {
             .filter(|(_, s)| matches!(***s, Site::Atomic(_)))
             .map(|(&pc, s)| (pc, s.clone()))
             .collect()
+    }
+
+    /// How many Tracked instructions the scanned code holds.
+    #[inline]
+    pub fn tracked_sites(&self) -> usize {
+        self.tracked
     }
 
     /// True when `pc` is a Tracked instruction.

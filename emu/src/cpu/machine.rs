@@ -48,6 +48,14 @@ const _: () = {
 /// the entries are still cached when the emulator reads them).
 const ACCESS_BUFFER_ENTRIES: usize = 4096;
 
+/// From this many Tracked sites in the scanned code on, their accesses are
+/// made inside the observation call ([`Observe::in_helper`]): at ~120 bytes
+/// of translated code per site in the inline form, 8,192 sites fill a 1 MB
+/// L2 (this host's; docs/performance.md, "Many Tracked sites"). Below it,
+/// the inline form is ~2 ns per access cheaper — and lard-cc programs, whose
+/// Tracked accesses are in a few dozen runtime stubs, stay there.
+pub const IN_HELPER_SITES: usize = 8192;
+
 /// What translated code does at one guest instruction, decided when the
 /// instruction is translated ([`Machine::observes`]; unicorn patch 0004).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -68,9 +76,9 @@ pub struct Observe {
     /// inline TLB lookup per access out of the translated code, so that a
     /// program with 100,000 Tracked sites runs them from the host caches
     /// about as fast as one with 10 (issue 14); it costs ~2 ns per access
-    /// where the code fits anyway. Chosen for Tracked sites, whose number
-    /// grows with the program; not for `--observe all` or binary mode, where
-    /// it made pigz slower (docs/performance.md, "Many Tracked sites").
+    /// where the code fits anyway. Chosen for Tracked sites once there are
+    /// [`IN_HELPER_SITES`]; not for `--observe all` or binary mode, where it
+    /// made pigz slower (docs/performance.md, "Many Tracked sites").
     pub in_helper: bool,
 }
 
@@ -449,7 +457,7 @@ impl Machine {
                     0
                 },
                 buffered: false,
-                in_helper: true,
+                in_helper: self.code.tracked_sites() >= IN_HELPER_SITES,
             };
         }
         if self.mode != AccessMode::All {
