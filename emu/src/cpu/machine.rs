@@ -19,7 +19,7 @@ use crate::cpu::uc::{observe, AccessBuffer, Clock, Context, Reg, UcError, UcRef}
 use crate::cpu::vclock::VcFile;
 use crate::intercept::{CallArgs, InterceptTable};
 use crate::observe::callstack;
-use crate::observe::observer::{AccessMode, AccessRecord, Control, Observer};
+use crate::observe::observer::{AccessBatch, AccessMode, AccessRecord, Control, Observer};
 use crate::observe::stats::{AccessTally, Stats};
 use iced_x86::{OpAccess, Register};
 use lard_detector_hw::adversarial::AdversarialConfig;
@@ -596,9 +596,14 @@ impl Machine {
             }
             tally.add_bits(r.bits);
         }
+        let counts = tally.classes(records.len() as u64);
+        self.stats.count_accesses(&counts);
         // (The observer never stops on an access: install_hooks.)
-        self.observer.accesses(self.origin(), records);
-        self.stats.count_accesses(&tally, records.len() as u64);
+        self.observer.accesses(&AccessBatch {
+            origin: self.origin(),
+            records,
+            counts,
+        });
         buf.clear();
         self.access_buffer = Some(buf);
     }

@@ -5,7 +5,6 @@
 //! ops) or at the system call (for kernel-visible synchronization), so an
 //! observer can stop the guest before a racy access happens.
 
-use crate::observe::stats::AccessTally;
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, Origin, ProgramEvent};
 use lard_isa_ext::OpKind;
 use std::collections::BTreeMap;
@@ -57,17 +56,17 @@ pub trait Observer {
     }
     /// One event.
     fn event(&mut self, e: &Event) -> Control;
-    /// Access events that already happened, oldest first, all made by
-    /// `origin`, from an emulator that batches them (only for an observer
-    /// that does not [stop on accesses](Observer::stops_on_access)): the
-    /// same as one [`Observer::event`] per record, with the record's PC as
-    /// the event's ([`AccessRecord::access`]).
-    fn accesses(&mut self, origin: Origin, batch: &[AccessRecord]) {
-        for r in batch {
+    /// Access events that already happened, from an emulator that batches
+    /// them (only for an observer that does not
+    /// [stop on accesses](Observer::stops_on_access)): the same as one
+    /// [`Observer::event`] per record, with the record's PC as the event's
+    /// ([`AccessRecord::access`]).
+    fn accesses(&mut self, batch: &AccessBatch) {
+        for r in batch.records {
             self.event(&Event {
                 pc: r.pc,
-                origin,
-                kind: EventKind::Access(r.access(origin)),
+                origin: batch.origin,
+                kind: EventKind::Access(r.access(batch.origin)),
             });
         }
     }
@@ -143,6 +142,19 @@ impl AccessRecord {
             origin,
         }
     }
+}
+
+/// Accesses that already happened, oldest first, all made by one thread
+/// ([`Observer::accesses`]).
+#[derive(Clone, Copy, Debug)]
+pub struct AccessBatch<'a> {
+    /// Who made them.
+    pub origin: Origin,
+    /// The accesses.
+    pub records: &'a [AccessRecord],
+    /// `[reads, writes]` of the Tracked, untracked non-stack and untracked
+    /// stack ones among them (the emulator counts them anyway).
+    pub counts: [[u64; 2]; 3],
 }
 
 /// Counts events by kind and hashes the whole stream (every field of every
@@ -259,16 +271,6 @@ impl CountingObserver {
             self.untracked[w] += 1;
         }
     }
-
-    /// Adds the counts of a batch of `total` accesses.
-    fn count_tally(&mut self, t: &AccessTally, total: u64) {
-        let [tracked, untracked, stack] = t.classes(total);
-        for w in 0..2 {
-            self.tracked[w] += tracked[w];
-            self.untracked[w] += untracked[w];
-            self.stack[w] += stack[w];
-        }
-    }
 }
 
 /// The LARDx86 op kind of an event's op.
@@ -296,19 +298,22 @@ impl Observer for CountingObserver {
         false
     }
 
-    fn accesses(&mut self, origin: Origin, batch: &[AccessRecord]) {
+    fn accesses(&mut self, batch: &AccessBatch) {
         // As `event` once per record (the event's PC is the access's), with
-        // the sum, the key and the counts in registers.
+        // the sum and the key in registers; the counts come with the batch.
         let (mut hash, mut key) = (self.hash, self.key);
-        let mut tally = AccessTally::default();
-        let ow = origin_word(&origin);
-        for r in batch {
-            tally.add_bits(r.bits);
+        let ow = origin_word(&batch.origin);
+        for r in batch.records {
             key = key.wrapping_add(K0);
             hash = hash.wrapping_add(access_term(r, ow, key));
         }
         (self.hash, self.key) = (hash, key);
-        self.count_tally(&tally, batch.len() as u64);
+        let [tracked, untracked, stack] = batch.counts;
+        for w in 0..2 {
+            self.tracked[w] += tracked[w];
+            self.untracked[w] += untracked[w];
+            self.stack[w] += stack[w];
+        }
     }
 
     fn event(&mut self, e: &Event) -> Control {

@@ -83,9 +83,9 @@ impl AccessTally {
 }
 
 impl Stats {
-    /// Adds the counts of a batch of `total` accesses.
-    pub fn count_accesses(&mut self, t: &AccessTally, total: u64) {
-        let [tracked, untracked, stack] = t.classes(total);
+    /// Adds a batch's counts ([`AccessTally::classes`]).
+    pub fn count_accesses(&mut self, classes: &[[u64; 2]; 3]) {
+        let [tracked, untracked, stack] = *classes;
         for w in 0..2 {
             self.tracked[w] += tracked[w];
             self.untracked[w] += untracked[w];
@@ -250,7 +250,7 @@ mod tests {
         }
         for t in [t, b] {
             let mut batch = Stats::default();
-            batch.count_accesses(&t, 1000);
+            batch.count_accesses(&t.classes(1000));
             assert_eq!(
                 (batch.tracked, batch.untracked, batch.stack),
                 (one.tracked, one.untracked, one.stack)
