@@ -123,6 +123,12 @@ impl ThreadIndex {
                 return (*i, false);
             }
         }
+        self.intern_uncached(key, slot)
+    }
+
+    /// [`ThreadIndex::intern`] when `key` is not in cache slot `slot`.
+    #[cold]
+    fn intern_uncached(&mut self, key: ThreadKey, slot: usize) -> (ThreadIdx, bool) {
         let next = self.keys.len() as ThreadIdx;
         let (idx, fresh) = match self.map.get(&key) {
             Some(&i) => (i, false),

@@ -49,20 +49,25 @@ impl<P: Clone> PagedShadow<P> {
         let c = (page as usize) & (PAGE_CACHE - 1);
         let slot = match self.cache.get(c) {
             Some(&(p, s)) if p == page => s,
-            _ => {
-                let next = self.pages.len() as u32;
-                let slot = *self.slots.entry(page).or_insert(next);
-                if slot == next {
-                    self.pages.push(self.empty.clone());
-                }
-                if self.cache.is_empty() {
-                    self.cache = vec![(NO_PAGE, 0); PAGE_CACHE];
-                }
-                self.cache[c] = (page, slot);
-                slot
-            }
+            _ => self.slot_uncached(page, c),
         };
         &mut self.pages[slot as usize]
+    }
+
+    /// The slot of page `page` (allocating it if new), when it is not in
+    /// cache entry `c`; caches it there.
+    #[cold]
+    fn slot_uncached(&mut self, page: u64, c: usize) -> u32 {
+        let next = self.pages.len() as u32;
+        let slot = *self.slots.entry(page).or_insert(next);
+        if slot == next {
+            self.pages.push(self.empty.clone());
+        }
+        if self.cache.is_empty() {
+            self.cache = vec![(NO_PAGE, 0); PAGE_CACHE];
+        }
+        self.cache[c] = (page, slot);
+        slot
     }
 
     /// Shadow page `page` if it was ever allocated.

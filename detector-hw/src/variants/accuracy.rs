@@ -302,20 +302,27 @@ impl VariantSet {
     pub fn event(&mut self, e: &Event) -> Option<&[Option<Race>]> {
         let index = self.index;
         self.index += 1;
-        for (d, r) in self.detectors.iter_mut().zip(&mut self.races) {
-            // Most events have no report: test the returned value's tag
-            // and copy the (large) report only when there is one. A plain
-            // `*r = d.event(e)` copied every returned value and was ~10% of
-            // a `--detectors naive` run (perf, a stall reading it back).
-            match d.event(e) {
+        let EventKind::Access(a) = &e.kind else {
+            // Only accesses have reports (the last access's stay stored but
+            // are only returned with the access).
+            for d in &mut self.detectors {
+                d.event(e);
+            }
+            return None;
+        };
+        for ((d, r), v) in self
+            .detectors
+            .iter_mut()
+            .zip(&mut self.races)
+            .zip(&mut self.verdicts)
+        {
+            // Most accesses have no report: test the returned value's tag
+            // and copy the (large) report only when there is one (a plain
+            // `*r = ...` copied all 88 bytes of every returned value).
+            match d.access(a) {
                 None => *r = None,
                 race => *r = race,
             }
-        }
-        let EventKind::Access(a) = &e.kind else {
-            return None;
-        };
-        for (v, r) in self.verdicts.iter_mut().zip(&self.races) {
             *v = r.is_some();
         }
         self.accuracy.observe(index, a.pc, &self.verdicts);

@@ -261,6 +261,7 @@ impl Combined {
         }
     }
 
+    #[inline]
     fn intern(&mut self, key: ThreadKey) -> ThreadIdx {
         let (idx, fresh) = self.index.intern(key);
         if fresh {
@@ -269,6 +270,7 @@ impl Combined {
         idx
     }
 
+    #[inline]
     fn ident(&mut self, origin: &Origin) -> ThreadIdx {
         let key = self.key_of(origin);
         self.intern(key)
@@ -339,7 +341,15 @@ impl Combined {
 
     /// Performs the deferred atomic release unless `access` (by kernel
     /// thread `k` at `pc`) belongs to the atomic instruction.
+    #[inline]
     fn flush_atomic(&mut self, k: KernelThreadId, access: Option<(&Access, Option<u64>)>) {
+        if self.atomic.is_some() {
+            self.flush_atomic_pending(k, access);
+        }
+    }
+
+    #[cold]
+    fn flush_atomic_pending(&mut self, k: KernelThreadId, access: Option<(&Access, Option<u64>)>) {
         let Some(r) = self.atomic else {
             return;
         };
@@ -382,6 +392,7 @@ impl Combined {
     }
 
     /// Everything due before a non-sync event of `origin`.
+    #[inline]
     fn before(&mut self, origin: &Origin, access: Option<(&Access, Option<u64>)>) {
         self.flush_atomic(origin.kthread, access);
         self.apply_pending(origin);
