@@ -190,6 +190,12 @@ impl Observer for AccuracyObserver {
         self.objects
     }
 
+    /// Only a data-race exception stops before an access; without one the
+    /// variants may take every-access runs in batches (patch 0008).
+    fn stops_on_access(&self) -> bool {
+        self.exception
+    }
+
     fn event(&mut self, e: &Event) -> Control {
         if let Some(p) = &mut self.pipeline {
             p.batch.push(*e);
