@@ -25,11 +25,50 @@ pub fn guest_dir() -> PathBuf {
 }
 
 /// A fresh scratch file path under `target/e2e-guests/` (unique across the
-/// concurrently running tests of one binary and across binaries).
+/// concurrently running tests of one binary and across binaries). The first
+/// call of a test binary removes the scratch files of test processes that
+/// no longer run, so they do not pile up over many test runs.
 pub fn scratch_file(prefix: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(remove_stale_scratch);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     guest_dir().join(format!("{prefix}-{}-{n}.json", std::process::id()))
+}
+
+/// The process id in a [`scratch_file`] name (`PREFIX-PID-N.EXT`, the
+/// extension possibly changed by the caller), if `name` has that shape.
+fn scratch_pid(name: &str) -> Option<u32> {
+    let (stem, _ext) = name.rsplit_once('.')?;
+    let mut fields = stem.rsplitn(3, '-');
+    let n = fields.next()?;
+    let pid = fields.next()?;
+    let _prefix = fields.next().filter(|p| !p.is_empty())?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Removes the scratch files and directories whose process has exited.
+fn remove_stale_scratch() {
+    let Ok(entries) = std::fs::read_dir(guest_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(scratch_pid) else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let path = entry.path();
+        // Races with another binary's sweep are harmless: one of them wins.
+        let _ = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+    }
 }
 
 /// The `lard` binary of this build (built by `cargo test --workspace`, or
@@ -447,4 +486,27 @@ pub fn marker_line(rel: &str, marker: &str) -> usize {
         .lines()
         .position(|l| l.contains(marker))
         .unwrap_or_else(|| panic!("no `{marker}` in guests/{rel}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scratch_pid;
+
+    #[test]
+    fn scratch_names_give_their_process_id() {
+        for (name, pid) in [
+            ("binary-report-27573-12.json", Some(27573)),
+            ("racy-glibc-3-1-27573-0.json", Some(27573)),
+            ("closes-fds-41-7.d", Some(41)),
+            ("lardish-ref-minivm_jacobi-9-2.trace", Some(9)),
+            ("pigz-29505", None),
+            ("debuglink-29505", None),
+            ("-5-6.json", None),
+            ("report-x-6.json", None),
+            ("cross_page.S", None),
+            ("racy_counter", None),
+        ] {
+            assert_eq!(scratch_pid(name), pid, "{name}");
+        }
+    }
 }
