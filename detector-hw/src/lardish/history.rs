@@ -113,6 +113,20 @@ pub struct PermSlot {
     pub downgraded: bool,
 }
 
+impl PermSlot {
+    /// Permission `perm` granted to the core of `holder`, valid while that
+    /// core's generation and metadata line are `holder`'s.
+    #[inline]
+    pub fn granted(perm: Perm, holder: Holder) -> PermSlot {
+        PermSlot {
+            perm,
+            gen: holder.gen,
+            fill: holder.fill,
+            downgraded: false,
+        }
+    }
+}
+
 const NO_PERM: PermSlot = PermSlot {
     perm: Perm::None,
     gen: u32::MAX,

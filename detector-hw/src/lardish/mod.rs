@@ -669,15 +669,7 @@ impl Lardish {
                 let v = self.view();
                 m.import_status(h, &|hh| v.holder_valid(x, hh));
                 let perm = m.exact_perm(t, &clock);
-                m.set_perm_slot(
-                    c,
-                    history::PermSlot {
-                        perm,
-                        gen: h.gen,
-                        fill: h.fill,
-                        downgraded: false,
-                    },
-                );
+                m.set_perm_slot(c, history::PermSlot::granted(perm, h));
             }
             self.bytes.insert(x, m);
         }
@@ -1084,15 +1076,7 @@ impl Detector for Lardish {
                 m.downgrade_others(c, a.kind);
                 if let Some(h) = holder {
                     let perm = m.hw_perm(t, clock, &valid);
-                    m.set_perm_slot(
-                        c,
-                        history::PermSlot {
-                            perm,
-                            gen: h.gen,
-                            fill: h.fill,
-                            downgraded: false,
-                        },
-                    );
+                    m.set_perm_slot(c, history::PermSlot::granted(perm, h));
                 }
             });
         match stage {

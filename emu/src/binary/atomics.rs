@@ -27,8 +27,9 @@
 //! search (no allocation) for program-code accesses only.
 
 use crate::binary::elf::ElfFile;
+use crate::binary::prune::absolute_address;
 use gimli::{AttributeValue, EndianSlice, LittleEndian, UnitOffset};
-use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
+use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
 use std::collections::HashMap;
 
 type R<'a> = EndianSlice<'a, LittleEndian>;
@@ -122,11 +123,7 @@ pub fn rmw_locations(code: &[u8], base: u64, functions: &[(u64, u64)]) -> Vec<(u
             if !memory || !(i.has_lock_prefix() || i.mnemonic() == Mnemonic::Xchg) {
                 continue;
             }
-            let addr = if i.is_ip_rel_memory_operand() {
-                i.ip_rel_memory_address()
-            } else if i.memory_base() == Register::None && i.memory_index() == Register::None {
-                i.memory_displacement64()
-            } else {
+            let Some(addr) = absolute_address(&i) else {
                 continue;
             };
             let size = i.memory_size().size() as u64;

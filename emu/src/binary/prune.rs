@@ -409,6 +409,18 @@ fn writes(a: OpAccess) -> bool {
 
 /// The single explicit memory operand of `i`, when that is all the memory
 /// it touches, unconditionally and without a mask: its access and size.
+/// The address of `i`'s memory operand when it is known without running the
+/// instruction: RIP-relative, or a plain displacement (no base, no index).
+pub fn absolute_address(i: &Instruction) -> Option<u64> {
+    if i.is_ip_rel_memory_operand() {
+        Some(i.ip_rel_memory_address())
+    } else if i.memory_base() == Register::None && i.memory_index() == Register::None {
+        Some(i.memory_displacement64())
+    } else {
+        None
+    }
+}
+
 fn single_access(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<(OpAccess, u64)> {
     if !has_memory_operand(i) || i.op_mask() != Register::None || i.is_vsib() {
         return None;
@@ -455,11 +467,7 @@ fn read_only(
         let Some((OpAccess::Read, size)) = single_access(i, info) else {
             continue;
         };
-        let addr = if i.is_ip_rel_memory_operand() {
-            i.ip_rel_memory_address()
-        } else if i.memory_base() == Register::None && i.memory_index() == Register::None {
-            i.memory_displacement64()
-        } else {
+        let Some(addr) = absolute_address(i) else {
             continue;
         };
         if image.is_readonly(addr, size) {
