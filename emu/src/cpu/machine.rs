@@ -47,6 +47,10 @@ const _: () = {
 /// bytes each: 96 KiB, the order of a host L2's share, small enough that
 /// the entries are still cached when the emulator reads them).
 const ACCESS_BUFFER_ENTRIES: usize = 4096;
+// A batch (at most the buffer's capacity) fits one AccessTally.
+const _: () = assert!(
+    (ACCESS_BUFFER_ENTRIES + super::uc::BUFFER_SLACK) as u64 <= AccessTally::MAX
+);
 
 /// From this many Tracked sites in the scanned code on, their accesses are
 /// made inside the observation call ([`Observe::in_helper`]): at ~120 bytes
@@ -583,6 +587,7 @@ impl Machine {
         };
         let records = buf.records_mut();
         let mut tally = AccessTally::default();
+        let mut cache = self.stacks.cache();
         for r in records.iter_mut() {
             // Translated code wrote the access callback's info: the record's
             // bits but the stack flag (the layouts agree, asserted below;
@@ -591,12 +596,12 @@ impl Machine {
                 r.bits & !(AccessRecord::SIZE | AccessRecord::WRITE | AccessRecord::TRACKED),
                 0
             );
-            if self.stacks.is_stack(r.addr) {
-                r.bits |= AccessRecord::STACK;
-            }
+            // (No branch on the answer: stack and other accesses alternate.)
+            let stack = self.stacks.classify(&mut cache, r.addr);
+            r.bits |= u64::from(stack) * AccessRecord::STACK;
             tally.add_bits(r.bits);
         }
-        let counts = tally.classes(records.len() as u64);
+        let counts = tally.classes();
         self.stats.count_accesses(&counts);
         // (The observer never stops on an access: install_hooks.)
         self.observer.accesses(&AccessBatch {

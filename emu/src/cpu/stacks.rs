@@ -25,6 +25,14 @@ impl Interval {
     }
 }
 
+/// The cached intervals of a [`StackMap`], copied out for a loop
+/// ([`StackMap::cache`], [`StackMap::classify`]).
+#[derive(Clone, Copy, Debug)]
+pub struct StackCache {
+    stack: Interval,
+    other: Interval,
+}
+
 /// Stack mappings `(start, end)` of all threads, sorted, with the lookup
 /// caches.
 #[derive(Clone, Debug, Default)]
@@ -63,6 +71,34 @@ impl StackMap {
             return false;
         }
         self.miss(addr)
+    }
+
+    /// A copy of the two cached intervals, for a loop over many addresses
+    /// ([`StackMap::classify`]): in locals, the compiler keeps them in
+    /// registers instead of reloading the `Cell`s at every address.
+    #[inline]
+    pub fn cache(&self) -> StackCache {
+        StackCache {
+            stack: self.hit_stack.get(),
+            other: self.hit_other.get(),
+        }
+    }
+
+    /// [`StackMap::is_stack`] with the caches in `c` (from
+    /// [`StackMap::cache`]; refreshed after a miss). Both intervals are
+    /// tested, so the only branch is the rare miss: which of the two holds
+    /// `addr` changes from access to access (stack, heap, stack, …) and
+    /// would be mispredicted as a branch.
+    #[inline(always)]
+    pub fn classify(&self, c: &mut StackCache, addr: u64) -> bool {
+        // (Bitwise, not `||`: no branch on which interval holds it.)
+        let stack = u8::from(c.stack.contains(addr));
+        if stack | u8::from(c.other.contains(addr)) != 0 {
+            return stack != 0;
+        }
+        let stack = self.miss(addr);
+        *c = self.cache();
+        stack
     }
 
     /// Searches and caches the interval around `addr`.
@@ -154,6 +190,18 @@ mod tests {
             }
             for &a in &order {
                 assert_eq!(m.is_stack(a), m.search(a), "{set:x?} at {a:#x}");
+            }
+            // The loop form, with its copy of the caches.
+            let m = {
+                let mut m = StackMap::default();
+                for &(s, e) in *set {
+                    m.add(s, e);
+                }
+                m
+            };
+            let mut c = m.cache();
+            for &a in &order {
+                assert_eq!(m.classify(&mut c, a), m.search(a), "{set:x?} at {a:#x}");
             }
         }
     }

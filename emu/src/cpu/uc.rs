@@ -432,7 +432,7 @@ impl UcRef {
 /// buffer's limit: patch 0008 ends a translation block once it has generated
 /// `UC_LARD_BUF_TB_MAX` (256) appends, so a block appends at most that plus
 /// one instruction's (a handful); 1,024 leaves a wide margin.
-const BUFFER_SLACK: usize = 1024;
+pub(crate) const BUFFER_SLACK: usize = 1024;
 
 /// The pointers of patch 0008's access buffer inside the engine
 /// (`struct uc_lard_buffer`).

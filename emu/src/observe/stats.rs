@@ -30,55 +30,78 @@ pub struct Stats {
 }
 
 /// Access counts by class for a batch of accesses, kept without a branch
-/// or a memory update per access (the counters live in registers while a
-/// batch is counted); [`AccessTally::classes`] splits them as [`Stats`]
-/// keeps them.
+/// or a memory update per access: the six counters of [`Stats`] (Tracked,
+/// untracked non-stack and untracked stack; reads and writes) are 20-bit
+/// fields of one `u128` in registers, and an access adds the one-hot word
+/// of its class, looked up from its
+/// [`AccessRecord`](crate::observe::observer::AccessRecord) bits
+/// ([`AccessTally::add_bits`]: two operations for the index, one load, an
+/// add with carry). At most [`AccessTally::MAX`] accesses per tally.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AccessTally {
-    writes: u64,
-    tracked: u64,
-    tracked_writes: u64,
-    stack: u64,
-    stack_writes: u64,
+    fields: u128,
+    /// Accesses counted (checked against [`AccessTally::MAX`]; the batch
+    /// loop does not keep it).
+    #[cfg(debug_assertions)]
+    n: u64,
 }
 
+/// Bits of one counter of [`AccessTally`].
+const TALLY_BITS: u32 = 20;
+
+/// The index of a record's class: its `bits >> 8` masked to the write
+/// (bit 0), stack (bit 2) and Tracked (bit 8) flags.
+const TALLY_INDEX: u64 = 0x105;
+
+/// One-hot counter words by [`TALLY_INDEX`]-masked bits.
+static TALLY_WORDS: [u128; TALLY_INDEX as usize + 1] = {
+    let mut t = [0u128; TALLY_INDEX as usize + 1];
+    let mut i = 0;
+    while i < t.len() {
+        let w = i & 1;
+        let class = if i & 0x100 != 0 {
+            0
+        } else if i & 4 != 0 {
+            2
+        } else {
+            1
+        };
+        t[i] = 1 << (TALLY_BITS as usize * (2 * class + w));
+        i += 1;
+    }
+    t
+};
+
 impl AccessTally {
+    /// Most accesses one tally counts.
+    pub const MAX: u64 = (1 << TALLY_BITS) - 1;
+
     /// Counts one access: Tracked, else stack or not (as [`Stats::count_access`]).
     #[inline]
     pub fn add(&mut self, tracked: bool, stack: bool, write: bool) {
-        let t = u64::from(tracked);
-        let s = u64::from(stack & !tracked);
-        let w = u64::from(write);
-        self.writes += w;
-        self.tracked += t;
-        self.tracked_writes += t & w;
-        self.stack += s;
-        self.stack_writes += s & w;
+        use crate::observe::observer::AccessRecord;
+        self.add_bits(AccessRecord::pack(1, write, tracked, stack));
     }
 
     /// Counts one access from its
     /// [`AccessRecord`](crate::observe::observer::AccessRecord) bits.
-    #[inline]
+    #[inline(always)]
     pub fn add_bits(&mut self, bits: u64) {
-        let t = bits >> 16 & 1;
-        let s = bits >> 10 & !t & 1;
-        let w = bits >> 8 & 1;
-        self.writes += w;
-        self.tracked += t;
-        self.tracked_writes += t & w;
-        self.stack += s;
-        self.stack_writes += s & w;
+        self.fields = self
+            .fields
+            .wrapping_add(TALLY_WORDS[(bits >> 8 & TALLY_INDEX) as usize]);
+        #[cfg(debug_assertions)]
+        {
+            self.n += 1;
+            assert!(self.n <= Self::MAX, "access tally overflow");
+        }
     }
 
     /// `[reads, writes]` of Tracked, untracked non-stack and untracked stack
-    /// accesses, of `total` counted (the batch's length: not counted per
-    /// access, one register less in the loop).
-    pub fn classes(&self, total: u64) -> [[u64; 2]; 3] {
-        let tracked = [self.tracked - self.tracked_writes, self.tracked_writes];
-        let stack = [self.stack - self.stack_writes, self.stack_writes];
-        let writes = self.writes - self.tracked_writes - self.stack_writes;
-        let other = total - self.tracked - self.stack;
-        [tracked, [other - writes, writes], stack]
+    /// accesses.
+    pub fn classes(&self) -> [[u64; 2]; 3] {
+        let f = |k: u32| (self.fields >> (TALLY_BITS * k)) as u64 & Self::MAX;
+        [[f(0), f(1)], [f(2), f(3)], [f(4), f(5)]]
     }
 }
 
@@ -250,7 +273,7 @@ mod tests {
         }
         for t in [t, b] {
             let mut batch = Stats::default();
-            batch.count_accesses(&t.classes(1000));
+            batch.count_accesses(&t.classes());
             assert_eq!(
                 (batch.tracked, batch.untracked, batch.stack),
                 (one.tracked, one.untracked, one.stack)
