@@ -46,6 +46,9 @@ fn replay(events: &[Event], variant: Variant, per_byte: bool) -> (f64, Vec<Accur
         set.event(e);
     }
     let cpu = thread_cpu().unwrap_or(0.0) - start;
+    if !per_byte {
+        println!("repeats skipped: {}", set.repeats_skipped());
+    }
     (cpu, set.accuracy().rows())
 }
 

@@ -33,6 +33,17 @@ pub trait Detector {
     /// Applies a LARDx86 operation issued by `origin`.
     fn lard(&mut self, origin: &Origin, op: &LardOp);
 
+    /// True if an access that repeats an earlier race-free access exactly
+    /// (same identity, first byte, size, kind and PC), with no event in
+    /// between that changed the identity's clock or touched the 8-byte
+    /// granule of the access, changes nothing: its verdict is "no race" and
+    /// every later report is the same whether or not it was made. Adapters
+    /// may then skip such repeats (`variants::same_epoch`). False by
+    /// default; byte-granular FastTrack says true.
+    fn repeats_in_epoch_are_noops(&self) -> bool {
+        false
+    }
+
     /// Low-level synchronization; LARD detectors ignore it (Rule 2).
     fn sync(&mut self, origin: &Origin, s: &LowLevelSync) {
         let _ = (origin, s);

@@ -552,6 +552,14 @@ impl Detector for FastTrack {
         self.races.finish(key, a)
     }
 
+    /// Byte granularity only: a coarser history unit is shared by accesses
+    /// to different granules. (Module docs: a repeated read re-stores its
+    /// own epoch and PC, a repeated write its own write epoch, PC and no
+    /// reads; the units are already split or merged as the access needs.)
+    fn repeats_in_epoch_are_noops(&self) -> bool {
+        self.granularity == Granularity::Byte
+    }
+
     fn lard(&mut self, origin: &Origin, op: &LardOp) {
         if let Some(h) = lard::apply_clock_effects(&mut self.clocks, origin, op) {
             self.apply_history_op(h);

@@ -334,6 +334,16 @@ impl VariantSet {
         self.detectors.iter().map(|d| d.variant()).collect()
     }
 
+    /// Accesses the clock-owning variants skipped as exact repeats within
+    /// an epoch (module `same_epoch`), summed over the variants.
+    pub fn repeats_skipped(&self) -> u64 {
+        self.detectors
+            .iter()
+            .filter_map(VariantDetector::combined)
+            .map(super::Combined::repeats_skipped)
+            .sum()
+    }
+
     /// The table so far.
     pub fn accuracy(&self) -> &Accuracy {
         &self.accuracy

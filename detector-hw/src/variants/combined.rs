@@ -109,6 +109,8 @@ use crate::detector::Detector;
 use crate::event::{Access, KernelThreadId, LardOp, LowLevelSync, Origin, ThreadKey};
 use crate::race::Race;
 
+use super::same_epoch::SameEpochFilter;
+
 /// Saturation bound of both halves of an encoded epoch.
 pub const HALF_MAX: u64 = (1 << 32) - 1;
 
@@ -234,6 +236,12 @@ pub struct Combined {
     exited: FxHashMap<KernelThreadId, Vec<u64>>,
     pending: FxHashMap<KernelThreadId, Vec<Pending>>,
     atomic: Option<AtomicRelease>,
+    /// Repeated accesses to skip (module `same_epoch`), when the inner
+    /// detector allows it.
+    repeats: Option<Box<SameEpochFilter>>,
+    /// The identity of the last checked access (the filter's entries are
+    /// that identity's).
+    last: Option<ThreadIdx>,
 }
 
 impl Combined {
@@ -249,6 +257,30 @@ impl Combined {
             exited: FxHashMap::default(),
             pending: FxHashMap::default(),
             atomic: None,
+            repeats: None,
+            last: None,
+        }
+    }
+
+    /// Skips exact repeats within an epoch (module `same_epoch`); only
+    /// for an inner detector whose
+    /// [`repeats_in_epoch_are_noops`](Detector::repeats_in_epoch_are_noops).
+    pub fn filter_repeats(&mut self, yes: bool) {
+        self.repeats = yes.then(|| Box::new(SameEpochFilter::new()));
+        self.last = None;
+    }
+
+    /// Accesses skipped as exact repeats within an epoch so far.
+    pub fn repeats_skipped(&self) -> u64 {
+        self.repeats.as_ref().map_or(0, |f| f.skipped())
+    }
+
+    /// Forgets the accesses the filter remembers (an event that may change
+    /// a clock or an access history).
+    #[inline]
+    fn new_epoch(&mut self) {
+        if let Some(f) = &mut self.repeats {
+            f.invalidate();
         }
     }
 
@@ -413,6 +445,7 @@ impl Combined {
             // The common case: nothing changed since u's last event.
             return;
         }
+        self.new_epoch();
         self.flush_dirty(inner, origin, u);
     }
 
@@ -461,13 +494,26 @@ impl Combined {
             return None;
         }
         let u = self.ident(&a.origin);
+        if self.last != Some(u) {
+            self.last = Some(u);
+            self.new_epoch();
+        }
         self.flush(inner, &a.origin, u);
+        if let Some(f) = &mut self.repeats {
+            if f.repeats(a) {
+                return None;
+            }
+        }
         let fwd = Access {
             tracked: true,
             origin: Self::virtual_origin(&a.origin, u),
             ..*a
         };
-        let mut race = inner.access(&fwd)?;
+        let race = inner.access(&fwd);
+        if let Some(f) = &mut self.repeats {
+            f.record(a, race.is_none());
+        }
+        let mut race = race?;
         race.access = *a;
         race.thread = self.real_key(race.thread);
         for p in &mut race.priors {
@@ -488,6 +534,7 @@ impl Combined {
         history_allowed: bool,
     ) {
         self.before(origin, None);
+        self.new_epoch();
         let u = self.ident(origin);
         match *op {
             LardOp::Thread { .. } | LardOp::ReadVc { .. } => {}
@@ -539,11 +586,13 @@ impl Combined {
     /// A context switch: an event of its kernel thread.
     pub fn context_switch(&mut self, origin: &Origin) {
         self.before(origin, None);
+        self.new_epoch();
     }
 
     /// Low-level synchronization by `origin`; `pc` is the event's PC if known.
     pub fn sync_at(&mut self, origin: &Origin, s: &LowLevelSync, pc: Option<u64>) {
         self.flush_atomic(origin.kthread, None);
+        self.new_epoch();
         let waits = matches!(
             s,
             LowLevelSync::FutexWaitDone { .. } | LowLevelSync::ThreadJoin { .. }

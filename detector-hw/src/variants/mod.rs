@@ -40,6 +40,7 @@
 
 mod accuracy;
 pub mod combined;
+mod same_epoch;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -279,9 +280,14 @@ impl VariantDetector {
     /// seen events yet); for [`Variant::Object`], a fresh
     /// [`ObjectDetector`](crate::object::ObjectDetector).
     pub fn new(variant: Variant, inner: Box<dyn Detector>) -> VariantDetector {
+        let owning = |kernel_identity, program| {
+            let mut c = Combined::new(kernel_identity, program);
+            c.filter_repeats(inner.repeats_in_epoch_are_noops());
+            Adapter::Owning(Box::new(c))
+        };
         let adapter = match variant {
-            Variant::AllSync => Adapter::Owning(Box::new(Combined::new(false, true))),
-            Variant::Naive => Adapter::Owning(Box::new(Combined::new(true, false))),
+            Variant::AllSync => owning(false, true),
+            Variant::Naive => owning(true, false),
             Variant::NoThread => Adapter::Kernel(KernelBinding::default()),
             Variant::Object => Adapter::Direct,
             _ => Adapter::PassThrough,
