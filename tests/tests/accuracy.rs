@@ -125,7 +125,7 @@ fn the_detector_thread_gives_exactly_the_sequential_results() {
     ] {
         let bin = build_manifest_guests().join("glibc").join(guest);
         let mut reports = Vec::new();
-        for extra in [&[][..], &["--no-detector-thread"][..]] {
+        for extra in [&["--detector-thread"][..], &[][..]] {
             let json = scratch_file(&format!("seq-{guest}"));
             let j = json.to_string_lossy().to_string();
             let mut flags = vec!["--detectors", "all", "--report-json", &j];

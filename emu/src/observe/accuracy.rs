@@ -8,7 +8,7 @@
 
 use crate::cpu::machine::Machine;
 use crate::observe::detect::RaceLog;
-use crate::observe::observer::{AccessMode, Control, Observer};
+use crate::observe::observer::{AccessBatch, AccessMode, Control, Observer};
 use lard_detector_hw::event::{Event, EventKind};
 use lard_detector_hw::variants::{Accuracy, Variant, VariantSet};
 use lard_detector_hw::FastTrack;
@@ -27,11 +27,15 @@ pub struct AccuracyLog {
 
 /// An observer that runs several variants side by side.
 ///
-/// In report mode the variants run on a second host thread: events go over a
+/// As built, the variants run on a second host thread: events go over a
 /// bounded crossbeam channel in batches, in emulation order, to one consumer
 /// that owns the detectors, so the results are exactly those of a sequential
-/// run while emulation and detection overlap. With `--on-race exception` the
-/// LARD verdict is needed before the access executes, so they run inline.
+/// run while emulation and detection overlap. [`AccuracyObserver::inline`]
+/// runs them on the emulation thread instead: `lard run` does so unless
+/// `--detector-thread` (the handoff cost ≈ 25% more CPU on pigz and bought
+/// no wall time on 2 shared cores, docs/performance.md), and always with
+/// `--on-race exception` (the LARD verdict is needed before the access
+/// executes).
 pub struct AccuracyObserver {
     log: Rc<RefCell<AccuracyLog>>,
     mode: AccessMode,
@@ -49,6 +53,19 @@ struct Pipeline {
     batch: Vec<Event>,
     tx: crossbeam_channel::Sender<Vec<Event>>,
     worker: std::thread::JoinHandle<(Option<Accuracy>, Vec<RaceLog>)>,
+}
+
+impl Pipeline {
+    /// Queues one event for the detector thread.
+    #[inline]
+    fn push(&mut self, e: Event) {
+        self.batch.push(e);
+        if self.batch.len() == BATCH {
+            let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+            // The worker only stops when the sender is dropped.
+            let _ = self.tx.send(full);
+        }
+    }
 }
 
 fn consume(log: &mut AccuracyLog, e: &Event) -> bool {
@@ -196,14 +213,31 @@ impl Observer for AccuracyObserver {
         self.exception
     }
 
+    /// As one [`Observer::event`] per record, with the log borrowed once
+    /// per batch when the variants run inline (never with an exception:
+    /// then the emulator does not batch, see `stops_on_access`).
+    fn accesses(&mut self, batch: &AccessBatch) {
+        let origin = batch.origin;
+        let event = |r: &crate::observe::observer::AccessRecord| Event {
+            pc: r.pc,
+            origin,
+            kind: EventKind::Access(r.access(origin)),
+        };
+        if let Some(p) = &mut self.pipeline {
+            for r in batch.records {
+                p.push(event(r));
+            }
+            return;
+        }
+        let mut log = self.log.borrow_mut();
+        for r in batch.records {
+            consume(&mut log, &event(r));
+        }
+    }
+
     fn event(&mut self, e: &Event) -> Control {
         if let Some(p) = &mut self.pipeline {
-            p.batch.push(*e);
-            if p.batch.len() == BATCH {
-                let full = std::mem::replace(&mut p.batch, Vec::with_capacity(BATCH));
-                // The worker only stops when the sender is dropped.
-                let _ = p.tx.send(full);
-            }
+            p.push(*e);
             return Control::Continue;
         }
         let lard_racy = consume(&mut self.log.borrow_mut(), e);
