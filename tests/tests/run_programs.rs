@@ -357,6 +357,52 @@ fn bad_guests_get_one_line_errors_and_documented_statuses() {
 }
 
 #[test]
+fn bad_hw_config_files_get_one_line_errors_naming_the_line() {
+    // docs/cli.md: status 1 for a bad `--hw-config` file. A constraint
+    // between keys names the line that set the offending key.
+    let hello = build_c("plain/hello.c", Libc::Glibc);
+    let cases: [(&str, Option<&str>, &str); 4] = [
+        (
+            "[l1]\nwayz = 2\n",
+            Some("[l1]\nwayz = 2\n"),
+            "line 2: key `l1.wayz`",
+        ),
+        (
+            "bad",
+            Some("# ok\n[l3]\nways = 70000\n"),
+            "line 3: l3: ways must be <= 65536",
+        ),
+        (
+            "short",
+            Some("[system]\n\nline_bytes = 128K\n"),
+            "line 3: l1: ways must be >= 1",
+        ),
+        ("missing", None, "cannot read"),
+    ];
+    for (name, text, msg) in cases {
+        let path = scratch_file("hw-config").with_extension(format!("{}.toml", name.len()));
+        match text {
+            Some(t) => std::fs::write(&path, t).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        let path_s = path.to_str().unwrap();
+        let l = lard_run(
+            &["--detector", "lardish", "--hw-config", path_s],
+            &hello,
+            &[],
+        );
+        let e = stderr(&l);
+        assert_eq!(shell_status(&l), 1, "{name}: {e}");
+        assert!(e.contains(msg), "{name}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{name}: {e}");
+        assert!(!e.contains("line 0") && !e.contains("panicked"), "{e}");
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+#[test]
 fn cpuid_advertises_only_what_the_emulated_cpu_runs() {
     // unicorn's CPU implements SSE up to SSE4.2 but no AVX: CPUID must say so,
     // so that glibc's ifunc-selected string functions are ones it can run.

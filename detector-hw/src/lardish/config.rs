@@ -112,18 +112,40 @@ impl Default for HwConfig {
     }
 }
 
-/// A configuration text that could not be parsed.
+/// A configuration text that could not be parsed or that describes a
+/// machine the model cannot simulate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
-    /// 1-based line number.
-    pub line: usize,
+    /// 1-based line number: of the bad line, or for a constraint between
+    /// keys ([`HwConfig::validate`]) the last line that set one of them;
+    /// `None` when the text set none of them.
+    pub line: Option<usize>,
     /// What went wrong (names the key).
     pub message: String,
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+/// A violated constraint of [`HwConfig::validate`]: what is wrong and the
+/// keys that take part in it (for the line of a parse error).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid {
+    /// The keys involved, e.g. `["l1.ways", "l1.size", "system.line_bytes"]`.
+    pub keys: &'static [&'static str],
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
     }
 }
 
@@ -152,10 +174,12 @@ impl HwConfig {
     pub fn from_toml_str(text: &str) -> Result<HwConfig, ConfigError> {
         let mut c = HwConfig::default();
         let mut section = String::new();
+        // The line that last set each key, for errors of `validate`.
+        let mut set_on: Vec<(String, usize)> = Vec::new();
         for (i, raw) in text.lines().enumerate() {
             let line_no = i + 1;
             let err = |message: String| ConfigError {
-                line: line_no,
+                line: Some(line_no),
                 message,
             };
             let line = raw.split('#').next().unwrap_or("").trim();
@@ -181,10 +205,15 @@ impl HwConfig {
             };
             c.set(&full, value)
                 .map_err(|m| err(format!("key `{full}`: {m}")))?;
+            set_on.push((full, line_no));
         }
-        c.validate().map_err(|m| ConfigError {
-            line: 0,
-            message: m,
+        c.validate().map_err(|e| ConfigError {
+            line: set_on
+                .iter()
+                .filter(|(k, _)| e.keys.contains(&k.as_str()))
+                .map(|&(_, l)| l)
+                .max(),
+            message: e.message,
         })?;
         Ok(c)
     }
@@ -232,24 +261,39 @@ impl HwConfig {
     }
 
     /// Checks the constraints the model relies on.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let invalid = |keys, message: String| Err(Invalid { keys, message });
         if self.cores == 0 || self.cores > 1024 {
-            return Err("system.cores must be 1..=1024".into());
+            return invalid(&["system.cores"], "system.cores must be 1..=1024".into());
         }
         if !self.line_bytes.is_power_of_two() || self.line_bytes < 8 {
-            return Err("system.line_bytes must be a power of two >= 8".into());
+            return invalid(
+                &["system.line_bytes"],
+                "system.line_bytes must be a power of two >= 8".into(),
+            );
         }
-        for (name, g) in [("l1", self.l1), ("l2", self.l2), ("l3", self.l3)] {
+        const KEYS: [(&str, [&str; 3]); 3] = [
+            ("l1", ["l1.ways", "l1.size", "system.line_bytes"]),
+            ("l2", ["l2.ways", "l2.size", "system.line_bytes"]),
+            ("l3", ["l3.ways", "l3.size", "system.line_bytes"]),
+        ];
+        for ((name, keys), g) in KEYS.iter().zip([self.l1, self.l2, self.l3]) {
             if g.ways == 0 || g.size < self.line_bytes {
-                return Err(format!("{name}: ways must be >= 1 and size >= one line"));
+                return invalid(
+                    keys,
+                    format!("{name}: ways must be >= 1 and size >= one line"),
+                );
             }
             // LRU stamps are 24 bits, renumbered per set (cache.rs).
             if g.ways > 65536 {
-                return Err(format!("{name}: ways must be <= 65536"));
+                return invalid(&keys[..1], format!("{name}: ways must be <= 65536"));
             }
         }
         if self.clock_table_entries == 0 {
-            return Err("lardish.clock_table_entries must be >= 1".into());
+            return invalid(
+                &["lardish.clock_table_entries"],
+                "lardish.clock_table_entries must be >= 1".into(),
+            );
         }
         Ok(())
     }
@@ -271,13 +315,66 @@ mod tests {
         assert!(!c.compact_metadata);
         assert_eq!(c.l3, HwConfig::default().l3);
         let e = HwConfig::from_toml_str("[l1]\nsize = 1K\nwayz = 2\n").unwrap_err();
-        assert_eq!(e.line, 3);
+        assert_eq!(e.line, Some(3));
         assert!(e.to_string().contains("l1.wayz"), "{e}");
         let e = HwConfig::from_toml_str("[l2]\nlatency = ten\n").unwrap_err();
         assert!(e.to_string().contains("l2.latency"), "{e}");
         assert!(HwConfig::from_toml_str("[system]\nline_bytes = 48\n").is_err());
         let e = HwConfig::from_toml_str("[l3]\nways = 65537\n").unwrap_err();
         assert!(e.to_string().contains("ways must be <= 65536"), "{e}");
+        assert_eq!(e.line, Some(2));
         assert!(HwConfig::from_toml_str("[l3]\nsize = 4M\nways = 65536\n").is_ok());
+    }
+
+    /// A constraint between keys is reported at the last line that set one
+    /// of its keys, never at a line 0.
+    #[test]
+    fn constraint_errors_name_the_line_that_set_the_key() {
+        let cases: &[(&str, Option<usize>, &str)] = &[
+            (
+                "[system]\ncores = 0\n",
+                Some(2),
+                "system.cores must be 1..=1024",
+            ),
+            ("# c\n[system]\nline_bytes = 48\n", Some(3), "power of two"),
+            (
+                "[l2]\nways = 0\n[l1]\nways = 2\n",
+                Some(2),
+                "l2: ways must be >= 1",
+            ),
+            (
+                "[l1]\nsize = 32\n[system]\nline_bytes = 64\n",
+                Some(4),
+                "l1: ways",
+            ),
+            (
+                "[l1]\nsize = 1K\n[system]\nline_bytes = 2K\n",
+                Some(4),
+                "l1: ways",
+            ),
+            (
+                "[l3]\nways = 70000\nsize = 64M\n",
+                Some(2),
+                "l3: ways must be <= 65536",
+            ),
+            (
+                "[lardish]\nclock_table_entries = 0\n",
+                Some(2),
+                "clock_table_entries",
+            ),
+        ];
+        for &(text, line, needle) in cases {
+            let e = HwConfig::from_toml_str(text).unwrap_err();
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            assert!(e.message.contains(needle), "{text:?}: {e}");
+            assert!(e
+                .to_string()
+                .starts_with(&format!("line {}: ", line.unwrap())));
+        }
+        let e = ConfigError {
+            line: None,
+            message: "m".into(),
+        };
+        assert_eq!(e.to_string(), "m");
     }
 }
