@@ -583,30 +583,18 @@ impl Machine {
         let Some(mut buf) = self.access_buffer.take() else {
             return;
         };
-        let records = buf.records_mut();
-        let mut tally = AccessTally::default();
-        let mut cache = self.stacks.cache();
-        for r in records.iter_mut() {
-            // Translated code wrote the access callback's info: the record's
-            // bits but the stack flag (the layouts agree, asserted below;
-            // a buffered decision's tag is 0 or TRACKED).
-            debug_assert_eq!(
-                r.bits & !(AccessRecord::SIZE | AccessRecord::WRITE | AccessRecord::TRACKED),
-                0
-            );
-            // (No branch on the answer: stack and other accesses alternate.)
-            let stack = self.stacks.classify(&mut cache, r.addr);
-            r.bits |= u64::from(stack) * AccessRecord::STACK;
-            tally.add_bits(r.bits);
-        }
-        let counts = tally.classes();
-        self.stats.count_accesses(&counts);
+        // Translated code wrote the access callback's info: the record's
+        // bits but the stack flag (the layouts agree, asserted above; a
+        // buffered decision's tag is 0 or TRACKED), which the batch adds
+        // while the observer reads it.
+        debug_assert!(buf.records_mut().iter().all(|r| r.bits
+            & !(AccessRecord::SIZE | AccessRecord::WRITE | AccessRecord::TRACKED)
+            == 0));
+        let mut batch = AccessBatch::new(self.origin(), buf.records_mut(), &self.stacks);
         // (The observer never stops on an access: install_hooks.)
-        self.observer.accesses(&AccessBatch {
-            origin: self.origin(),
-            records,
-            counts,
-        });
+        self.observer.accesses(&mut batch);
+        let counts = batch.counts();
+        self.stats.count_accesses(&counts);
         buf.clear();
         self.access_buffer = Some(buf);
     }

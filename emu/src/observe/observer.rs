@@ -5,6 +5,8 @@
 //! ops) or at the system call (for kernel-visible synchronization), so an
 //! observer can stop the guest before a racy access happens.
 
+use crate::cpu::stacks::StackMap;
+use crate::observe::stats::AccessTally;
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, Origin, ProgramEvent};
 use lard_isa_ext::OpKind;
 use std::collections::BTreeMap;
@@ -60,13 +62,16 @@ pub trait Observer {
     /// them (only for an observer that does not
     /// [stop on accesses](Observer::stops_on_access)): the same as one
     /// [`Observer::event`] per record, with the record's PC as the event's
-    /// ([`AccessRecord::access`]).
-    fn accesses(&mut self, batch: &AccessBatch) {
-        for r in batch.records {
+    /// ([`AccessRecord::access`]). Read the records with
+    /// [`AccessBatch::for_each`] (one pass that also completes them) or
+    /// [`AccessBatch::records`].
+    fn accesses(&mut self, batch: &mut AccessBatch) {
+        let origin = batch.origin;
+        for r in batch.records() {
             self.event(&Event {
                 pc: r.pc,
-                origin: batch.origin,
-                kind: EventKind::Access(r.access(batch.origin)),
+                origin,
+                kind: EventKind::Access(r.access(origin)),
             });
         }
     }
@@ -146,15 +151,80 @@ impl AccessRecord {
 
 /// Accesses that already happened, oldest first, all made by one thread
 /// ([`Observer::accesses`]).
-#[derive(Clone, Copy, Debug)]
+///
+/// The records come as translated code wrote them, without their
+/// [`AccessRecord::STACK`] flag: the batch completes each one (the stack
+/// test, [`StackMap::cached`](crate::cpu::stacks::StackMap)) and counts it
+/// by class as the observer reads it, so an every-access run makes one pass
+/// over the records instead of two (the emulator's, then the observer's).
+/// Whatever the observer reads, the emulator reads the counts afterwards
+/// ([`AccessBatch::counts`]).
+#[derive(Debug)]
 pub struct AccessBatch<'a> {
     /// Who made them.
     pub origin: Origin,
-    /// The accesses.
-    pub records: &'a [AccessRecord],
+    records: &'a mut [AccessRecord],
+    stacks: &'a StackMap,
+    /// The records are complete and counted in `tally`.
+    done: bool,
+    tally: AccessTally,
+}
+
+impl<'a> AccessBatch<'a> {
+    /// A batch of `records` made by `origin`, whose stack flags `stacks`
+    /// decides (records must not have [`AccessRecord::STACK`] set, and at
+    /// most [`AccessTally::MAX`] of them).
+    pub fn new(
+        origin: Origin,
+        records: &'a mut [AccessRecord],
+        stacks: &'a StackMap,
+    ) -> AccessBatch<'a> {
+        debug_assert!(records.len() as u64 <= AccessTally::MAX);
+        AccessBatch {
+            origin,
+            records,
+            stacks,
+            done: false,
+            tally: AccessTally::default(),
+        }
+    }
+
+    /// Calls `f` with each record, oldest first, complete (its stack flag
+    /// set), counting it on the way: the one pass of a batch.
+    #[inline(always)]
+    pub fn for_each(&mut self, mut f: impl FnMut(&AccessRecord)) {
+        if self.done {
+            for r in self.records.iter() {
+                f(r);
+            }
+            return;
+        }
+        let mut tally = AccessTally::default();
+        let mut cache = self.stacks.cache();
+        for r in self.records.iter_mut() {
+            debug_assert_eq!(r.bits & AccessRecord::STACK, 0);
+            // (No branch on the answer: stack and other accesses alternate.)
+            let stack = self.stacks.classify(&mut cache, r.addr);
+            r.bits |= u64::from(stack) * AccessRecord::STACK;
+            tally.add_bits(r.bits);
+            f(r);
+        }
+        self.tally = tally;
+        self.done = true;
+    }
+
+    /// The records, oldest first, complete.
+    pub fn records(&mut self) -> &[AccessRecord] {
+        self.for_each(|_| {});
+        self.records
+    }
+
     /// `[reads, writes]` of the Tracked, untracked non-stack and untracked
-    /// stack ones among them (the emulator counts them anyway).
-    pub counts: [[u64; 2]; 3],
+    /// stack accesses of the batch.
+    pub fn counts(&mut self) -> [[u64; 2]; 3] {
+        self.for_each(|_| {});
+        self.tally.classes()
+    }
 }
 
 /// Counts events by kind and hashes the whole stream (every field of every
@@ -298,17 +368,18 @@ impl Observer for CountingObserver {
         false
     }
 
-    fn accesses(&mut self, batch: &AccessBatch) {
+    fn accesses(&mut self, batch: &mut AccessBatch) {
         // As `event` once per record (the event's PC is the access's), with
-        // the sum and the key in registers; the counts come with the batch.
+        // the sum and the key in registers, in the batch's one pass; the
+        // counts come with the batch.
         let (mut hash, mut key) = (self.hash, self.key);
         let ow = origin_word(&batch.origin);
-        for r in batch.records {
+        batch.for_each(|r| {
             key = key.wrapping_add(K0);
             hash = hash.wrapping_add(access_term(r, ow, key));
-        }
+        });
         (self.hash, self.key) = (hash, key);
-        let [tracked, untracked, stack] = batch.counts;
+        let [tracked, untracked, stack] = batch.counts();
         for w in 0..2 {
             self.tracked[w] += tracked[w];
             self.untracked[w] += untracked[w];
@@ -444,5 +515,55 @@ impl RecordingObserver {
     /// True when every event was written.
     pub fn complete(&self) -> bool {
         !self.failed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A batch completes each record with the stack map's answer and
+    /// counts it by class, read in one pass or as a slice, and hands the
+    /// observer the same records either way.
+    #[test]
+    fn a_batch_completes_and_counts_its_records() {
+        let mut stacks = StackMap::default();
+        stacks.add(0x7000, 0x8000);
+        stacks.add(0x9000, 0xa000);
+        let addrs = [0x7ff8, 0x1000, 0x9000, 0x8000, 0x6fff, 0x7000, 0x9fff];
+        let raw: Vec<AccessRecord> = addrs
+            .iter()
+            .enumerate()
+            .map(|(i, &addr)| AccessRecord {
+                addr,
+                pc: 0x400000 + i as u64,
+                bits: AccessRecord::pack(8, i % 2 == 1, i == 1, false),
+            })
+            .collect();
+        let origin = Origin {
+            kthread: 4001,
+            lthread: None,
+            core: 1,
+        };
+        let want: Vec<AccessRecord> = raw
+            .iter()
+            .map(|r| AccessRecord {
+                bits: r.bits | (u64::from(stacks.search(r.addr)) * AccessRecord::STACK),
+                ..*r
+            })
+            .collect();
+        // [tracked, untracked non-stack, untracked stack] x [reads, writes]
+        let counts = [[0, 1], [1, 1], [3, 1]];
+        let mut a = raw.clone();
+        let mut batch = AccessBatch::new(origin, &mut a, &stacks);
+        let mut seen = Vec::new();
+        batch.for_each(|r| seen.push(*r));
+        assert_eq!(seen, want);
+        assert_eq!(batch.records(), &want[..]);
+        assert_eq!(batch.counts(), counts);
+        let mut b = raw.clone();
+        let mut batch = AccessBatch::new(origin, &mut b, &stacks);
+        assert_eq!(batch.counts(), counts);
+        assert_eq!(batch.records(), &want[..]);
     }
 }
