@@ -216,7 +216,7 @@ impl Observer for AccuracyObserver {
     /// As one [`Observer::event`] per record, with the log borrowed once
     /// per batch when the variants run inline (never with an exception:
     /// then the emulator does not batch, see `stops_on_access`).
-    fn accesses(&mut self, batch: &AccessBatch) {
+    fn accesses(&mut self, batch: &mut AccessBatch) {
         let origin = batch.origin;
         let event = |r: &crate::observe::observer::AccessRecord| Event {
             pc: r.pc,
@@ -224,15 +224,13 @@ impl Observer for AccuracyObserver {
             kind: EventKind::Access(r.access(origin)),
         };
         if let Some(p) = &mut self.pipeline {
-            for r in batch.records {
-                p.push(event(r));
-            }
+            batch.for_each(|r| p.push(event(r)));
             return;
         }
         let mut log = self.log.borrow_mut();
-        for r in batch.records {
+        batch.for_each(|r| {
             consume(&mut log, &event(r));
-        }
+        });
     }
 
     fn event(&mut self, e: &Event) -> Control {
