@@ -96,10 +96,12 @@ pub struct Cache {
     start: usize,
     block: Vec<u64>,
     /// Per set: the line stamped last (the set's most recently used line),
-    /// or `INVALID` when unknown. A touch of that line changes no LRU order
-    /// and is skipped: stamps only order the lines of one set, so leaving
-    /// one out keeps every later replacement decision.
-    mru: Vec<u64>,
+    /// or `INVALID` when unknown, and its way. A touch of that line changes
+    /// no LRU order and is skipped: stamps only order the lines of one set,
+    /// so leaving one out keeps every later replacement decision. A lookup
+    /// of that line needs no scan of the set (a line changes ways only by
+    /// [`Cache::insert_at`] and [`Cache::remove`], which keep this).
+    mru: Vec<Mru>,
     /// Use `mru` (false: the reference model, every touch scans the set).
     fast: bool,
     tick: u64,
@@ -108,6 +110,19 @@ pub struct Cache {
     /// Lines held, by [`LineKind`].
     pub counts: [u64; 3],
 }
+
+/// A set's most recently used line and its way (the index of its tag).
+#[derive(Clone, Copy, Debug)]
+struct Mru {
+    line: u64,
+    way: usize,
+}
+
+/// No most recently used line known.
+const NO_MRU: Mru = Mru {
+    line: INVALID,
+    way: 0,
+};
 
 /// A line displaced from a cache.
 #[derive(Clone, Copy, Debug)]
@@ -142,7 +157,7 @@ impl Cache {
             ways: w,
             start,
             block,
-            mru: vec![INVALID; n],
+            mru: vec![NO_MRU; n],
             fast: true,
             tick: 0,
             max_tick: MAX_TICK,
@@ -182,6 +197,12 @@ impl Cache {
 
     #[inline]
     fn find_in(&self, set: usize, line: u64) -> Option<usize> {
+        if self.fast {
+            let m = self.mru[set];
+            if m.line == line {
+                return Some(m.way);
+            }
+        }
         let r = self.set_tags(set);
         let base = r.start;
         self.block[r]
@@ -243,7 +264,7 @@ impl Cache {
 
     /// True if `line` is present.
     pub fn contains(&self, line: u64) -> bool {
-        (self.fast && self.mru[self.set_of(line)] == line) || self.find(line).is_some()
+        self.find(line).is_some()
     }
 
     /// Marks the line of way `i` (in set `set`) most recently used.
@@ -251,10 +272,10 @@ impl Cache {
     fn touch_way(&mut self, set: usize, i: usize) {
         let line = self.block[i];
         if self.fast {
-            if self.mru[set] == line {
+            if self.mru[set].line == line {
                 return;
             }
-            self.mru[set] = line;
+            self.mru[set] = Mru { line, way: i };
         }
         let tick = self.next_tick();
         let m = &mut self.block[i + self.ways];
@@ -272,7 +293,7 @@ impl Cache {
     pub fn touch(&mut self, line: u64) -> bool {
         let set = self.set_of(line);
         // Inline: most touches are of the set's most recently used line.
-        if self.fast && self.mru[set] == line {
+        if self.fast && self.mru[set].line == line {
             return true;
         }
         self.touch_slow(set, line)
@@ -355,7 +376,7 @@ impl Cache {
             None
         };
         let tick = self.next_tick();
-        self.mru[set] = line;
+        self.mru[set] = Mru { line, way: victim };
         self.block[victim] = line;
         // Directory 0.
         self.block[victim + w] = meta(tick, kind, state);
@@ -372,8 +393,8 @@ impl Cache {
                 self.counts[meta_kind(self.block[i + w]).index()] -= 1;
                 self.block[i] = INVALID;
                 self.block[i + w] = 0;
-                if self.mru[set] == line {
-                    self.mru[set] = INVALID;
+                if self.mru[set].line == line {
+                    self.mru[set] = NO_MRU;
                 }
                 true
             }
