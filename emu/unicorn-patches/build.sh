@@ -44,7 +44,13 @@ if [ -f "$PREFIX/lib/libunicorn.a" ] && [ -f "$PREFIX/lib/pkgconfig/unicorn.pc" 
     exit 0
 fi
 
-find_crate() { ls "$CARGO_HOME"/registry/cache/*/"unicorn-engine-sys-$VERSION.crate" 2>/dev/null | head -n 1; }
+# nullglob is on: an unmatched pattern expands to nothing (a bare `ls` would
+# then list the working directory), so take the first match explicitly.
+find_crate() {
+    local hits=("$CARGO_HOME"/registry/cache/*/"unicorn-engine-sys-$VERSION.crate")
+    [ ${#hits[@]} -gt 0 ] && echo "${hits[0]}"
+    return 0
+}
 crate=$(find_crate)
 if [ -z "$crate" ]; then
     echo "unicorn-patches: fetching unicorn-engine-sys $VERSION through cargo"
