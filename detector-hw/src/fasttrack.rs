@@ -10,7 +10,9 @@
 //! aligned 1, 2, 4 or 8-byte unit) share one cell, split exactly when an
 //! access covers part of a unit (module [`units`]). A cell holds
 //!
-//! * the last write as an epoch `t@c` (plus its PC);
+//! * the last write as an epoch `t@c` (plus its PC; the thread and PC
+//!   share one word, module `cell`: a cell is 32 bytes, half a host cache
+//!   line);
 //! * the reads as either one epoch `t@c` (*exclusive*: the reads since the
 //!   last write are totally ordered and the last one stands for all) or, once
 //!   two concurrent reads happened, a *read vector clock* (*read-shared*:
@@ -61,41 +63,11 @@ use crate::lard::{self, HistoryOp};
 use crate::race::{Race, RaceCollector, RaceKind};
 use crate::shadow::{page_chunks, PagedShadow, PAGE_SIZE};
 
+mod cell;
 mod units;
 
+use cell::{Cell, Who, Wide, EMPTY, NONE, SHARED, WHO_SHARED};
 use units::{UnitPage, GRANULE};
-
-/// Thread slot of an empty epoch.
-const NONE: ThreadIdx = ThreadIdx::MAX;
-/// Read thread slot meaning "read-shared": the read clock is an index into
-/// the read vector clock table.
-const SHARED: ThreadIdx = ThreadIdx::MAX - 1;
-
-/// The shadow cell of one byte.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Cell {
-    /// Last writer, or [`NONE`].
-    w_tid: ThreadIdx,
-    /// Last reader (exclusive), [`SHARED`] or [`NONE`].
-    r_tid: ThreadIdx,
-    /// Clock of the last write (0 when none: never races).
-    w_clock: u64,
-    /// Clock of the exclusive read, or the read vector clock index.
-    r_clock: u64,
-    /// PC of the last write.
-    w_pc: u64,
-    /// PC of the exclusive read.
-    r_pc: u64,
-}
-
-const EMPTY: Cell = Cell {
-    w_tid: NONE,
-    r_tid: NONE,
-    w_clock: 0,
-    r_clock: 0,
-    w_pc: 0,
-    r_pc: 0,
-};
 
 /// One entry of a read vector clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,7 +132,7 @@ impl ReadClocks {
 
     /// A copy of `cell` whose read vector clock (if any) is a fresh copy.
     fn duplicate(&mut self, cell: Cell) -> Cell {
-        if cell.r_tid != SHARED {
+        if !cell.is_shared() {
             return cell;
         }
         let entries = self.get(cell.r_clock).to_vec();
@@ -256,6 +228,8 @@ pub struct FastTrack {
     clocks: ClockTable,
     shadow: PagedShadow<UnitPage>,
     reads: ReadClocks,
+    /// The wide epochs of the cells (module `cell`).
+    wide: Wide,
     granularity: Granularity,
     races: RaceCollector,
     work: FtWork,
@@ -271,7 +245,11 @@ impl Default for FastTrack {
 struct Ctx<'a> {
     clocks: &'a ClockTable,
     clock: &'a VectorClock,
+    /// Unpacks the cells' epochs.
+    wide: &'a Wide,
     t: ThreadIdx,
+    /// `t` and `pc` packed, as stored in a cell.
+    me: Who,
     now: u64,
     pc: u64,
 }
@@ -325,30 +303,33 @@ impl Ctx<'_> {
         reads: &mut ReadClocks,
         races: &mut RaceCollector,
     ) -> (FtPath, usize) {
-        if self.races_with(cell.w_tid, cell.w_clock) {
-            races.push(RaceKind::WriteRead, self.clocks.key(cell.w_tid), cell.w_pc);
+        let w = self.wide.tid(cell.w);
+        if self.races_with(w, cell.w_clock) {
+            races.push(
+                RaceKind::WriteRead,
+                self.clocks.key(w),
+                self.wide.pc(cell.w),
+            );
         }
-        let r = cell.r_tid;
+        let r = self.wide.tid(cell.r);
         if r == self.t || r == NONE {
-            cell.r_tid = self.t;
+            cell.r = self.me;
             cell.r_clock = self.now;
-            cell.r_pc = self.pc;
             (FtPath::ReadSameEpoch, 0)
         } else if r == SHARED {
             let entries = reads.set(cell.r_clock, self.t, self.now, self.pc);
             (FtPath::ReadShared, entries)
         } else if cell.r_clock <= self.clock.get(r) {
             // The exclusive read happens before this one: it is subsumed.
-            cell.r_tid = self.t;
+            cell.r = self.me;
             cell.r_clock = self.now;
-            cell.r_pc = self.pc;
             (FtPath::ReadExclusive, 0)
         } else {
             let shared = [
                 ReadEntry {
                     tid: r,
                     clock: cell.r_clock,
-                    pc: cell.r_pc,
+                    pc: self.wide.pc(cell.r),
                 },
                 ReadEntry {
                     tid: self.t,
@@ -356,9 +337,8 @@ impl Ctx<'_> {
                     pc: self.pc,
                 },
             ];
-            cell.r_tid = SHARED;
+            cell.r = WHO_SHARED;
             cell.r_clock = reads.alloc(&shared);
-            cell.r_pc = 0;
             (FtPath::ReadShare, 0)
         }
     }
@@ -372,10 +352,15 @@ impl Ctx<'_> {
         reads: &mut ReadClocks,
         races: &mut RaceCollector,
     ) -> (FtPath, usize) {
-        if self.races_with(cell.w_tid, cell.w_clock) {
-            races.push(RaceKind::WriteWrite, self.clocks.key(cell.w_tid), cell.w_pc);
+        let w = self.wide.tid(cell.w);
+        if self.races_with(w, cell.w_clock) {
+            races.push(
+                RaceKind::WriteWrite,
+                self.clocks.key(w),
+                self.wide.pc(cell.w),
+            );
         }
-        let r = cell.r_tid;
+        let r = self.wide.tid(cell.r);
         let mut taken = (FtPath::Write, 0);
         if r == SHARED {
             let set = reads.get(cell.r_clock);
@@ -387,12 +372,15 @@ impl Ctx<'_> {
             taken = (FtPath::WriteShared, set.len());
             reads.release(cell.r_clock);
         } else if r != NONE && self.races_with(r, cell.r_clock) {
-            races.push(RaceKind::ReadWrite, self.clocks.key(r), cell.r_pc);
+            races.push(
+                RaceKind::ReadWrite,
+                self.clocks.key(r),
+                self.wide.pc(cell.r),
+            );
         }
         *cell = Cell {
-            w_tid: self.t,
             w_clock: self.now,
-            w_pc: self.pc,
+            w: self.me,
             ..EMPTY
         };
         taken
@@ -411,11 +399,16 @@ impl FastTrack {
     }
 
     /// A byte-granular FastTrack detector that keeps one cell per byte (no
-    /// access units, module `units`): the straightforward shadow layout,
-    /// slower, for differential tests of the unit layout. Every verdict,
-    /// report and [`FtWork`] is the same as [`FastTrack::new`]'s.
+    /// access units, module `units`) and every epoch's thread and PC in a
+    /// side table (no packed words, module `cell`): the straightforward
+    /// shadow layout, slower, for differential tests of the unit layout and
+    /// the cell packing. Every verdict, report and [`FtWork`] is the same
+    /// as [`FastTrack::new`]'s.
     pub fn per_byte_reference() -> FastTrack {
-        FastTrack::with_pages(Granularity::Byte, UnitPage::per_byte())
+        FastTrack {
+            wide: Wide::always_wide(),
+            ..FastTrack::with_pages(Granularity::Byte, UnitPage::per_byte())
+        }
     }
 
     fn with_pages(granularity: Granularity, empty: UnitPage) -> FastTrack {
@@ -423,6 +416,7 @@ impl FastTrack {
             clocks: ClockTable::new(),
             shadow: PagedShadow::new(empty),
             reads: ReadClocks::default(),
+            wide: Wide::default(),
             granularity,
             races: RaceCollector::new(),
             work: FtWork::default(),
@@ -446,7 +440,7 @@ impl FastTrack {
 
     /// Empties one cell, freeing its read vector clock.
     fn clear_cell(reads: &mut ReadClocks, cell: &mut Cell) {
-        if cell.r_tid == SHARED {
+        if cell.is_shared() {
             reads.release(cell.r_clock);
         }
         *cell = EMPTY;
@@ -516,11 +510,14 @@ impl Detector for FastTrack {
         }
         let key = lard::identity(&a.origin);
         let t = self.clocks.identity(key);
+        let me = self.wide.pack(t, a.pc);
         let clock = self.clocks.clock(t);
         let ctx = Ctx {
             clocks: &self.clocks,
             clock,
+            wide: &self.wide,
             t,
+            me,
             now: clock.get(t),
             pc: a.pc,
         };

@@ -8,8 +8,8 @@
 //!
 //! Storage is dense, so that the host caches and TLB hold the histories of
 //! as much data as possible: the first unit of every granule lives in an
-//! array of one cell per granule (5 shadow bytes per data byte when
-//! granules keep 8-byte units, against 40 for a cell per byte); the other
+//! array of one cell per granule (4 shadow bytes per data byte when
+//! granules keep 8-byte units, against 32 for a cell per byte); the other
 //! `8 / u - 1` units of a split granule live in a block of that many cells
 //! in the page's side arena (blocks of 1, 3 or 7 cells, reused through one
 //! free list per size).
@@ -26,7 +26,7 @@
 //! 8-byte unit again; so does a ClearHistory of the whole granule.
 //!
 //! The common access — aligned, of size 1, 2, 4 or 8, always made with the
-//! same size — therefore touches one 40-byte cell instead of one per byte:
+//! same size — therefore touches one 32-byte cell instead of one per byte:
 //! on pigz, 3.8 cells per checked access become about one.
 //!
 //! [`UnitPage::per_byte`] pages never leave 1-byte units: the

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Exactness check of a detector optimization: two lard binaries must give
+byte-identical `--detectors all` report JSON, stdout and exit status.
+
+    python3 bench/reports_identical.py BEFORE_LARD [AFTER_LARD]
+
+AFTER_LARD defaults to this tree's target/release/lard. Runs every guest of
+guests/manifest.toml (built by `make -C guests` into
+target/e2e-guests/manifest, as the e2e tests do; every libc build and
+every runtime configuration) under `lard run --detectors all --sched random
+--seed 2 --report-json F`, then pigz 2.8 `-p 4 -c` on the 1 MiB text of
+bench/pigz.py (unless PIGZ=0). Prints one line per run and exits 1 if any
+run differs. Not timed: performance is measured by the other bench scripts.
+"""
+
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+from common import ROOT, LARD, die, run
+
+BUILD = ROOT / "target" / "e2e-guests" / "manifest"
+
+
+def guest_runs():
+    """(label, binary, args) for every manifest run."""
+    run(["make", "-s", "-C", str(ROOT / "guests"), f"BUILD={BUILD}"])
+    manifest = tomllib.loads((ROOT / "guests" / "manifest.toml").read_text())
+    for g in manifest["guest"]:
+        for libc in g["libc"]:
+            binary = BUILD / libc / g["name"]
+            configs = g.get("configs") or [{"id": "", "args": []}]
+            for c in configs:
+                label = f"{libc}/{g['name']}" + (f" [{c['id']}]" if c["id"] else "")
+                yield label, binary, c["args"]
+
+
+def report(lard, binary, args, tmp):
+    """(exit status, stdout, report JSON) of one run."""
+    json = Path(tmp) / "report.json"
+    if json.exists():
+        json.unlink()
+    r = subprocess.run(
+        [str(lard), "run", "--detectors", "all", "--sched", "random", "--seed", "2",
+         "--report-json", str(json), str(binary), *map(str, args)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )
+    return r.returncode, r.stdout, json.read_bytes() if json.exists() else None
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        die("usage: reports_identical.py BEFORE_LARD [AFTER_LARD]")
+    before = Path(sys.argv[1])
+    after = Path(sys.argv[2]) if len(sys.argv) == 3 else LARD
+    for b in (before, after):
+        if not b.exists():
+            die(f"{b} not found")
+    runs = list(guest_runs())
+    if "PIGZ=0" not in sys.argv and __import__("os").environ.get("PIGZ", "1") != "0":
+        sys.path.insert(0, str(ROOT / "bench"))
+        import pigz
+
+        static, _ = pigz.build()
+        runs.append(("pigz -p 4 1 MiB", static, ["-p", "4", "-c", pigz.make_input(1 << 20)]))
+    differ = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, binary, args in runs:
+            a = report(before, binary, args, tmp)
+            b = report(after, binary, args, tmp)
+            same = a == b
+            differ += not same
+            size = len(a[2]) if a[2] is not None else 0
+            print(f"{'same' if same else 'DIFFERS'}  {label}: exit {a[0]}, report {size} bytes")
+    print(f"{len(runs) - differ} of {len(runs)} runs identical")
+    sys.exit(1 if differ else 0)
+
+
+if __name__ == "__main__":
+    main()
