@@ -88,7 +88,11 @@ impl Memory {
         perms: u32,
         name: &'static str,
     ) -> Result<(), MemError> {
-        if addr % PAGE != 0 || len == 0 || len % PAGE != 0 || addr.checked_add(len).is_none() {
+        if !addr.is_multiple_of(PAGE)
+            || len == 0
+            || !len.is_multiple_of(PAGE)
+            || addr.checked_add(len).is_none()
+        {
             return Err(MemError::Invalid);
         }
         if self.overlaps(addr, len) {
@@ -162,7 +166,7 @@ impl Memory {
     /// Unmaps every mapped page in `[addr, addr+len)` (gaps are fine).
     pub fn unmap(&mut self, addr: u64, len: u64) -> Result<(), MemError> {
         let len = page_ceil(len);
-        if addr % PAGE != 0 || addr.checked_add(len).is_none() {
+        if !addr.is_multiple_of(PAGE) || addr.checked_add(len).is_none() {
             return Err(MemError::Invalid);
         }
         let end = addr + len;
@@ -180,7 +184,7 @@ impl Memory {
     /// error if part of it is unmapped.
     pub fn protect(&mut self, addr: u64, len: u64, perms: u32) -> Result<(), MemError> {
         let len = page_ceil(len);
-        if addr % PAGE != 0 || addr.checked_add(len).is_none() {
+        if !addr.is_multiple_of(PAGE) || addr.checked_add(len).is_none() {
             return Err(MemError::Invalid);
         }
         if len == 0 {

@@ -33,6 +33,19 @@ pub struct StackCache {
     other: Interval,
 }
 
+impl StackCache {
+    /// `[(lo, len)]` of the stack interval and of the non-stack interval:
+    /// `addr` is in one when `addr.wrapping_sub(lo) < len` (for a vector
+    /// form of [`StackMap::classify`]).
+    #[inline]
+    pub fn bounds(&self) -> [(u64, u64); 2] {
+        [
+            (self.stack.lo, self.stack.len),
+            (self.other.lo, self.other.len),
+        ]
+    }
+}
+
 /// Stack mappings `(start, end)` of all threads, sorted, with the lookup
 /// caches.
 #[derive(Clone, Debug, Default)]

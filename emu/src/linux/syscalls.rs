@@ -466,7 +466,7 @@ impl Machine {
             10 => self.sys_mprotect(a),
             11 => {
                 let len = page_ceil(a[1]);
-                if a[0] % PAGE != 0 || len == 0 {
+                if !a[0].is_multiple_of(PAGE) || len == 0 {
                     return Val(-EINVAL);
                 }
                 self.code.forget(a[0], len);
@@ -949,7 +949,7 @@ impl Machine {
     }
 
     fn sys_mprotect(&mut self, a: [u64; 6]) -> Ret {
-        if a[0] % PAGE != 0 {
+        if !a[0].is_multiple_of(PAGE) {
             return Val(-EINVAL);
         }
         let perms = (a[2] & 7) as u32;

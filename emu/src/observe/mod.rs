@@ -7,3 +7,4 @@ pub mod detect;
 pub mod objects;
 pub mod observer;
 pub mod stats;
+pub(crate) mod stream_hash;

@@ -7,6 +7,7 @@
 
 use crate::cpu::stacks::StackMap;
 use crate::observe::stats::AccessTally;
+use crate::observe::stream_hash::{self, access_term, finish, fold, origin_word, K0, K3};
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, Origin, ProgramEvent};
 use lard_isa_ext::OpKind;
 use std::collections::BTreeMap;
@@ -165,9 +166,21 @@ pub struct AccessBatch<'a> {
     pub origin: Origin,
     records: &'a mut [AccessRecord],
     stacks: &'a StackMap,
-    /// The records are complete and counted in `tally`.
-    done: bool,
-    tally: AccessTally,
+    state: BatchState,
+    /// The counts, once counted.
+    classes: [[u64; 2]; 3],
+}
+
+/// How far an [`AccessBatch`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BatchState {
+    /// As translated code wrote the records.
+    Raw,
+    /// Counted, the records still without their stack flags
+    /// ([`AccessBatch::stream_terms`]).
+    Counted,
+    /// Counted, and the records complete.
+    Complete,
 }
 
 impl<'a> AccessBatch<'a> {
@@ -184,8 +197,8 @@ impl<'a> AccessBatch<'a> {
             origin,
             records,
             stacks,
-            done: false,
-            tally: AccessTally::default(),
+            state: BatchState::Raw,
+            classes: [[0; 2]; 3],
         }
     }
 
@@ -193,11 +206,21 @@ impl<'a> AccessBatch<'a> {
     /// set), counting it on the way: the one pass of a batch.
     #[inline(always)]
     pub fn for_each(&mut self, mut f: impl FnMut(&AccessRecord)) {
-        if self.done {
-            for r in self.records.iter() {
-                f(r);
+        match self.state {
+            BatchState::Complete => {
+                for r in self.records.iter() {
+                    f(r);
+                }
+                return;
             }
-            return;
+            BatchState::Counted => {
+                self.complete();
+                for r in self.records.iter() {
+                    f(r);
+                }
+                return;
+            }
+            BatchState::Raw => {}
         }
         let mut tally = AccessTally::default();
         let mut cache = self.stacks.cache();
@@ -209,8 +232,40 @@ impl<'a> AccessBatch<'a> {
             tally.add_bits(r.bits);
             f(r);
         }
-        self.tally = tally;
-        self.done = true;
+        self.classes = tally.classes();
+        self.state = BatchState::Complete;
+    }
+
+    /// Sets the stack flags of counted records.
+    #[cold]
+    fn complete(&mut self) {
+        let mut cache = self.stacks.cache();
+        for r in self.records.iter_mut() {
+            r.bits |= u64::from(self.stacks.classify(&mut cache, r.addr)) * AccessRecord::STACK;
+        }
+        self.state = BatchState::Complete;
+    }
+
+    /// The counting observer's pass ([`CountingObserver`]): the wrapping
+    /// sum of the stream-hash terms of the records, complete, the first at
+    /// position key `key + K0` and each next one `K0` further, and the last
+    /// record's key; counts the records on the way as [`AccessBatch::for_each`]
+    /// does, but does not write their stack flags back (eight records at a
+    /// time with AVX-512: `observe::stream_hash`).
+    pub fn stream_terms(&mut self, key: u64) -> (u64, u64) {
+        let ow = origin_word(&self.origin);
+        if self.state == BatchState::Raw {
+            let s = stream_hash::count_and_sum(self.records, self.stacks, ow, key);
+            self.classes = s.classes;
+            self.state = BatchState::Counted;
+            return (s.sum, s.key);
+        }
+        let (mut sum, mut key) = (0u64, key);
+        for r in self.records() {
+            key = key.wrapping_add(K0);
+            sum = sum.wrapping_add(access_term(r, ow, key));
+        }
+        (sum, key)
     }
 
     /// The records, oldest first, complete.
@@ -222,8 +277,10 @@ impl<'a> AccessBatch<'a> {
     /// `[reads, writes]` of the Tracked, untracked non-stack and untracked
     /// stack accesses of the batch.
     pub fn counts(&mut self) -> [[u64; 2]; 3] {
-        self.for_each(|_| {});
-        self.tally.classes()
+        if self.state == BatchState::Raw {
+            self.for_each(|_| {});
+        }
+        self.classes
     }
 }
 
@@ -260,48 +317,6 @@ pub struct CountingObserver {
     pub hash: u64,
     /// The position key of the next event.
     key: u64,
-}
-
-/// Odd constants of the stream hash (splitmix64 / murmur3 finalizers).
-const K0: u64 = 0x9E37_79B9_7F4A_7C15;
-const K1: u64 = 0xFF51_AFD7_ED55_8CCD;
-const K2: u64 = 0xC4CE_B9FE_1A85_EC53;
-const K3: u64 = 0xD6E8_FEB8_6659_FD93;
-
-/// Spreads a word's bits over all of its bits (one multiplication).
-#[inline]
-fn finish(x: u64) -> u64 {
-    let x = (x ^ x >> 32).wrapping_mul(K1);
-    x ^ x >> 29
-}
-
-/// Folds `v` into a word being built from one event's fields.
-#[inline]
-fn fold(w: u64, v: u64) -> u64 {
-    (w ^ v).wrapping_mul(K0).rotate_left(29)
-}
-
-/// The origin's share of an access's hash term: a well-spread word, the
-/// same for every access of a batch (computed once per origin there).
-#[inline]
-fn origin_word(o: &Origin) -> u64 {
-    finish(fold(
-        u64::from(o.kthread) << 16 | u64::from(o.core),
-        o.lthread.unwrap_or(u64::MAX),
-    ))
-}
-
-/// The hash term of the access event at position `key` (its PC, address,
-/// size, kind and flags, and its origin's word; the event's PC is the
-/// access's on the batch path, and [`CountingObserver::event`] adds the
-/// difference): two multiplications independent of each other and of
-/// other events.
-#[inline]
-fn access_term(r: &AccessRecord, origin: u64, key: u64) -> u64 {
-    (r.addr ^ key).wrapping_mul(K1)
-        ^ (r.pc ^ r.bits.rotate_left(47) ^ origin)
-            .wrapping_mul(K2)
-            .rotate_left(32)
 }
 
 impl CountingObserver {
@@ -369,16 +384,11 @@ impl Observer for CountingObserver {
     }
 
     fn accesses(&mut self, batch: &mut AccessBatch) {
-        // As `event` once per record (the event's PC is the access's), with
-        // the sum and the key in registers, in the batch's one pass; the
-        // counts come with the batch.
-        let (mut hash, mut key) = (self.hash, self.key);
-        let ow = origin_word(&batch.origin);
-        batch.for_each(|r| {
-            key = key.wrapping_add(K0);
-            hash = hash.wrapping_add(access_term(r, ow, key));
-        });
-        (self.hash, self.key) = (hash, key);
+        // As `event` once per record (the event's PC is the access's), in
+        // the batch's one pass; the counts come with the batch.
+        let (sum, key) = batch.stream_terms(self.key);
+        self.hash = self.hash.wrapping_add(sum);
+        self.key = key;
         let [tracked, untracked, stack] = batch.counts();
         for w in 0..2 {
             self.tracked[w] += tracked[w];
