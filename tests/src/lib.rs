@@ -313,6 +313,24 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The rest of the `--stats` line of `stderr` that starts (after its
+/// indentation) with `prefix`; panics, showing `stderr`, when there is none.
+pub fn stats_line<'a>(stderr: &'a str, prefix: &str) -> &'a str {
+    stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(prefix))
+        .unwrap_or_else(|| panic!("no {prefix:?} line in --stats:\n{stderr}"))
+}
+
+/// The first number of [`stats_line`]`(stderr, prefix)`.
+pub fn stats_number(stderr: &str, prefix: &str) -> u64 {
+    let line = stats_line(stderr, prefix);
+    line.split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {prefix:?} in --stats:\n{stderr}"))
+}
+
 /// Asserts that a guest behaves the same natively and under `lard run`.
 pub fn assert_parity(guest: &Path, args: &[&str]) -> Output {
     let n = native(guest, args);

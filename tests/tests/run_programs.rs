@@ -52,11 +52,7 @@ fn instruction_counts_are_exact_across_quanta() {
         );
         assert_eq!(shell_status(&l), 0, "{}", stderr(&l));
         let err = stderr(&l);
-        let insns = err
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("instructions retired"))
-            .map(|v| v.trim().parse::<u64>().unwrap())
-            .unwrap_or_else(|| panic!("no instruction count in --stats:\n{err}"));
+        let insns = stats_number(&err, "instructions retired");
         assert_eq!(insns, 6_000_004, "--quantum {quantum}");
     }
 }
@@ -85,11 +81,7 @@ fn every_access_is_observed_once_as_the_program_makes_it() {
         assert_eq!(shell_status(&l), 0, "{}", stderr(&l));
         let err = stderr(&l);
         let counts = |what: &str| -> (u64, u64) {
-            let line = err
-                .lines()
-                .find_map(|l| l.trim().strip_prefix(what))
-                .unwrap_or_else(|| panic!("no {what} line in --stats:\n{err}"));
-            let n: Vec<u64> = line
+            let n: Vec<u64> = stats_line(&err, what)
                 .split(|c: char| !c.is_ascii_digit())
                 .filter_map(|w| w.parse().ok())
                 .collect();
@@ -119,10 +111,7 @@ fn tracked_accesses_of_every_form_read_and_write_what_the_program_expects() {
     );
     assert_eq!(shell_status(&l), 0, "{}", stderr(&l));
     let err = stderr(&l);
-    let tracked = err
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("tracked "))
-        .unwrap_or_else(|| panic!("no tracked line in --stats:\n{err}"));
+    let tracked = stats_line(&err, "tracked ");
     assert_eq!(tracked.trim(), "13 reads, 10 writes", "{err}");
     // A faulting Tracked access is reported like any other fault.
     for (arg, what) in [

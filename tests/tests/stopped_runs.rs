@@ -43,12 +43,7 @@ fn max_insns_stops_the_guest_and_reports() {
     assert!(err.contains("stopped by --max-insns"), "{err}");
     assert_reported(&err, &json);
     // Statistics are printed too, and the limit is honoured to the block.
-    let insns: u64 = err
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("instructions retired"))
-        .and_then(|v| v.split_whitespace().next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no instruction count in --stats:\n{err}"));
+    let insns = stats_number(&err, "instructions retired");
     assert!((3_000_000..3_001_000).contains(&insns), "{insns}");
 }
 
