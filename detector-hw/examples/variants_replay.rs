@@ -33,12 +33,12 @@ fn thread_cpu() -> Option<f64> {
 
 /// One replay; returns (CPU seconds, the table's rows).
 fn replay(events: &[Event], variant: Variant, per_byte: bool) -> (f64, Vec<AccuracyRow>) {
-    let mut set = VariantSet::new(&[Variant::Lard, variant], || {
-        Box::new(if per_byte {
+    let mut set = VariantSet::with_fasttrack(&[Variant::Lard, variant], || {
+        if per_byte {
             FastTrack::per_byte_reference()
         } else {
             FastTrack::new()
-        })
+        }
     })
     .expect("lard is listed once");
     let start = thread_cpu().unwrap_or(0.0);

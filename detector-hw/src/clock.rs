@@ -237,11 +237,17 @@ impl ClockTable {
     pub fn identity(&mut self, key: ThreadKey) -> ThreadIdx {
         let (idx, fresh) = self.index.intern(key);
         if fresh {
-            let mut clock = VectorClock::new();
-            clock.set(idx, INITIAL_OWN_CLOCK);
-            self.clocks.push(clock);
+            self.add_clock(idx);
         }
         idx
+    }
+
+    /// The clock of new identity `idx` (rare: kept out of the inlined path).
+    #[cold]
+    fn add_clock(&mut self, idx: ThreadIdx) {
+        let mut clock = VectorClock::new();
+        clock.set(idx, INITIAL_OWN_CLOCK);
+        self.clocks.push(clock);
     }
 
     /// The vector clock of identity `idx` (the all-zero clock if unknown).

@@ -433,6 +433,69 @@ impl FastTrack {
         self.clocks.entry(who, entry)
     }
 
+    /// The dense index of identity `key` (interned if new): what
+    /// [`FastTrack::access_as`] takes. An index never changes.
+    pub fn identity_index(&mut self, key: ThreadKey) -> ThreadIdx {
+        self.clocks.identity(key)
+    }
+
+    /// [`Detector::access`] by the identity with index `t`, which must be
+    /// [`FastTrack::identity_index`] of `a`'s LARD identity: the same
+    /// verdict, report and work, without looking the identity up again
+    /// (the clock-owning variants keep the index of each of theirs).
+    #[inline]
+    pub fn access_as(&mut self, t: ThreadIdx, a: &Access) -> Option<Race> {
+        self.work = FtWork::default();
+        if !lard::is_checked(a) {
+            return None;
+        }
+        let key = lard::identity(&a.origin);
+        debug_assert_eq!(self.clocks.key(t), key);
+        self.check(t, key, a)
+    }
+
+    /// Checks and records checked access `a` by identity `t` (key `key`).
+    #[inline]
+    fn check(&mut self, t: ThreadIdx, key: ThreadKey, a: &Access) -> Option<Race> {
+        let me = self.wide.pack(t, a.pc);
+        let clock = self.clocks.clock(t);
+        let ctx = Ctx {
+            clocks: &self.clocks,
+            clock,
+            wide: &self.wide,
+            t,
+            me,
+            now: clock.get(t),
+            pc: a.pc,
+        };
+        let (first, count) = history_units(a, self.granularity);
+        let (page, off) = PagedShadow::<UnitPage>::split(first);
+        let n = count as usize;
+        if off + n <= PAGE_SIZE as usize {
+            // Common case: the access lies in one page.
+            ctx.visit(
+                a.kind,
+                self.shadow.page_mut(page),
+                off..off + n,
+                &mut self.reads,
+                &mut self.races,
+                &mut self.work,
+            );
+        } else {
+            for (page, off, n) in page_chunks(first, u64::from(count)) {
+                ctx.visit(
+                    a.kind,
+                    self.shadow.page_mut(page),
+                    off..off + n,
+                    &mut self.reads,
+                    &mut self.races,
+                    &mut self.work,
+                );
+            }
+        }
+        self.races.finish(key, a)
+    }
+
     /// Number of 4 KiB shadow pages allocated.
     pub fn shadow_pages(&self) -> usize {
         self.shadow.pages()
@@ -510,43 +573,7 @@ impl Detector for FastTrack {
         }
         let key = lard::identity(&a.origin);
         let t = self.clocks.identity(key);
-        let me = self.wide.pack(t, a.pc);
-        let clock = self.clocks.clock(t);
-        let ctx = Ctx {
-            clocks: &self.clocks,
-            clock,
-            wide: &self.wide,
-            t,
-            me,
-            now: clock.get(t),
-            pc: a.pc,
-        };
-        let (first, count) = history_units(a, self.granularity);
-        let (page, off) = PagedShadow::<UnitPage>::split(first);
-        let n = count as usize;
-        if off + n <= PAGE_SIZE as usize {
-            // Common case: the access lies in one page.
-            ctx.visit(
-                a.kind,
-                self.shadow.page_mut(page),
-                off..off + n,
-                &mut self.reads,
-                &mut self.races,
-                &mut self.work,
-            );
-        } else {
-            for (page, off, n) in page_chunks(first, u64::from(count)) {
-                ctx.visit(
-                    a.kind,
-                    self.shadow.page_mut(page),
-                    off..off + n,
-                    &mut self.reads,
-                    &mut self.races,
-                    &mut self.work,
-                );
-            }
-        }
-        self.races.finish(key, a)
+        self.check(t, key, a)
     }
 
     /// Byte granularity only: a coarser history unit is shared by accesses

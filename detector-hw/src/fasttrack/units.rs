@@ -167,8 +167,9 @@ impl UnitPage {
         if at == 0 {
             return &mut self.first[g];
         }
-        let u = usize::from(self.units[g]);
-        let i = self.blocks[g] as usize + at / u - 1;
+        // `u` is a power of two: a shift, not a division.
+        let shift = self.units[g].trailing_zeros();
+        let i = self.blocks[g] as usize + (at >> shift) - 1;
         &mut self.rest[i]
     }
 

@@ -107,6 +107,7 @@ use std::collections::BTreeMap;
 use crate::clock::{FxHashMap, ThreadIdx, ThreadIndex, INITIAL_OWN_CLOCK};
 use crate::detector::Detector;
 use crate::event::{Access, KernelThreadId, LardOp, LowLevelSync, Origin, ThreadKey};
+use crate::fasttrack::FastTrack;
 use crate::race::Race;
 
 use super::same_epoch::SameEpochFilter;
@@ -242,7 +243,13 @@ pub struct Combined {
     /// The identity of the last checked access (the filter's entries are
     /// that identity's).
     last: Option<ThreadIdx>,
+    /// FastTrack's index of each virtual identity, or [`NO_INDEX`]
+    /// ([`Combined::access_fasttrack`]; one inner detector per adapter).
+    inner_index: Vec<ThreadIdx>,
 }
+
+/// An identity whose inner index is not known yet.
+const NO_INDEX: ThreadIdx = ThreadIdx::MAX;
 
 impl Combined {
     /// An adapter with kernel-thread identities (`kernel_identity`, else
@@ -259,6 +266,7 @@ impl Combined {
             atomic: None,
             repeats: None,
             last: None,
+            inner_index: Vec::new(),
         }
     }
 
@@ -297,9 +305,15 @@ impl Combined {
     fn intern(&mut self, key: ThreadKey) -> ThreadIdx {
         let (idx, fresh) = self.index.intern(key);
         if fresh {
-            self.ids.push(Ident::new(idx));
+            self.add_ident(idx);
         }
         idx
+    }
+
+    /// The state of new identity `idx` (rare: kept out of the inlined path).
+    #[cold]
+    fn add_ident(&mut self, idx: ThreadIdx) {
+        self.ids.push(Ident::new(idx));
     }
 
     #[inline]
@@ -403,9 +417,13 @@ impl Combined {
     /// Applies the deferred acquires of `origin`'s kernel thread.
     #[inline]
     fn apply_pending(&mut self, origin: &Origin) {
-        if self.pending.is_empty() {
-            return;
+        if !self.pending.is_empty() {
+            self.apply_pending_list(origin);
         }
+    }
+
+    #[cold]
+    fn apply_pending_list(&mut self, origin: &Origin) {
         let Some(list) = self.pending.remove(&origin.kthread) else {
             return;
         };
@@ -489,6 +507,57 @@ impl Combined {
     /// An access (`checked`: the variant checks it). `pc` is the event's PC
     /// when known (it is the access's own PC for access events).
     pub fn access(&mut self, inner: &mut dyn Detector, a: &Access, checked: bool) -> Option<Race> {
+        let u = self.prepare(inner, a, checked)?;
+        let race = inner.access(&Self::forwarded(a, u));
+        self.conclude(a, race)
+    }
+
+    /// [`Combined::access`] with a FastTrack inside (the same verdicts and
+    /// reports): FastTrack's index of each virtual identity is looked up
+    /// once and kept, and the call is direct.
+    #[inline]
+    pub fn access_fasttrack(
+        &mut self,
+        inner: &mut FastTrack,
+        a: &Access,
+        checked: bool,
+    ) -> Option<Race> {
+        let u = self.prepare(inner, a, checked)?;
+        let fwd = Self::forwarded(a, u);
+        let t = match self.inner_index.get(u as usize) {
+            Some(&t) if t != NO_INDEX => t,
+            _ => self.learn_inner_index(inner, &fwd, u),
+        };
+        let race = inner.access_as(t, &fwd);
+        self.conclude(a, race)
+    }
+
+    /// Looks up and keeps FastTrack's index of virtual identity `u`.
+    #[cold]
+    fn learn_inner_index(
+        &mut self,
+        inner: &mut FastTrack,
+        fwd: &Access,
+        u: ThreadIdx,
+    ) -> ThreadIdx {
+        let t = inner.identity_index(crate::lard::identity(&fwd.origin));
+        if self.inner_index.len() <= u as usize {
+            self.inner_index.resize(u as usize + 1, NO_INDEX);
+        }
+        self.inner_index[u as usize] = t;
+        t
+    }
+
+    /// Everything before an access reaches the inner detector; the
+    /// accessing identity if it must be checked (`None`: not checked, or
+    /// an exact repeat skipped, module `same_epoch`).
+    #[inline]
+    fn prepare(
+        &mut self,
+        inner: &mut dyn Detector,
+        a: &Access,
+        checked: bool,
+    ) -> Option<ThreadIdx> {
         self.before(&a.origin, Some((a, Some(a.pc))));
         if !checked {
             return None;
@@ -504,16 +573,32 @@ impl Combined {
                 return None;
             }
         }
-        let fwd = Access {
+        Some(u)
+    }
+
+    /// The access the inner detector sees: by virtual identity `u`.
+    #[inline]
+    fn forwarded(a: &Access, u: ThreadIdx) -> Access {
+        Access {
             tracked: true,
             origin: Self::virtual_origin(&a.origin, u),
             ..*a
-        };
-        let race = inner.access(&fwd);
+        }
+    }
+
+    /// Records the inner detector's verdict on `a` and translates its
+    /// report back to real identities.
+    #[inline]
+    fn conclude(&mut self, a: &Access, race: Option<Race>) -> Option<Race> {
         if let Some(f) = &mut self.repeats {
             f.record(a, race.is_none());
         }
-        let mut race = race?;
+        let race = race?;
+        Some(self.real_report(a, race))
+    }
+
+    #[cold]
+    fn real_report(&self, a: &Access, mut race: Race) -> Race {
         race.access = *a;
         race.thread = self.real_key(race.thread);
         for p in &mut race.priors {
@@ -521,7 +606,7 @@ impl Combined {
         }
         race.priors.sort_unstable();
         race.priors.dedup();
-        Some(race)
+        race
     }
 
     /// A LARDx86 operation; `history_allowed`: the variant applies
