@@ -137,7 +137,7 @@ fn lardish_matches_canonical() {
         let params = &shapes[(seed % shapes.len() as u64) as usize];
         let (name, cfg) = &configs[((seed / shapes.len() as u64) % configs.len() as u64) as usize];
         let trace = random_trace(seed, params);
-        let l = run(&trace, cfg, &format!("seed {seed} on {name}"));
+        let mut l = run(&trace, cfg, &format!("seed {seed} on {name}"));
         let s = l.stats();
         assert_eq!(s.permission_violations, 0, "seed {seed} on {name}\n{s}");
         assert_eq!(s.checked() + s.untracked, s.accesses);
@@ -360,8 +360,8 @@ fn tiny_caches_evict_more_metadata() {
             ..TraceParams::default()
         },
     );
-    let base = run(&trace, &HwConfig::default(), "baseline");
-    let small = run(&trace, &tiny(), "tiny");
+    let mut base = run(&trace, &HwConfig::default(), "baseline");
+    let mut small = run(&trace, &tiny(), "tiny");
     assert!(
         small.stats().md_evictions > base.stats().md_evictions,
         "{} vs {}",
@@ -385,9 +385,9 @@ fn clock_table_overflow_rolls_over() {
         clock_table_entries: 3,
         ..HwConfig::default()
     };
-    let l = run(&trace, &three, "3-entry table");
+    let mut l = run(&trace, &three, "3-entry table");
     assert!(l.stats().rollovers >= 1, "{}", l.stats());
-    let l = run(&trace, &HwConfig::default(), "63-entry table");
+    let mut l = run(&trace, &HwConfig::default(), "63-entry table");
     assert_eq!(l.stats().occupancy.len(), 2);
 }
 
@@ -403,7 +403,7 @@ fn cost_models_and_samples_are_reported() {
             ..TraceParams::default()
         },
     );
-    let l = run(&trace, &HwConfig::default(), "baseline");
+    let mut l = run(&trace, &HwConfig::default(), "baseline");
     let s = l.stats();
     assert!(s.cycles_fasttrack > s.cycles_no_detection, "{s}");
     assert!(!s.occupancy.is_empty());
@@ -440,6 +440,48 @@ fn optimized_model_changes_no_statistic() {
             let (f, r) = (fast.stats(), reference.stats());
             assert_eq!(f.to_json(), r.to_json(), "shape {k} on {name}");
             assert_eq!(f, r, "shape {k} on {name}");
+        }
+    }
+}
+
+/// The baseline cost models (no detection, software FastTrack) run on a
+/// second host thread and hand their cycles over when the statistics are
+/// read: reading them every few events (each read waits for the thread and
+/// adds what it summed since the last) ends with the same statistics as
+/// reading them once, and as the reference model (which runs everything on
+/// one thread), under every machine; the intermediate reads agree with the
+/// reference model's at the same event.
+#[test]
+fn statistics_read_mid_trace_match_the_reference() {
+    for (k, params) in shapes().iter().enumerate() {
+        let params = TraceParams {
+            events: 3_000,
+            ..params.clone()
+        };
+        let trace = random_trace(200 + k as u64, &params);
+        for (name, cfg) in configs() {
+            let mut often = Lardish::new(cfg.clone());
+            let mut once = Lardish::new(cfg.clone());
+            let mut reference = Lardish::reference(cfg.clone());
+            for (i, e) in trace.iter().enumerate() {
+                let r = reference.event(e);
+                assert_eq!(often.event(e), r, "shape {k} on {name}: {e:?}");
+                assert_eq!(once.event(e), r, "shape {k} on {name}: {e:?}");
+                if i % 97 == 0 {
+                    assert_eq!(
+                        often.stats().to_json(),
+                        reference.stats().to_json(),
+                        "shape {k} on {name}, event {i}"
+                    );
+                }
+            }
+            let r = reference.stats().to_json();
+            assert_eq!(often.stats().to_json(), r, "shape {k} on {name}");
+            assert_eq!(once.stats().to_json(), r, "shape {k} on {name}");
+            assert!(
+                reference.stats().cycles_fasttrack > 0,
+                "shape {k} on {name}"
+            );
         }
     }
 }

@@ -125,7 +125,7 @@ fn check(guest: &str, args: &[&str], expect_racy: bool) {
     assert!(trace.len() > 1000, "{guest}: only {} events", trace.len());
     for (name, cfg) in machines() {
         let what = format!("{guest} on {name}");
-        let d = replay(
+        let mut d = replay(
             &trace,
             Lardish::new(cfg.clone()),
             Lardish::reference(cfg.clone()),

@@ -38,6 +38,18 @@ impl Layout {
         (addr & ((1 << 48) - 1)) >> self.shift
     }
 
+    /// Data lines of `[addr, addr + size)` (at least the first byte's).
+    #[inline]
+    pub fn data_lines(&self, addr: u64, size: u32) -> std::ops::RangeInclusive<u64> {
+        let last = addr.wrapping_add(u64::from(size.max(1)) - 1);
+        let (a, b) = (self.data_line(addr), self.data_line(last));
+        if b >= a {
+            a..=b
+        } else {
+            a..=a
+        }
+    }
+
     /// Metadata line of `core` holding byte `addr`'s metadata.
     #[inline]
     pub fn md_line(&self, core: usize, addr: u64, expanded: bool) -> u64 {

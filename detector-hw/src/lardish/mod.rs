@@ -15,6 +15,7 @@
 //! See `docs/lardish.md` for the model, the cost models, every configuration
 //! key and every simplification.
 
+mod baselines;
 pub mod cache;
 pub mod clocktable;
 pub mod config;
@@ -38,10 +39,10 @@ use crate::clock::{ClockTable, FxHashMap, FxHasher, ThreadIdx, VectorClock};
 type FxHashSet<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
 use crate::detector::{history_units, Detector, Granularity};
 use crate::event::{Access, AccessKind, LardOp, LowLevelSync, Origin, ThreadKey};
-use crate::fasttrack::{FastTrack, FtPath, FtWork};
 use crate::lard::{self, HistoryOp};
 use crate::race::{Race, RaceCollector, RaceKind};
 
+use baselines::{Baselines, Op};
 use cache::{Hierarchy, LineKind};
 use clocktable::HwClockTable;
 pub use config::{CacheGeom, ConfigError, HwConfig};
@@ -240,7 +241,7 @@ impl View<'_> {
 }
 
 /// The LARDISH hardware model; see the module docs.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Lardish {
     cfg: HwConfig,
     layout: Layout,
@@ -248,11 +249,12 @@ pub struct Lardish {
     bytes: VarMap,
     races: RaceCollector,
     hier: Hierarchy,
-    base: Hierarchy,
-    ft: Hierarchy,
-    /// The software FastTrack detector whose work (paths per cell) both
-    /// cost models charge at the measured [`FtCost`].
-    ft_detector: FastTrack,
+    /// The no-detection and software-FastTrack hierarchies and the
+    /// software FastTrack detector whose work (paths per cell) both cost
+    /// models charge at the measured [`FtCost`] (on a second host thread):
+    /// what they add to `cycles_no_detection` and
+    /// `cycles_fasttrack` reaches `stats` in [`Lardish::stats`].
+    baselines: Baselines,
     resident: FxHashMap<u64, u64>,
     /// Why each metadata line fill left the hierarchy (fill id → cause):
     /// the cause of later software checks (statistics only).
@@ -294,9 +296,7 @@ impl Lardish {
             bytes: VarMap::default(),
             races: RaceCollector::new(),
             hier: Hierarchy::new(&cfg),
-            base: Hierarchy::new(&cfg),
-            ft: Hierarchy::new(&cfg),
-            ft_detector: FastTrack::new(),
+            baselines: Baselines::threaded(&cfg),
             resident: FxHashMap::default(),
             lost: FxHashMap::default(),
             history_lines: FxHashSet::default(),
@@ -329,8 +329,7 @@ impl Lardish {
         let mut l = Lardish::new(cfg);
         l.use_per_byte_variable_map();
         l.hier = Hierarchy::reference(&l.cfg);
-        l.base = Hierarchy::reference(&l.cfg);
-        l.ft = Hierarchy::reference(&l.cfg);
+        l.baselines = Baselines::inline_reference(&l.cfg);
         l.memo = None;
         l
     }
@@ -349,8 +348,12 @@ impl Lardish {
         &self.cfg
     }
 
-    /// The statistics so far.
-    pub fn stats(&self) -> &HwStats {
+    /// The statistics so far (waits for the baseline cost models to
+    /// catch up).
+    pub fn stats(&mut self) -> &HwStats {
+        let (no_detection, fasttrack) = self.baselines.take();
+        self.stats.cycles_no_detection += no_detection;
+        self.stats.cycles_fasttrack += fasttrack;
         &self.stats
     }
 
@@ -560,14 +563,14 @@ impl Lardish {
         self.cores[c].table.clear();
     }
 
-    /// Sum of latencies of the distinct lines `lines` (sequential software
-    /// accesses) in hierarchy `which` (0 LARDISH, 2 FastTrack).
+    /// Sum of latencies of the lines `lines` (sequential software
+    /// accesses) in the LARDISH hierarchy; a line equal to the previous
+    /// one costs 1.
     fn soft_accesses(
         &mut self,
         c: usize,
         lines: impl IntoIterator<Item = u64>,
         write: bool,
-        ft: bool,
     ) -> u64 {
         let mut total = 0u64;
         let mut last = u64::MAX;
@@ -577,37 +580,10 @@ impl Lardish {
                 continue;
             }
             last = l;
-            let h = if ft { &mut self.ft } else { &mut self.hier };
-            total += u64::from(h.data_access(c, l, write).1);
+            total += u64::from(self.hier.data_access(c, l, write).1);
         }
-        if !ft {
-            self.drain_md_evictions(c);
-        }
+        self.drain_md_evictions(c);
         total
-    }
-
-    /// Cycles of software FastTrack's shadow accesses for an access of
-    /// `count` bytes at `first` that did `w`: one cell per byte, and for
-    /// read-shared cells the entries of a read vector clock (modelled at a
-    /// fixed address per byte, as a per-location allocation).
-    fn ft_shadow(&mut self, c: usize, first: u64, count: u32, w: &FtWork) -> u64 {
-        let cell = self.cfg.ft.shadow_bytes;
-        let layout = self.layout;
-        let lines = (0..u64::from(count)).map(|i| layout.ft_line(first.wrapping_add(i), cell));
-        let mut cycles = self.soft_accesses(c, lines, true, true);
-        let shared = w.cells[FtPath::ReadShared as usize] + w.cells[FtPath::WriteShared as usize];
-        if shared > 0 && w.shared_entries > 0 {
-            let line_bytes = 1u64 << layout.shift;
-            let per_cell = u64::from(w.shared_entries).div_ceil(u64::from(shared));
-            let span = (per_cell * self.cfg.ft.entry_bytes).div_ceil(line_bytes);
-            let mut rvc = Vec::new();
-            for i in 0..u64::from(shared) {
-                let base = layout.rvc_line(first.wrapping_add(i));
-                rvc.extend((0..span).map(|k| base.wrapping_add(k)));
-            }
-            cycles += self.soft_accesses(c, rvc, true, true);
-        }
-        cycles
     }
 
     /// Cost of a software race check of core `c`'s thread `t` that
@@ -642,7 +618,7 @@ impl Lardish {
         }
         let mut cost = u64::from(self.cfg.transition_cycles)
             + instructions * u64::from(self.cfg.instruction_cycles);
-        cost += self.soft_accesses(c, lines, false, false);
+        cost += self.soft_accesses(c, lines, false);
         // Import t's records into this core's metadata, within clock-table
         // capacity, then set status and exact permissions.
         let clock = self.clocks.clock(t).clone();
@@ -703,17 +679,6 @@ impl Lardish {
         if out > time {
             self.stats.async_stall_cycles += out - time;
             self.charge(c, out - time, Mechanism::Async);
-        }
-    }
-
-    /// Data lines of `[addr, addr+size)`.
-    fn data_lines(&self, addr: u64, size: u32) -> std::ops::RangeInclusive<u64> {
-        let last = addr.wrapping_add(u64::from(size.max(1)) - 1);
-        let (a, b) = (self.layout.data_line(addr), self.layout.data_line(last));
-        if b >= a {
-            a..=b
-        } else {
-            a..=a
         }
     }
 
@@ -877,7 +842,6 @@ impl Lardish {
     /// LARDISH adds its transition and the invalidation of cached metadata.
     fn history_op(&mut self, c: usize, op: HistoryOp) {
         let swb = self.cfg.ft.shadow_bytes;
-        let ftb = swb;
         let instr = u64::from(self.cfg.instruction_cycles);
         let mut cost = u64::from(self.cfg.transition_cycles);
         let ft_cost = match op {
@@ -892,11 +856,13 @@ impl Lardish {
                 let lines: Vec<u64> = (0..len)
                     .map(|i| self.layout.sw_line(addr.wrapping_add(i), swb))
                     .collect();
-                cost += self.soft_accesses(c, lines, true, false) + per_op;
-                let ft_lines: Vec<u64> = (0..len)
-                    .map(|i| self.layout.ft_line(addr.wrapping_add(i), ftb))
-                    .collect();
-                self.soft_accesses(c, ft_lines, true, true) + per_op
+                cost += self.soft_accesses(c, lines, true) + per_op;
+                self.baselines.push(Op::History {
+                    c: c as u32,
+                    a: (addr, len),
+                    b: (0, 0),
+                });
+                per_op
             }
             HistoryOp::Copy { src, dst, len } => {
                 self.stats.copy_ops += 1;
@@ -924,17 +890,19 @@ impl Lardish {
                     }
                 }
                 let mut lines = Vec::with_capacity(2 * len as usize);
-                let mut ft_lines = Vec::with_capacity(2 * len as usize);
                 for i in 0..len {
                     lines.push(self.layout.sw_line(src.wrapping_add(i), swb));
-                    ft_lines.push(self.layout.ft_line(src.wrapping_add(i), ftb));
                 }
                 for i in 0..len {
                     lines.push(self.layout.sw_line(dst.wrapping_add(i), swb));
-                    ft_lines.push(self.layout.ft_line(dst.wrapping_add(i), ftb));
                 }
-                cost += self.soft_accesses(c, lines, true, false) + per_op;
-                self.soft_accesses(c, ft_lines, true, true) + per_op
+                cost += self.soft_accesses(c, lines, true) + per_op;
+                self.baselines.push(Op::History {
+                    c: c as u32,
+                    a: (src, len),
+                    b: (dst, len),
+                });
+                per_op
             }
         };
         self.charge(c, cost, Mechanism::HistoryOp);
@@ -950,25 +918,25 @@ impl Detector for Lardish {
     fn access(&mut self, a: &Access) -> Option<Race> {
         self.begin_event();
         self.stats.accesses += 1;
-        // What software FastTrack does for this access (its verdict is not
-        // used: verdicts come from the exact variable map).
-        let _ = self.ft_detector.access(a);
-        let ft_work = *self.ft_detector.last_work();
-        let ft_instructions = self.cfg.ft.access_instructions(&ft_work, a.kind)
-            * u64::from(self.cfg.instruction_cycles);
         let c = self.core_index(a.origin.core);
         let write = a.kind == AccessKind::Write;
-        // The data access, in all three machines.
-        let (mut base_lat, mut data_lat, mut ft_data) = (0u32, 0u32, 0u32);
-        for line in self.data_lines(a.addr, a.size) {
-            base_lat = base_lat.max(self.base.data_access(c, line, write).1);
+        let tracked = lard::is_checked(a);
+        // The no-detection and software-FastTrack machines, and the
+        // software FastTrack detector itself (its verdict is not used:
+        // verdicts come from the exact variable map), on the baselines'
+        // thread.
+        self.baselines.push(Op::Access {
+            c: c as u32,
+            tracked,
+            a: *a,
+        });
+        // The data access in the LARDISH machine.
+        let mut data_lat = 0u32;
+        for line in self.layout.data_lines(a.addr, a.size) {
             data_lat = data_lat.max(self.hier.data_access(c, line, write).1);
-            ft_data = ft_data.max(self.ft.data_access(c, line, write).1);
         }
         self.drain_md_evictions(c);
-        self.stats.cycles_no_detection += u64::from(base_lat);
-        self.stats.cycles_fasttrack += u64::from(ft_data);
-        if !lard::is_checked(a) {
+        if !tracked {
             self.stats.untracked += 1;
             self.charge(c, u64::from(data_lat), Mechanism::Base);
             return None;
@@ -1093,14 +1061,13 @@ impl Detector for Lardish {
                 let hw = u64::from(self.cfg.hw_check_cycles);
                 self.charge(c, hw, Mechanism::SwCheck);
                 let own = (first, u64::from(count));
+                // What software FastTrack pays for this access (waits for
+                // the baselines to reach it).
+                let ft_instructions = self.baselines.last_access_instructions();
                 let cost = self.software_check(c, t, sw_addr, own, ft_instructions);
                 self.charge_software(c, cost);
             }
         }
-
-        // FastTrack in software: its measured instructions for the paths
-        // it took, its shadow cells and read vector clocks through its caches.
-        self.stats.cycles_fasttrack += ft_instructions + self.ft_shadow(c, first, count, &ft_work);
 
         let race = self.races.finish(key, a);
         if race.is_some() {
@@ -1111,7 +1078,7 @@ impl Detector for Lardish {
 
     fn lard(&mut self, origin: &Origin, op: &LardOp) {
         self.begin_event();
-        self.ft_detector.lard(origin, op);
+        self.baselines.push(Op::Lard(*origin, *op));
         let c = self.core_index(origin.core);
         let me = lard::identity(origin);
         self.switch_to(c, me);
@@ -1157,7 +1124,7 @@ impl Detector for Lardish {
     }
 
     fn sync(&mut self, origin: &Origin, s: &LowLevelSync) {
-        self.ft_detector.sync(origin, s);
+        self.baselines.push(Op::Sync(*origin, *s));
         self.begin_event();
         let c = self.core_index(origin.core);
         let instr = u64::from(self.cfg.instruction_cycles);

@@ -68,7 +68,7 @@ fn acc(d: &mut Lardish, core: u16, kind: AccessKind) -> Option<Race> {
     ))
 }
 
-fn stages(d: &Lardish) -> (u64, u64, u64) {
+fn stages(d: &mut Lardish) -> (u64, u64, u64) {
     let s = d.stats();
     (s.permission_hits, s.hw_checks, s.sw_checks)
 }
@@ -99,17 +99,17 @@ fn radish_table_1() {
     assert_eq!(d.hw_clocks(0, X), (None, None));
 
     // p0 read: software check, imports p0's write at 2.
-    let before = stages(&d);
+    let before = stages(&mut d);
     assert!(acc(&mut d, 0, AccessKind::Read).is_none());
-    assert_eq!(stages(&d).2, before.2 + 1, "software check");
+    assert_eq!(stages(&mut d).2, before.2 + 1, "software check");
     assert_eq!(d.status(X), HwStatus::Everything);
     assert_eq!(d.permission(0, X), Perm::Write);
     assert_eq!(d.hw_clocks(0, X), (Some(9), Some(2)));
 
     // p1 read: hardware check (status Everything).
-    let before = stages(&d);
+    let before = stages(&mut d);
     assert!(acc(&mut d, 1, AccessKind::Read).is_none());
-    assert_eq!(stages(&d).1, before.1 + 1, "hardware check");
+    assert_eq!(stages(&mut d).1, before.1 + 1, "hardware check");
     assert_eq!(d.permission(1, X), Perm::Read);
     assert_eq!(d.hw_clocks(1, X), (Some(5), None));
     assert_eq!(d.permission(0, X), Perm::Read, "eager downgrade, see docs");
@@ -123,9 +123,9 @@ fn radish_table_1() {
     assert_eq!((d.core_clock(1, t0), d.core_clock(1, t1)), (9, 5));
 
     // p1 write: permission READ fails, hardware check proves it race-free.
-    let before = stages(&d);
+    let before = stages(&mut d);
     assert!(acc(&mut d, 1, AccessKind::Write).is_none());
-    assert_eq!(stages(&d).1, before.1 + 1, "hardware check");
+    assert_eq!(stages(&mut d).1, before.1 + 1, "hardware check");
     assert_eq!(d.permission(1, X), Perm::Write);
     assert_eq!(d.hw_clocks(1, X), (None, Some(5)));
     assert_eq!(d.permission(0, X), Perm::None);
@@ -155,12 +155,12 @@ fn permission_hits_on_repeated_access() {
     let mut d = Lardish::default();
     op(&mut d, 0, LardOp::Thread { id: 0 });
     acc(&mut d, 0, AccessKind::Write);
-    let before = stages(&d);
+    let before = stages(&mut d);
     for _ in 0..10 {
         acc(&mut d, 0, AccessKind::Read);
         acc(&mut d, 0, AccessKind::Write);
     }
-    assert_eq!(stages(&d).0, before.0 + 20);
+    assert_eq!(stages(&mut d).0, before.0 + 20);
 }
 
 #[test]

@@ -1,0 +1,390 @@
+//! The two baseline cost models of [`Lardish`](super::Lardish) — no
+//! detection and software FastTrack — each with its own cache hierarchy,
+//! simulated on a second host thread.
+//!
+//! Nothing LARDISH decides depends on these two hierarchies: they only sum
+//! the latencies that `cycles_no_detection` and `cycles_fasttrack` add. So
+//! the model hands them their accesses as [`Op`]s in order, in batches, and
+//! collects the sums when its statistics are read ([`Baselines::take`]).
+//! Each hierarchy sees the same accesses in the same order as on one thread,
+//! and sums of latencies do not depend on when they are added, so every
+//! statistic is the one-thread model's; [`Baselines::inline`] (the
+//! reference model) runs them on the caller's thread.
+
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use super::cache::Hierarchy;
+use super::config::HwConfig;
+use super::ftcost::FtCost;
+use super::layout::Layout;
+use crate::detector::{history_units, Detector, Granularity};
+use crate::event::{Access, AccessKind, LardOp, LowLevelSync, Origin};
+use crate::fasttrack::{FastTrack, FtPath};
+
+/// Operations per batch handed to the worker (about 40 KiB).
+const BATCH: usize = 1024;
+/// Batches in flight before the model waits for the worker.
+const IN_FLIGHT: usize = 8;
+
+/// One piece of work for the baseline models, in event order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Access `a` on core `c`: the software FastTrack detector, the data
+    /// access in both hierarchies, then (`tracked`) FastTrack's
+    /// instructions, shadow cells and read vector clocks.
+    Access {
+        /// Core index.
+        c: u32,
+        /// A checked (Tracked) access.
+        tracked: bool,
+        /// The access.
+        a: Access,
+    },
+    /// A LARD operation, for the software FastTrack detector.
+    Lard(Origin, LardOp),
+    /// A low-level synchronization, for the software FastTrack detector.
+    Sync(Origin, LowLevelSync),
+    /// FastTrack's shadow lines of ClearHistory (`b` empty) or
+    /// CopyHistory (`a` the source, `b` the destination) as one sequence of
+    /// writes by core `c`: `(addr, len)` ranges.
+    History {
+        /// Core index.
+        c: u32,
+        /// First range.
+        a: (u64, u64),
+        /// Second range (length 0: none).
+        b: (u64, u64),
+    },
+}
+
+/// The no-detection and software-FastTrack hierarchies, the software
+/// FastTrack detector, and the cycles they summed since the last
+/// [`Models::take`].
+#[derive(Clone, Debug)]
+pub(super) struct Models {
+    base: Hierarchy,
+    ft: Hierarchy,
+    detector: FastTrack,
+    cost: FtCost,
+    instruction_cycles: u64,
+    /// FastTrack's instruction cycles for the last access.
+    last_instructions: u64,
+    layout: Layout,
+    shadow_bytes: u64,
+    entry_bytes: u64,
+    no_detection: u64,
+    fasttrack: u64,
+    /// Scratch list of read-vector-clock lines.
+    rvc: Vec<u64>,
+}
+
+impl Models {
+    fn new(cfg: &HwConfig, reference: bool) -> Models {
+        let h = || {
+            if reference {
+                Hierarchy::reference(cfg)
+            } else {
+                Hierarchy::new(cfg)
+            }
+        };
+        Models {
+            base: h(),
+            ft: h(),
+            detector: FastTrack::new(),
+            cost: cfg.ft,
+            instruction_cycles: u64::from(cfg.instruction_cycles),
+            last_instructions: 0,
+            layout: Layout::new(cfg.line_bytes),
+            shadow_bytes: cfg.ft.shadow_bytes,
+            entry_bytes: cfg.ft.entry_bytes,
+            no_detection: 0,
+            fasttrack: 0,
+            rvc: Vec::new(),
+        }
+    }
+
+    /// The cycles summed since the last call.
+    fn take(&mut self) -> (u64, u64) {
+        let out = (self.no_detection, self.fasttrack);
+        self.no_detection = 0;
+        self.fasttrack = 0;
+        out
+    }
+
+    fn run(&mut self, op: &Op) {
+        match *op {
+            Op::Access { c, tracked, ref a } => {
+                let c = c as usize;
+                let _ = self.detector.access(a);
+                let work = *self.detector.last_work();
+                self.last_instructions =
+                    self.cost.access_instructions(&work, a.kind) * self.instruction_cycles;
+                let write = a.kind == AccessKind::Write;
+                let (mut base_lat, mut ft_lat) = (0u32, 0u32);
+                for line in self.layout.data_lines(a.addr, a.size) {
+                    base_lat = base_lat.max(self.base.data_access(c, line, write).1);
+                    ft_lat = ft_lat.max(self.ft.data_access(c, line, write).1);
+                }
+                self.no_detection += u64::from(base_lat);
+                self.fasttrack += u64::from(ft_lat);
+                if tracked {
+                    let (first, count) = history_units(a, Granularity::Byte);
+                    let shared = work.cells[FtPath::ReadShared as usize]
+                        + work.cells[FtPath::WriteShared as usize];
+                    self.fasttrack += self.last_instructions
+                        + self.ft_shadow(c, first, count, shared, work.shared_entries);
+                }
+            }
+            Op::Lard(origin, op) => self.detector.lard(&origin, &op),
+            Op::Sync(origin, sync) => self.detector.sync(&origin, &sync),
+            Op::History { c, a, b } => {
+                let (layout, cell) = (self.layout, self.shadow_bytes);
+                let lines = (0..a.1)
+                    .map(move |i| layout.ft_line(a.0.wrapping_add(i), cell))
+                    .chain((0..b.1).map(move |i| layout.ft_line(b.0.wrapping_add(i), cell)));
+                self.fasttrack += soft_accesses(&mut self.ft, c as usize, lines);
+            }
+        }
+    }
+
+    /// Cycles of software FastTrack's shadow accesses: one cell per byte,
+    /// and for read-shared cells the entries of a read vector clock
+    /// (modelled at a fixed address per byte, as a per-location
+    /// allocation).
+    fn ft_shadow(&mut self, c: usize, first: u64, count: u32, shared: u32, entries: u32) -> u64 {
+        let (layout, cell) = (self.layout, self.shadow_bytes);
+        let lines = (0..u64::from(count)).map(|i| layout.ft_line(first.wrapping_add(i), cell));
+        let mut cycles = soft_accesses(&mut self.ft, c, lines);
+        if shared > 0 && entries > 0 {
+            let line_bytes = 1u64 << layout.shift;
+            let per_cell = u64::from(entries).div_ceil(u64::from(shared));
+            let span = (per_cell * self.entry_bytes).div_ceil(line_bytes);
+            let mut rvc = std::mem::take(&mut self.rvc);
+            rvc.clear();
+            for i in 0..u64::from(shared) {
+                let base = layout.rvc_line(first.wrapping_add(i));
+                rvc.extend((0..span).map(|k| base.wrapping_add(k)));
+            }
+            cycles += soft_accesses(&mut self.ft, c, rvc.iter().copied());
+            self.rvc = rvc;
+        }
+        cycles
+    }
+}
+
+/// Sum of latencies of the lines `lines` (sequential software writes) in
+/// `h`; a line equal to the previous one costs 1.
+pub(super) fn soft_accesses(
+    h: &mut Hierarchy,
+    c: usize,
+    lines: impl IntoIterator<Item = u64>,
+) -> u64 {
+    let mut total = 0u64;
+    let mut last = u64::MAX;
+    for l in lines {
+        if l == last {
+            total += 1;
+            continue;
+        }
+        last = l;
+        total += u64::from(h.data_access(c, l, true).1);
+    }
+    total
+}
+
+/// A request to the worker thread.
+enum Msg {
+    /// Operations to run, in order.
+    Batch(Vec<Op>),
+    /// Reply with the cycles summed since the last `Take`.
+    Take,
+    /// Reply with FastTrack's instruction cycles for the last access.
+    LastInstructions,
+}
+
+/// The worker's answers.
+enum Reply {
+    /// To [`Msg::Take`]: (no-detection, FastTrack) cycles.
+    Cycles(u64, u64),
+    /// To [`Msg::LastInstructions`].
+    Instructions(u64),
+}
+
+/// The worker thread and its channels.
+pub(super) struct Worker {
+    pending: Vec<Op>,
+    to: Option<SyncSender<Msg>>,
+    /// Emptied batches coming back for reuse.
+    spent: Receiver<Vec<Op>>,
+    replies: Receiver<Reply>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Starts a worker owning `models`.
+    fn spawn(mut models: Box<Models>) -> std::io::Result<Worker> {
+        let (to, from_model) = mpsc::sync_channel::<Msg>(IN_FLIGHT);
+        let (spent_to, spent) = mpsc::channel::<Vec<Op>>();
+        let (reply_to, replies) = mpsc::channel::<Reply>();
+        let handle = std::thread::Builder::new()
+            .name("lardish-baselines".into())
+            .spawn(move || {
+                while let Ok(msg) = from_model.recv() {
+                    match msg {
+                        Msg::Batch(mut ops) => {
+                            for op in &ops {
+                                models.run(op);
+                            }
+                            ops.clear();
+                            let _ = spent_to.send(ops);
+                        }
+                        Msg::Take => {
+                            let (n, f) = models.take();
+                            if reply_to.send(Reply::Cycles(n, f)).is_err() {
+                                return;
+                            }
+                        }
+                        Msg::LastInstructions => {
+                            let i = models.last_instructions;
+                            if reply_to.send(Reply::Instructions(i)).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            })?;
+        Ok(Worker {
+            pending: Vec::with_capacity(BATCH),
+            to: Some(to),
+            spent,
+            replies,
+            handle: Some(handle),
+        })
+    }
+
+    fn send(&mut self, msg: Msg) {
+        let sent = self.to.as_ref().map(|to| to.send(msg));
+        if !matches!(sent, Some(Ok(()))) {
+            self.died();
+        }
+    }
+
+    /// Hands the pending operations to the worker.
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let next = self
+            .spent
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let batch = std::mem::replace(&mut self.pending, next);
+        self.send(Msg::Batch(batch));
+    }
+
+    fn ask(&mut self, msg: Msg) -> Reply {
+        self.flush();
+        self.send(msg);
+        match self.replies.recv() {
+            Ok(r) => r,
+            Err(_) => self.died(),
+        }
+    }
+
+    /// The worker stopped early: it panicked; so does the model.
+    fn died(&mut self) -> ! {
+        self.to = None;
+        if let Some(h) = self.handle.take() {
+            if let Err(panic) = h.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        panic!("the LARDISH baseline worker stopped");
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.to = None;
+        if let Some(h) = self.handle.take() {
+            // A panic of the worker is reported by the next `ask`; a model
+            // dropped without asking ignores it.
+            let _ = h.join();
+        }
+    }
+}
+
+/// The baseline cost models, on a worker thread or inline.
+pub(super) enum Baselines {
+    /// Run on the caller's thread (the reference model).
+    Inline(Box<Models>),
+    /// Run on a worker thread, in batches.
+    Threaded(Worker),
+}
+
+impl Baselines {
+    /// The models of `cfg` on a worker thread (inline if no thread can be
+    /// started).
+    pub fn threaded(cfg: &HwConfig) -> Baselines {
+        match Worker::spawn(Box::new(Models::new(cfg, false))) {
+            Ok(w) => Baselines::Threaded(w),
+            Err(_) => Baselines::Inline(Box::new(Models::new(cfg, false))),
+        }
+    }
+
+    /// The reference models of `cfg` (every cache speed-up off), inline.
+    pub fn inline_reference(cfg: &HwConfig) -> Baselines {
+        Baselines::Inline(Box::new(Models::new(cfg, true)))
+    }
+
+    /// Runs `op` after every earlier one.
+    #[inline]
+    pub fn push(&mut self, op: Op) {
+        match self {
+            Baselines::Inline(m) => m.run(&op),
+            Baselines::Threaded(w) => {
+                w.pending.push(op);
+                if w.pending.len() >= BATCH {
+                    w.flush();
+                }
+            }
+        }
+    }
+
+    /// The (no-detection, FastTrack) cycles summed since the last call,
+    /// after every operation pushed so far.
+    pub fn take(&mut self) -> (u64, u64) {
+        match self {
+            Baselines::Inline(m) => m.take(),
+            Baselines::Threaded(w) => match w.ask(Msg::Take) {
+                Reply::Cycles(n, f) => (n, f),
+                Reply::Instructions(_) => unreachable!("Take is answered with cycles"),
+            },
+        }
+    }
+
+    /// Software FastTrack's instruction cycles (its measured cost) for the
+    /// last [`Op::Access`] pushed.
+    pub fn last_access_instructions(&mut self) -> u64 {
+        match self {
+            Baselines::Inline(m) => m.last_instructions,
+            Baselines::Threaded(w) => match w.ask(Msg::LastInstructions) {
+                Reply::Instructions(i) => i,
+                Reply::Cycles(..) => unreachable!("LastInstructions is answered with instructions"),
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for Baselines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Baselines::Inline(m) => f.debug_tuple("Inline").field(m).finish(),
+            Baselines::Threaded(w) => f
+                .debug_struct("Threaded")
+                .field("pending", &w.pending.len())
+                .finish(),
+        }
+    }
+}
