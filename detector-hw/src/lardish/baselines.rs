@@ -22,7 +22,7 @@ use crate::detector::{history_units, Detector, Granularity};
 use crate::event::{Access, AccessKind, LardOp, LowLevelSync, Origin};
 use crate::fasttrack::{FastTrack, FtPath};
 
-/// Operations per batch handed to the worker (about 40 KiB).
+/// Operations per batch handed to the worker.
 const BATCH: usize = 1024;
 /// Batches in flight before the model waits for the worker.
 const IN_FLIGHT: usize = 8;
