@@ -12,7 +12,8 @@
 //! granules keep 8-byte units, against 32 for a cell per byte); the other
 //! `8 / u - 1` units of a split granule live in a block of that many cells
 //! in the page's side arena (blocks of 1, 3 or 7 cells, reused through one
-//! free list per size).
+//! free list per size). A granule's unit size and block index share one
+//! 32-bit word, so finding a unit's cell loads one word besides the cell.
 //!
 //! An access visits each unit it covers once, counting it as `u` bytes
 //! ([`super::FtWork`] is the per-byte work): a per-byte detector would apply
@@ -44,18 +45,27 @@ const GRANULES: usize = PAGE_SIZE as usize / GRANULE;
 /// One 4 KiB page of FastTrack shadow memory; see the module docs.
 #[derive(Clone, Debug)]
 pub(super) struct UnitPage {
-    /// Unit size (1, 2, 4 or 8) of each granule.
-    units: Box<[u8]>,
+    /// Each granule's unit size (1, 2, 4 or 8; low 4 bits) and, above
+    /// them, its block in `rest` (unused for 8-byte units): one load finds
+    /// both.
+    meta: Box<[u32]>,
     /// The history of each granule's first unit.
     first: Box<[Cell]>,
-    /// Each split granule's block in `rest` (unused for 8-byte units).
-    blocks: Box<[u32]>,
     /// Blocks of the other units of split granules, in unit order.
     rest: Vec<Cell>,
     /// Free blocks of 1, 3 and 7 cells (indexed by [`class`]).
     free: [Vec<u32>; 3],
     /// Whether granules may hold units larger than a byte.
     coarse: bool,
+}
+
+/// Bits of a granule's `meta` below its block index.
+const META_BLOCK_SHIFT: u32 = 4;
+
+/// The `meta` word of a granule with `u`-byte units and block `b`.
+#[inline]
+fn meta(u: usize, b: u32) -> u32 {
+    b << META_BLOCK_SHIFT | u as u32
 }
 
 /// The largest unit size (≤ 8) that divides both `lo` and `hi`: the units a
@@ -76,9 +86,8 @@ impl UnitPage {
     /// An empty page with 8-byte units.
     pub(super) fn coarse() -> UnitPage {
         UnitPage {
-            units: vec![GRANULE as u8; GRANULES].into_boxed_slice(),
+            meta: vec![meta(GRANULE, 0); GRANULES].into_boxed_slice(),
             first: vec![EMPTY; GRANULES].into_boxed_slice(),
-            blocks: vec![0; GRANULES].into_boxed_slice(),
             rest: Vec::new(),
             free: Default::default(),
             coarse: true,
@@ -89,13 +98,18 @@ impl UnitPage {
     pub(super) fn per_byte() -> UnitPage {
         let rest = GRANULE - 1;
         UnitPage {
-            units: vec![1; GRANULES].into_boxed_slice(),
+            meta: (0..GRANULES).map(|g| meta(1, (g * rest) as u32)).collect(),
             first: vec![EMPTY; GRANULES].into_boxed_slice(),
-            blocks: (0..GRANULES).map(|g| (g * rest) as u32).collect(),
             rest: vec![EMPTY; GRANULES * rest],
             free: Default::default(),
             coarse: false,
         }
+    }
+
+    /// Unit size of granule `g`.
+    #[inline]
+    fn unit_size(&self, g: usize) -> usize {
+        (self.meta[g] & ((1 << META_BLOCK_SHIFT) - 1)) as usize
     }
 
     /// Makes bytes `lo..hi` of granule `g` (`0 <= lo < hi <= 8`) whole
@@ -108,7 +122,7 @@ impl UnitPage {
         hi: usize,
         reads: &mut ReadClocks,
     ) -> usize {
-        let cur = usize::from(self.units[g]);
+        let cur = self.unit_size(g);
         let need = unit_for(lo, hi);
         if need >= cur {
             return cur;
@@ -130,9 +144,9 @@ impl UnitPage {
     /// Gives granule `g`'s block back (its units must own no read vector
     /// clock any more, or have handed them on).
     fn release_block(&mut self, g: usize) {
-        let u = usize::from(self.units[g]);
+        let u = self.unit_size(g);
         if u < GRANULE {
-            self.free[class(u)].push(self.blocks[g]);
+            self.free[class(u)].push(self.meta[g] >> META_BLOCK_SHIFT);
         }
     }
 
@@ -140,15 +154,14 @@ impl UnitPage {
     /// current units): every new unit gets a copy of its old unit's history.
     #[cold]
     fn split(&mut self, g: usize, to: usize, reads: &mut ReadClocks) {
-        let cur = usize::from(self.units[g]);
+        let cur = self.unit_size(g);
         let mut old = [EMPTY; GRANULE];
         for (k, cell) in old.iter_mut().enumerate().take(GRANULE / cur) {
             *cell = *self.unit(g, k * cur);
         }
         self.release_block(g);
         let b = self.alloc(to) as usize;
-        self.blocks[g] = b as u32;
-        self.units[g] = to as u8;
+        self.meta[g] = meta(to, b as u32);
         for at in (to..GRANULE).step_by(to) {
             let from = old[at / cur];
             // The first copy of an old unit keeps its read vector clock.
@@ -168,8 +181,9 @@ impl UnitPage {
             return &mut self.first[g];
         }
         // `u` is a power of two: a shift, not a division.
-        let shift = self.units[g].trailing_zeros();
-        let i = self.blocks[g] as usize + (at >> shift) - 1;
+        let m = self.meta[g];
+        let shift = m.trailing_zeros();
+        let i = (m >> META_BLOCK_SHIFT) as usize + (at >> shift) - 1;
         &mut self.rest[i]
     }
 
@@ -182,7 +196,7 @@ impl UnitPage {
     /// The history of byte `off` (a copy of its unit's cell).
     pub(super) fn byte(&mut self, off: usize) -> Cell {
         let (g, at) = (off / GRANULE, off % GRANULE);
-        let u = usize::from(self.units[g]);
+        let u = self.unit_size(g);
         *self.unit(g, at & !(u - 1))
     }
 
@@ -192,7 +206,7 @@ impl UnitPage {
     pub(super) fn written_whole(&mut self, g: usize) {
         if self.coarse {
             self.release_block(g);
-            self.units[g] = GRANULE as u8;
+            self.meta[g] = meta(GRANULE, 0);
         }
     }
 
@@ -200,7 +214,7 @@ impl UnitPage {
     pub(super) fn clear(&mut self, g: usize, lo: usize, hi: usize, reads: &mut ReadClocks) {
         let whole = self.coarse && lo == 0 && hi == GRANULE;
         let u = if whole {
-            usize::from(self.units[g])
+            self.unit_size(g)
         } else {
             self.units_covering(g, lo, hi, reads)
         };
@@ -209,7 +223,7 @@ impl UnitPage {
         }
         if whole {
             self.release_block(g);
-            self.units[g] = GRANULE as u8;
+            self.meta[g] = meta(GRANULE, 0);
         }
     }
 
