@@ -143,7 +143,7 @@ impl Models {
                 let lines = (0..a.1)
                     .map(move |i| layout.ft_line(a.0.wrapping_add(i), cell))
                     .chain((0..b.1).map(move |i| layout.ft_line(b.0.wrapping_add(i), cell)));
-                self.fasttrack += soft_accesses(&mut self.ft, c as usize, lines);
+                self.fasttrack += soft_accesses(&mut self.ft, c as usize, lines, true);
             }
         }
     }
@@ -155,7 +155,7 @@ impl Models {
     fn ft_shadow(&mut self, c: usize, first: u64, count: u32, shared: u32, entries: u32) -> u64 {
         let (layout, cell) = (self.layout, self.shadow_bytes);
         let lines = (0..u64::from(count)).map(|i| layout.ft_line(first.wrapping_add(i), cell));
-        let mut cycles = soft_accesses(&mut self.ft, c, lines);
+        let mut cycles = soft_accesses(&mut self.ft, c, lines, true);
         if shared > 0 && entries > 0 {
             let line_bytes = 1u64 << layout.shift;
             let per_cell = u64::from(entries).div_ceil(u64::from(shared));
@@ -166,19 +166,22 @@ impl Models {
                 let base = layout.rvc_line(first.wrapping_add(i));
                 rvc.extend((0..span).map(|k| base.wrapping_add(k)));
             }
-            cycles += soft_accesses(&mut self.ft, c, rvc.iter().copied());
+            cycles += soft_accesses(&mut self.ft, c, rvc.iter().copied(), true);
             self.rvc = rvc;
         }
         cycles
     }
 }
 
-/// Sum of latencies of the lines `lines` (sequential software writes) in
-/// `h`; a line equal to the previous one costs 1.
+/// Sum of latencies of the lines `lines` (sequential software accesses,
+/// writes if `write`) of core `c` in `h`; a line equal to the previous one
+/// costs 1. Shared by the software-FastTrack model and LARDISH's software
+/// checks, so the two price software metadata traffic the same way.
 pub(super) fn soft_accesses(
     h: &mut Hierarchy,
     c: usize,
     lines: impl IntoIterator<Item = u64>,
+    write: bool,
 ) -> u64 {
     let mut total = 0u64;
     let mut last = u64::MAX;
@@ -188,7 +191,7 @@ pub(super) fn soft_accesses(
             continue;
         }
         last = l;
-        total += u64::from(h.data_access(c, l, true).1);
+        total += u64::from(h.data_access(c, l, write).1);
     }
     total
 }

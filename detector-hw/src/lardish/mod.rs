@@ -572,16 +572,7 @@ impl Lardish {
         lines: impl IntoIterator<Item = u64>,
         write: bool,
     ) -> u64 {
-        let mut total = 0u64;
-        let mut last = u64::MAX;
-        for l in lines {
-            if l == last {
-                total += 1;
-                continue;
-            }
-            last = l;
-            total += u64::from(self.hier.data_access(c, l, write).1);
-        }
+        let total = baselines::soft_accesses(&mut self.hier, c, lines, write);
         self.drain_md_evictions(c);
         total
     }
