@@ -11,7 +11,7 @@ use lard_emu::linux::hostfd::{self, StderrCopy};
 use lard_emu::observe::accuracy::{parse_variants, AccuracyObserver};
 use lard_emu::observe::detect::DetectorObserver;
 use lard_emu::observe::objects;
-use lard_emu::observe::observer::{AccessMode, CountingObserver, Observer};
+use lard_emu::observe::observer::{AccessMode, CountingObserver, Observer, Simd};
 use lard_emu::run::{Emulator, Outcome, RunLimits, StopReason};
 use std::cell::RefCell;
 use std::os::fd::AsRawFd;
@@ -69,6 +69,18 @@ enum ObserveArg {
     Tracked,
     /// Every data access (memory hook).
     All,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SimdArg {
+    /// The fastest form this CPU has (AVX-512, else AVX2, else scalar).
+    Auto,
+    /// One record at a time.
+    Scalar,
+    /// Four records at a time (AVX2).
+    Avx2,
+    /// Eight records at a time (AVX-512 F and DQ).
+    Avx512,
 }
 
 #[derive(Parser)]
@@ -193,6 +205,11 @@ struct RunArgs {
     /// Also observe low-level synchronization (atomics, futexes, clone).
     #[arg(long)]
     observe_sync: bool,
+    /// With --detector none --observe all: the form of the counting
+    /// observer's pass over each batch of accesses (for measurement and
+    /// tests; every form gives the same counts and hash).
+    #[arg(long, value_enum, default_value = "auto")]
+    simd: SimdArg,
     /// Detection mode: `auto` (LARD for programs with LARDx86 code, binary
     /// mode otherwise; docs/binary-mode.md), `lard` or `binary`.
     #[arg(long, value_enum, default_value = "auto")]
@@ -613,6 +630,16 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
             return ExitCode::from(EXIT_NOT_FOUND);
         }
     }
+    let simd = match args.simd {
+        SimdArg::Auto => Simd::best(),
+        SimdArg::Scalar => Simd::Scalar,
+        SimdArg::Avx2 => Simd::Avx2,
+        SimdArg::Avx512 => Simd::Avx512,
+    };
+    if !simd.available() {
+        eprintln!("lard: --simd: this CPU does not run the {simd:?} form");
+        return ExitCode::from(2);
+    }
     let mode = match args.observe {
         ObserveArg::None => AccessMode::None,
         ObserveArg::Tracked => AccessMode::Tracked,
@@ -646,7 +673,7 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
                 }
             }
         }
-        "none" => Box::new(CountingObserver::new(mode, args.observe_sync)),
+        "none" => Box::new(CountingObserver::new(mode, args.observe_sync).with_simd(simd)),
         "lardish" => {
             let cfg = match &args.hw_config {
                 None => HwConfig::default(),

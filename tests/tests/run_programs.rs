@@ -287,7 +287,20 @@ fn batched_access_delivery_gives_the_synchronous_event_stream() {
     // delivering each before it happens, interleaved with syscalls, context
     // switches and sync events as they occur. Same seed, so the same
     // execution: the stream hashes (every field of every event, in order)
-    // must agree, and the trace must hold the stream.
+    // must agree, and the trace must hold the stream. The batches' pass
+    // (`--simd`: scalar, AVX2, AVX-512, each where the CPU has it) must
+    // not change it either.
+    let mut forms = vec!["scalar"];
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx2") && has!("popcnt") {
+            forms.push("avx2");
+        }
+        if has!("avx512f") && has!("avx512dq") && has!("popcnt") {
+            forms.push("avx512");
+        }
+    }
     for libc in Libc::ALL {
         let trace = scratch_file(&format!("racy-{}-trace", libc.name()));
         let t = trace.to_string_lossy().to_string();
@@ -300,6 +313,10 @@ fn batched_access_delivery_gives_the_synchronous_event_stream() {
             "{libc:?}: batched vs synchronous delivery"
         );
         assert!(recorded > 10_000, "{libc:?}: trace of {recorded} bytes");
+        for simd in &forms {
+            let forced = event_hash_with(libc, "5", &["--simd", simd]);
+            assert_eq!(forced, one_by_one, "{libc:?}: batched with --simd {simd}");
+        }
     }
 }
 

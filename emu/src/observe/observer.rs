@@ -7,6 +7,7 @@
 
 use crate::cpu::stacks::StackMap;
 use crate::observe::stats::AccessTally;
+pub use crate::observe::stream_hash::Simd;
 use crate::observe::stream_hash::{self, access_term, finish, fold, origin_word, K0, K3};
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, Origin, ProgramEvent};
 use lard_isa_ext::OpKind;
@@ -251,11 +252,11 @@ impl<'a> AccessBatch<'a> {
     /// position key `key + K0` and each next one `K0` further, and the last
     /// record's key; counts the records on the way as [`AccessBatch::for_each`]
     /// does, but does not write their stack flags back (eight records at a
-    /// time with AVX-512: `observe::stream_hash`).
-    pub fn stream_terms(&mut self, key: u64) -> (u64, u64) {
+    /// time with AVX-512, four with AVX2, as `simd` says: `observe::stream_hash`).
+    pub fn stream_terms(&mut self, key: u64, simd: Simd) -> (u64, u64) {
         let ow = origin_word(&self.origin);
         if self.state == BatchState::Raw {
-            let s = stream_hash::count_and_sum(self.records, self.stacks, ow, key);
+            let s = stream_hash::count_and_sum(self.records, self.stacks, ow, key, simd);
             self.classes = s.classes;
             self.state = BatchState::Counted;
             return (s.sum, s.key);
@@ -317,6 +318,8 @@ pub struct CountingObserver {
     pub hash: u64,
     /// The position key of the next event.
     key: u64,
+    /// The form of the every-access pass.
+    simd: Simd,
 }
 
 impl CountingObserver {
@@ -334,7 +337,16 @@ impl CountingObserver {
             program_events: 0,
             hash: 0,
             key: 0,
+            simd: Simd::best(),
         }
+    }
+
+    /// The counter with the every-access pass done by `simd` (default: the
+    /// fastest this CPU has, [`Simd::best`]; a form it lacks means the
+    /// scalar loop). Every form gives the same counts and hash.
+    pub fn with_simd(mut self, simd: Simd) -> Self {
+        self.simd = simd;
+        self
     }
 
     /// Adds the next event's word to the stream hash.
@@ -386,7 +398,7 @@ impl Observer for CountingObserver {
     fn accesses(&mut self, batch: &mut AccessBatch) {
         // As `event` once per record (the event's PC is the access's), in
         // the batch's one pass; the counts come with the batch.
-        let (sum, key) = batch.stream_terms(self.key);
+        let (sum, key) = batch.stream_terms(self.key, self.simd);
         self.hash = self.hash.wrapping_add(sum);
         self.key = key;
         let [tracked, untracked, stack] = batch.counts();
