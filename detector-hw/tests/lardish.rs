@@ -444,6 +444,42 @@ fn optimized_model_changes_no_statistic() {
     }
 }
 
+/// The batch entry point (`Lardish::events`, which prefetches ahead and is
+/// what `lard run` feeds) gives every report, at the same event, and every
+/// statistic of the reference model fed one event at a time, for slices of
+/// several lengths (shorter and longer than the prefetch distance), under
+/// every machine and trace shape.
+#[test]
+fn batched_events_change_no_report_or_statistic() {
+    for (k, params) in shapes().iter().enumerate() {
+        let params = TraceParams {
+            events: 3_000,
+            ..params.clone()
+        };
+        let trace = random_trace(300 + k as u64, &params);
+        for (name, cfg) in configs() {
+            let mut reference = Lardish::reference(cfg.clone());
+            let expected: Vec<_> = trace.iter().map(|e| reference.event(e)).collect();
+            let want = reference.stats().to_json();
+            for len in [1, 5, 64, 1000] {
+                let mut batched = Lardish::new(cfg.clone());
+                let mut got = vec![None; trace.len()];
+                for (c, slice) in trace.chunks(len).enumerate() {
+                    batched.events(slice, |i, r| got[c * len + i] = Some(r));
+                }
+                for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                    assert_eq!(g, e, "shape {k} on {name}, slices of {len}, event {i}");
+                }
+                assert_eq!(
+                    batched.stats().to_json(),
+                    want,
+                    "shape {k} on {name}, slices of {len}"
+                );
+            }
+        }
+    }
+}
+
 /// The baseline cost models (no detection, software FastTrack) run on a
 /// second host thread and hand their cycles over when the statistics are
 /// read: reading them every few events (each read waits for the thread and

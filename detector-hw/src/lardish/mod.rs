@@ -38,7 +38,7 @@ use crate::clock::{ClockTable, FxHashMap, FxHasher, ThreadIdx, VectorClock};
 /// A `HashSet` using [`FxHasher`].
 type FxHashSet<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
 use crate::detector::{history_units, Detector, Granularity};
-use crate::event::{Access, AccessKind, LardOp, LowLevelSync, Origin, ThreadKey};
+use crate::event::{Access, AccessKind, Event, EventKind, LardOp, LowLevelSync, Origin, ThreadKey};
 use crate::lard::{self, HistoryOp};
 use crate::race::{Race, RaceCollector, RaceKind};
 
@@ -50,6 +50,9 @@ pub use ftcost::FtCost;
 use history::ByteMeta;
 pub use history::{Holder, HwStatus, Perm};
 use layout::Layout;
+
+/// How many events ahead [`Lardish::events`] prefetches.
+const AHEAD: usize = 4;
 pub use stats::{HwCause, HwStats, Mechanism, OccupancySample, SwCause};
 use varmap::VarMap;
 
@@ -370,6 +373,41 @@ impl Lardish {
 
     fn view(&self) -> View<'_> {
         view!(self)
+    }
+
+    /// The events `events` in order, exactly as one [`Detector::event`]
+    /// each (every report and statistic the same), calling `race` with the
+    /// index and report of each racy access. Meanwhile the host is asked
+    /// ([`cache::prefetch`]) for what the access [`AHEAD`] events later
+    /// will look up — its L3 sets and its granule of the variable map —
+    /// so that those host cache misses overlap the work in between
+    /// (docs/lardish.md, "Prefetching a batch ahead").
+    pub fn events(&mut self, events: &[Event], mut race: impl FnMut(usize, Race)) {
+        for (i, e) in events.iter().enumerate() {
+            if let Some(later) = events.get(i + AHEAD) {
+                self.prefetch(later);
+            }
+            if let Some(r) = self.event(e) {
+                race(i, r);
+            }
+        }
+    }
+
+    /// The hints of [`Lardish::events`] for one later event.
+    #[inline]
+    fn prefetch(&self, e: &Event) {
+        let EventKind::Access(a) = &e.kind else {
+            return;
+        };
+        let dline = self.layout.data_line(a.addr);
+        self.hier.prefetch_l3(dline);
+        if lard::is_checked(a) {
+            let c = self.core_index(a.origin.core);
+            let expanded = self.expanded.contains(&dline);
+            self.hier
+                .prefetch_l3(self.layout.md_line(c, a.addr, expanded));
+            self.bytes.prefetch(a.addr);
+        }
     }
 
     fn core_index(&self, core: u16) -> usize {

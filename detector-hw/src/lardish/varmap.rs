@@ -183,6 +183,24 @@ impl VarMap {
 
     /// Calls `f(x, n, meta)` on the metadata of the bytes of
     /// `[first, first+count)` in order, creating absent ones with `new`:
+    /// Prefetches ([`super::cache::prefetch`]) the metadata of byte `x`'s
+    /// granule, if its chunk exists (never allocating: a hint, no state
+    /// changes).
+    #[inline]
+    pub fn prefetch(&self, x: u64) {
+        if let Store::Chunked(m) = &self.store {
+            let (k, g, _) = split(x);
+            if let Some(chunk) = m.get(&k) {
+                let p = (&chunk[g] as *const Granule).cast::<u8>();
+                let mut off = 0;
+                while off < std::mem::size_of::<Granule>() {
+                    super::cache::prefetch(p.wrapping_add(off));
+                    off += 64;
+                }
+            }
+        }
+    }
+
     /// `n` bytes from `x` on share `meta` (a uniform granule the range
     /// covers; `n` is 1 otherwise, and always in the per-byte layout). One
     /// chunk lookup per chunk instead of one per byte.
