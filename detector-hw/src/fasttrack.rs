@@ -64,6 +64,7 @@ use crate::race::{Race, RaceCollector, RaceKind};
 use crate::shadow::{page_chunks, PagedShadow, PAGE_SIZE};
 
 mod cell;
+mod hint;
 mod units;
 
 use cell::{Cell, Who, Wide, EMPTY, NONE, SHARED, WHO_SHARED};

@@ -33,6 +33,7 @@ pub mod fasttrack;
 pub mod lard;
 pub mod lardish;
 pub mod object;
+mod prefetch;
 pub mod race;
 pub mod shadow;
 pub mod trace;

@@ -80,6 +80,17 @@ impl<P: Clone> PagedShadow<P> {
         self.pages.get_mut(slot as usize)
     }
 
+    /// Shadow page `page` if it was ever allocated, found without changing
+    /// anything (not even the page cache): for read-only hints.
+    #[inline]
+    pub fn existing_page(&self, page: u64) -> Option<&P> {
+        let slot = match self.cache.get((page as usize) & (PAGE_CACHE - 1)) {
+            Some(&(p, s)) if p == page => s,
+            _ => *self.slots.get(&page)?,
+        };
+        self.pages.get(slot as usize)
+    }
+
     /// Shadow page `page` (the empty page if it was never allocated).
     pub fn page(&self, page: u64) -> &P {
         match self.slots.get(&page) {
@@ -134,6 +145,8 @@ mod tests {
         assert_eq!(s.page(3)[7], 9);
         assert_eq!(s.page(5)[7], 0);
         assert_eq!(s.existing_page_mut(3).map(|p| p[7]), Some(9));
+        assert_eq!(s.existing_page(3).map(|p| p[7]), Some(9));
+        assert!(s.existing_page(5).is_none());
         assert_eq!(s.pages(), 2);
     }
 }

@@ -193,6 +193,27 @@ impl UnitPage {
         self.unit(off / GRANULE, off % GRANULE)
     }
 
+    /// Granule `g`'s unit word, read-only (for a prefetch hint).
+    #[inline]
+    pub(super) fn unit_word(&self, g: usize) -> Option<&u32> {
+        self.meta.get(g)
+    }
+
+    /// The cell that holds byte `at` of granule `g` in the current layout,
+    /// read-only and without splitting (for a prefetch hint; an access that
+    /// splits the granule first visits other cells).
+    #[inline]
+    pub(super) fn cell_of(&self, g: usize, at: usize) -> Option<&Cell> {
+        let m = *self.meta.get(g)?;
+        // The unit size is a power of two in the low bits.
+        let shift = m.trailing_zeros();
+        let k = at >> shift;
+        if k == 0 {
+            return self.first.get(g);
+        }
+        self.rest.get((m >> META_BLOCK_SHIFT) as usize + k - 1)
+    }
+
     /// The history of byte `off` (a copy of its unit's cell).
     pub(super) fn byte(&mut self, off: usize) -> Cell {
         let (g, at) = (off / GRANULE, off % GRANULE);
@@ -266,6 +287,14 @@ mod tests {
         for off in 8..16 {
             assert_eq!(p.byte(off).w_clock, 5);
         }
+        // The read-only lookup finds the cells the access path uses
+        // (2-byte units: bytes 4 and 5 share one).
+        let at12: *const Cell = p.cell_mut(12);
+        assert!(std::ptr::eq(p.cell_of(1, 4).unwrap(), at12));
+        assert!(std::ptr::eq(p.cell_of(1, 5).unwrap(), at12));
+        let at8: *const Cell = p.cell_mut(8);
+        assert!(std::ptr::eq(p.cell_of(1, 0).unwrap(), at8));
+        assert!(p.cell_of(GRANULES, 0).is_none());
         p.cell_mut(12).w_clock = 6;
         assert_eq!(p.units_covering(1, 5, 6, &mut reads), 1);
         assert_eq!((p.byte(12).w_clock, p.byte(13).w_clock), (6, 6));

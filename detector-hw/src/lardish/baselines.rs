@@ -115,18 +115,29 @@ impl Models {
         out
     }
 
-    /// Prefetches ([`super::cache::prefetch`]) the L3 sets an access will
-    /// look up in both hierarchies: its data line, and in FastTrack's its
-    /// shadow lines. A hint: no state changes, so no statistic moves.
+    /// Prefetches ([`crate::prefetch::line`]) what the operations `next`
+    /// and `later` will look up: for `next` the L3 sets of its data line in
+    /// both hierarchies and, when checked, of its shadow lines in
+    /// FastTrack's and its FastTrack shadow cell (stage two of
+    /// [`FastTrack::hint_cell`]); for `later`, checked, the unit word that
+    /// stage needs ([`FastTrack::hint_unit`]). Hints: no state changes, so
+    /// no statistic moves.
     #[inline]
-    fn prefetch(&self, op: &Op) {
-        let Op::Access { tracked, ref a, .. } = *op else {
+    fn prefetch(&self, next: Option<&Op>, later: Option<&Op>) {
+        if let Some(Op::Access {
+            tracked: true, a, ..
+        }) = later
+        {
+            self.detector.hint_unit(a);
+        }
+        let Some(&Op::Access { tracked, ref a, .. }) = next else {
             return;
         };
         let line = self.layout.data_line(a.addr);
         self.base.prefetch_l3(line);
         self.ft.prefetch_l3(line);
         if tracked {
+            self.detector.hint_cell(a);
             let (first, count) = history_units(a, Granularity::Byte);
             let (layout, cell) = (self.layout, self.shadow_bytes);
             let (l0, l1) = (
@@ -266,9 +277,7 @@ impl Worker {
                     match msg {
                         Msg::Batch(mut ops) => {
                             for (i, op) in ops.iter().enumerate() {
-                                if let Some(later) = ops.get(i + AHEAD) {
-                                    models.prefetch(later);
-                                }
+                                models.prefetch(ops.get(i + AHEAD), ops.get(i + 2 * AHEAD));
                                 models.run(op);
                             }
                             ops.clear();

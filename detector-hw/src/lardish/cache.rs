@@ -4,6 +4,7 @@
 //! [`MD_BIT`] set (see [`super::layout`]).
 
 use super::config::HwConfig;
+use crate::prefetch;
 
 /// What a cache line holds (RADISH Figure 11's categories).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,24 +40,6 @@ pub enum Mesi {
 }
 
 const INVALID: u64 = u64::MAX;
-
-/// Asks the host to bring the cache line holding `p` into its caches: a
-/// hint that reads nothing the model sees and changes no state, so it can
-/// never change a statistic (a batch of accesses issues it for a later
-/// access of the batch, whose lookups then find their words in the host's
-/// cache; docs/lardish.md, "Prefetching a batch ahead").
-#[inline(always)]
-pub(crate) fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it never faults, whatever the address,
-    // and reads no memory the program observes.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
 
 /// Largest LRU stamp: stamps are 24 bits (see [`Cache::renumber`]).
 const MAX_TICK: u64 = (1 << 24) - 1;
@@ -213,20 +196,20 @@ impl Cache {
         s..s + self.ways
     }
 
-    /// Prefetches ([`prefetch`]) the words a lookup of `line` reads: its
+    /// Prefetches ([`prefetch::line`]) the words a lookup of `line` reads: its
     /// set's most recently used record, tags and way words. No state
     /// changes.
     #[inline]
     pub fn prefetch_set(&self, line: u64) {
         let set = self.set_of(line);
-        prefetch(self.mru.as_ptr().wrapping_add(set));
+        prefetch::line(self.mru.as_ptr().wrapping_add(set));
         let first = self
             .block
             .as_ptr()
             .wrapping_add(self.start + 2 * self.ways * set);
         let mut w = 0;
         while w < 2 * self.ways {
-            prefetch(first.wrapping_add(w));
+            prefetch::line(first.wrapping_add(w));
             w += 8;
         }
     }

@@ -378,7 +378,7 @@ impl Lardish {
     /// The events `events` in order, exactly as one [`Detector::event`]
     /// each (every report and statistic the same), calling `race` with the
     /// index and report of each racy access. Meanwhile the host is asked
-    /// ([`cache::prefetch`]) for what the access [`AHEAD`] events later
+    /// ([`crate::prefetch::line`]) for what the access [`AHEAD`] events later
     /// will look up — its L3 sets and its granule of the variable map —
     /// so that those host cache misses overlap the work in between
     /// (docs/lardish.md, "Prefetching a batch ahead").

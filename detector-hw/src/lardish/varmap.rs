@@ -183,7 +183,7 @@ impl VarMap {
 
     /// Calls `f(x, n, meta)` on the metadata of the bytes of
     /// `[first, first+count)` in order, creating absent ones with `new`:
-    /// Prefetches ([`super::cache::prefetch`]) the metadata of byte `x`'s
+    /// Prefetches ([`crate::prefetch::line`]) the metadata of byte `x`'s
     /// granule, if its chunk exists (never allocating: a hint, no state
     /// changes).
     #[inline]
@@ -194,7 +194,7 @@ impl VarMap {
                 let p = (&chunk[g] as *const Granule).cast::<u8>();
                 let mut off = 0;
                 while off < std::mem::size_of::<Granule>() {
-                    super::cache::prefetch(p.wrapping_add(off));
+                    crate::prefetch::line(p.wrapping_add(off));
                     off += 64;
                 }
             }
