@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use lard_detector_hw::event::{Event, EventKind};
 use lard_detector_hw::trace::{random_trace, write_trace, TraceParams, TraceReader};
-use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, RaceKind};
+use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, Race, RaceKind};
 
 /// Dynamic race events of one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -51,16 +51,23 @@ struct Dre {
     rw: u64,
 }
 
+impl Dre {
+    /// Counts one racy access.
+    fn add(&mut self, r: &Race) {
+        self.racy += 1;
+        let k = r.kinds();
+        self.ww += u64::from(k.contains(RaceKind::WriteWrite));
+        self.wr += u64::from(k.contains(RaceKind::WriteRead));
+        self.rw += u64::from(k.contains(RaceKind::ReadWrite));
+    }
+}
+
 #[inline(never)]
 fn run(d: &mut dyn Detector, trace: &[Event]) -> Dre {
     let mut dre = Dre::default();
     for e in trace {
         if let Some(r) = d.event(e) {
-            dre.racy += 1;
-            let k = r.kinds();
-            dre.ww += u64::from(k.contains(RaceKind::WriteWrite));
-            dre.wr += u64::from(k.contains(RaceKind::WriteRead));
-            dre.rw += u64::from(k.contains(RaceKind::ReadWrite));
+            dre.add(&r);
         }
     }
     dre
@@ -103,13 +110,7 @@ fn best_of(repeat: u32, mut f: impl FnMut()) -> Duration {
 #[inline(never)]
 fn run_lardish(trace: &[Event]) -> Dre {
     let mut dre = Dre::default();
-    Lardish::default().events(trace, |_, r| {
-        dre.racy += 1;
-        let k = r.kinds();
-        dre.ww += u64::from(k.contains(RaceKind::WriteWrite));
-        dre.wr += u64::from(k.contains(RaceKind::WriteRead));
-        dre.rw += u64::from(k.contains(RaceKind::ReadWrite));
-    });
+    Lardish::default().events(trace, |_, r| dre.add(&r));
     dre
 }
 
