@@ -22,3 +22,15 @@ pub(crate) fn line<T>(p: *const T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+/// [`line`] for every host cache line of the `bytes` bytes from `p`
+/// (one hint per 64 bytes, from `p` on).
+#[inline(always)]
+pub(crate) fn lines<T>(p: *const T, bytes: usize) {
+    let p = p.cast::<u8>();
+    let mut off = 0;
+    while off < bytes {
+        line(p.wrapping_add(off));
+        off += 64;
+    }
+}

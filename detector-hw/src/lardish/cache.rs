@@ -207,11 +207,7 @@ impl Cache {
             .block
             .as_ptr()
             .wrapping_add(self.start + 2 * self.ways * set);
-        let mut w = 0;
-        while w < 2 * self.ways {
-            prefetch::line(first.wrapping_add(w));
-            w += 8;
-        }
+        prefetch::lines(first, 2 * self.ways * std::mem::size_of::<u64>());
     }
 
     #[inline]

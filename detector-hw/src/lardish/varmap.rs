@@ -191,12 +191,7 @@ impl VarMap {
         if let Store::Chunked(m) = &self.store {
             let (k, g, _) = split(x);
             if let Some(chunk) = m.get(&k) {
-                let p = (&chunk[g] as *const Granule).cast::<u8>();
-                let mut off = 0;
-                while off < std::mem::size_of::<Granule>() {
-                    crate::prefetch::line(p.wrapping_add(off));
-                    off += 64;
-                }
+                crate::prefetch::lines(&chunk[g] as *const Granule, std::mem::size_of::<Granule>());
             }
         }
     }
