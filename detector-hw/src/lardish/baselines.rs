@@ -41,6 +41,9 @@ pub enum Op {
         c: u32,
         /// A checked (Tracked) access.
         tracked: bool,
+        /// LARDISH checked it in software: FastTrack's instruction cycles
+        /// for it are part of that check's cost ([`Sums::sw_checks`]).
+        sw_check: bool,
         /// The access.
         a: Access,
     },
@@ -61,6 +64,20 @@ pub enum Op {
     },
 }
 
+/// What the baseline models summed since the last [`Baselines::take`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Sums {
+    /// Cycles of the no-detection model.
+    pub no_detection: u64,
+    /// Cycles of the software-FastTrack model.
+    pub fasttrack: u64,
+    /// FastTrack's instruction cycles of the accesses LARDISH checked in
+    /// software synchronously (`Op::Access::sw_check`): charged to those
+    /// checks when the statistics are read, so the model need not wait for
+    /// the worker at each one.
+    pub sw_checks: u64,
+}
+
 /// The no-detection and software-FastTrack hierarchies, the software
 /// FastTrack detector, and the cycles they summed since the last
 /// [`Models::take`].
@@ -76,8 +93,7 @@ pub(super) struct Models {
     layout: Layout,
     shadow_bytes: u64,
     entry_bytes: u64,
-    no_detection: u64,
-    fasttrack: u64,
+    sums: Sums,
     /// Scratch list of read-vector-clock lines.
     rvc: Vec<u64>,
 }
@@ -101,18 +117,14 @@ impl Models {
             layout: Layout::new(cfg.line_bytes),
             shadow_bytes: cfg.ft.shadow_bytes,
             entry_bytes: cfg.ft.entry_bytes,
-            no_detection: 0,
-            fasttrack: 0,
+            sums: Sums::default(),
             rvc: Vec::new(),
         }
     }
 
     /// The cycles summed since the last call.
-    fn take(&mut self) -> (u64, u64) {
-        let out = (self.no_detection, self.fasttrack);
-        self.no_detection = 0;
-        self.fasttrack = 0;
-        out
+    fn take(&mut self) -> Sums {
+        std::mem::take(&mut self.sums)
     }
 
     /// Prefetches ([`crate::prefetch::line`]) what the operations `next`
@@ -154,25 +166,33 @@ impl Models {
 
     fn run(&mut self, op: &Op) {
         match *op {
-            Op::Access { c, tracked, ref a } => {
+            Op::Access {
+                c,
+                tracked,
+                sw_check,
+                ref a,
+            } => {
                 let c = c as usize;
                 let _ = self.detector.access(a);
                 let work = *self.detector.last_work();
                 self.last_instructions =
                     self.cost.access_instructions(&work, a.kind) * self.instruction_cycles;
+                if sw_check {
+                    self.sums.sw_checks += self.last_instructions;
+                }
                 let write = a.kind == AccessKind::Write;
                 let (mut base_lat, mut ft_lat) = (0u32, 0u32);
                 for line in self.layout.data_lines(a.addr, a.size) {
                     base_lat = base_lat.max(self.base.data_access(c, line, write).1);
                     ft_lat = ft_lat.max(self.ft.data_access(c, line, write).1);
                 }
-                self.no_detection += u64::from(base_lat);
-                self.fasttrack += u64::from(ft_lat);
+                self.sums.no_detection += u64::from(base_lat);
+                self.sums.fasttrack += u64::from(ft_lat);
                 if tracked {
                     let (first, count) = history_units(a, Granularity::Byte);
                     let shared = work.cells[FtPath::ReadShared as usize]
                         + work.cells[FtPath::WriteShared as usize];
-                    self.fasttrack += self.last_instructions
+                    self.sums.fasttrack += self.last_instructions
                         + self.ft_shadow(c, first, count, shared, work.shared_entries);
                 }
             }
@@ -183,7 +203,7 @@ impl Models {
                 let lines = (0..a.1)
                     .map(move |i| layout.ft_line(a.0.wrapping_add(i), cell))
                     .chain((0..b.1).map(move |i| layout.ft_line(b.0.wrapping_add(i), cell)));
-                self.fasttrack += soft_accesses(&mut self.ft, c as usize, lines, true);
+                self.sums.fasttrack += soft_accesses(&mut self.ft, c as usize, lines, true);
             }
         }
     }
@@ -248,8 +268,8 @@ enum Msg {
 
 /// The worker's answers.
 enum Reply {
-    /// To [`Msg::Take`]: (no-detection, FastTrack) cycles.
-    Cycles(u64, u64),
+    /// To [`Msg::Take`].
+    Cycles(Sums),
     /// To [`Msg::LastInstructions`].
     Instructions(u64),
 }
@@ -284,8 +304,7 @@ impl Worker {
                             let _ = spent_to.send(ops);
                         }
                         Msg::Take => {
-                            let (n, f) = models.take();
-                            if reply_to.send(Reply::Cycles(n, f)).is_err() {
+                            if reply_to.send(Reply::Cycles(models.take())).is_err() {
                                 return;
                             }
                         }
@@ -396,13 +415,12 @@ impl Baselines {
         }
     }
 
-    /// The (no-detection, FastTrack) cycles summed since the last call,
-    /// after every operation pushed so far.
-    pub fn take(&mut self) -> (u64, u64) {
+    /// The sums since the last call, after every operation pushed so far.
+    pub fn take(&mut self) -> Sums {
         match self {
             Baselines::Inline(m) => m.take(),
             Baselines::Threaded(w) => match w.ask(Msg::Take) {
-                Reply::Cycles(n, f) => (n, f),
+                Reply::Cycles(s) => s,
                 Reply::Instructions(_) => unreachable!("Take is answered with cycles"),
             },
         }
@@ -410,7 +428,7 @@ impl Baselines {
 
     /// Software FastTrack's instruction cycles (its measured cost) for the
     /// last [`Op::Access`] pushed.
-    pub fn last_access_instructions(&mut self) -> u64 {
+    pub fn last_access_cycles(&mut self) -> u64 {
         match self {
             Baselines::Inline(m) => m.last_instructions,
             Baselines::Threaded(w) => match w.ask(Msg::LastInstructions) {

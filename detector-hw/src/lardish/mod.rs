@@ -354,9 +354,13 @@ impl Lardish {
     /// The statistics so far (waits for the baseline cost models to
     /// catch up).
     pub fn stats(&mut self) -> &HwStats {
-        let (no_detection, fasttrack) = self.baselines.take();
-        self.stats.cycles_no_detection += no_detection;
-        self.stats.cycles_fasttrack += fasttrack;
+        let sums = self.baselines.take();
+        self.stats.cycles_no_detection += sums.no_detection;
+        self.stats.cycles_fasttrack += sums.fasttrack;
+        // FastTrack's cost of the accesses LARDISH checked in software
+        // (synchronously): part of those checks' cost.
+        self.stats.cycles_lardish += sums.sw_checks;
+        self.stats.cycles_by_mechanism[Mechanism::SwCheck as usize] += sums.sw_checks;
         &self.stats
     }
 
@@ -408,6 +412,21 @@ impl Lardish {
                 .prefetch_l3(self.layout.md_line(c, a.addr, expanded));
             self.bytes.prefetch(a.addr);
         }
+    }
+
+    /// Hands access `a` of core `c` to the baseline cost models (the
+    /// no-detection and software-FastTrack machines and the software
+    /// FastTrack detector itself, whose verdict is not used: verdicts come
+    /// from the exact variable map); `sw_check`: LARDISH checked it in
+    /// software and the baselines sum FastTrack's cost of it for the check.
+    #[inline]
+    fn push_access(&mut self, c: usize, a: &Access, tracked: bool, sw_check: bool) {
+        self.baselines.push(Op::Access {
+            c: c as u32,
+            tracked,
+            sw_check,
+            a: *a,
+        });
     }
 
     fn core_index(&self, core: u16) -> usize {
@@ -618,7 +637,8 @@ impl Lardish {
     /// Cost of a software race check of core `c`'s thread `t` that
     /// triggered on `addr`: it checks and imports the whole metadata line
     /// (RADISH §4.5). The check of the access itself costs what software
-    /// FastTrack pays for it (`access_instructions`); every other location
+    /// FastTrack pays for it (`access_cycles`, or 0 when the baselines
+    /// charge it later: [`Lardish::stats`]); every other location
     /// of the line costs FastTrack's write check of its history; plus the
     /// transition and the variable-map (shadow) lines through the caches.
     fn software_check(
@@ -627,7 +647,7 @@ impl Lardish {
         t: ThreadIdx,
         addr: u64,
         own: (u64, u64),
-        access_instructions: u64,
+        access_cycles: u64,
     ) -> u64 {
         let v = self.view();
         let expanded = v.is_expanded(addr);
@@ -637,7 +657,7 @@ impl Lardish {
         let lines: Vec<u64> = (0..n)
             .map(|i| self.layout.sw_line(start.wrapping_add(i), bytes))
             .collect();
-        let mut instructions = access_instructions;
+        let mut instructions = 0;
         for i in 0..n {
             let x = start.wrapping_add(i);
             if x.wrapping_sub(own.0) >= own.1 {
@@ -646,6 +666,7 @@ impl Lardish {
             }
         }
         let mut cost = u64::from(self.cfg.transition_cycles)
+            + access_cycles
             + instructions * u64::from(self.cfg.instruction_cycles);
         cost += self.soft_accesses(c, lines, false);
         // Import t's records into this core's metadata, within clock-table
@@ -950,15 +971,6 @@ impl Detector for Lardish {
         let c = self.core_index(a.origin.core);
         let write = a.kind == AccessKind::Write;
         let tracked = lard::is_checked(a);
-        // The no-detection and software-FastTrack machines, and the
-        // software FastTrack detector itself (its verdict is not used:
-        // verdicts come from the exact variable map), on the baselines'
-        // thread.
-        self.baselines.push(Op::Access {
-            c: c as u32,
-            tracked,
-            a: *a,
-        });
         // The data access in the LARDISH machine.
         let mut data_lat = 0u32;
         for line in self.layout.data_lines(a.addr, a.size) {
@@ -966,6 +978,7 @@ impl Detector for Lardish {
         }
         self.drain_md_evictions(c);
         if !tracked {
+            self.push_access(c, a, false, false);
             self.stats.untracked += 1;
             self.charge(c, u64::from(data_lat), Mechanism::Base);
             return None;
@@ -1076,6 +1089,11 @@ impl Detector for Lardish {
                     m.set_perm_slot(c, history::PermSlot::granted(perm, h));
                 }
             });
+        // Synchronous software checks charge FastTrack's cost of this
+        // access when the baselines have computed it (`deferred`, summed in
+        // `stats`); asynchronous ones need it now, to schedule the check.
+        let deferred = self.async_busy.is_empty();
+        self.push_access(c, a, true, deferred && stage == Stage::Software);
         match stage {
             Stage::Permission => self.stats.permission_hits += 1,
             Stage::Hardware => {
@@ -1090,10 +1108,14 @@ impl Detector for Lardish {
                 let hw = u64::from(self.cfg.hw_check_cycles);
                 self.charge(c, hw, Mechanism::SwCheck);
                 let own = (first, u64::from(count));
-                // What software FastTrack pays for this access (waits for
-                // the baselines to reach it).
-                let ft_instructions = self.baselines.last_access_instructions();
-                let cost = self.software_check(c, t, sw_addr, own, ft_instructions);
+                // What software FastTrack pays for this access: later
+                // (`deferred`), or now (waits for the baselines to reach it).
+                let ft_cycles = if deferred {
+                    0
+                } else {
+                    self.baselines.last_access_cycles()
+                };
+                let cost = self.software_check(c, t, sw_addr, own, ft_cycles);
                 self.charge_software(c, cost);
             }
         }
