@@ -23,6 +23,7 @@ pub mod ftcost;
 pub mod history;
 pub mod inline;
 pub mod layout;
+pub mod probemap;
 pub mod stats;
 pub mod varmap;
 
@@ -50,6 +51,7 @@ pub use ftcost::FtCost;
 use history::ByteMeta;
 pub use history::{Holder, HwStatus, Perm};
 use layout::Layout;
+use probemap::ProbeMap;
 
 /// How many events ahead [`Lardish::events`] prefetches.
 const AHEAD: usize = 4;
@@ -142,7 +144,7 @@ struct Core {
 /// Validity of hardware-held state, from disjoint borrows of [`Lardish`].
 struct View<'a> {
     layout: Layout,
-    resident: &'a FxHashMap<u64, u64>,
+    resident: &'a ProbeMap<u64>,
     expanded: &'a FxHashSet<u64>,
     compact: bool,
     gens: &'a [u32],
@@ -179,7 +181,7 @@ impl View<'_> {
     fn fill(&self, core: usize, addr: u64) -> Option<u64> {
         let m = match self.memo {
             Some(m) if core < m.fills.len() => m,
-            _ => return self.resident.get(&self.md_line(core, addr)).copied(),
+            _ => return self.resident.get(self.md_line(core, addr)).copied(),
         };
         // Any answer of this view stays right while it lives; generations
         // only grow, so an older view's answer never matches.
@@ -210,7 +212,7 @@ impl View<'_> {
         if fg == g {
             return (fill != NO_FILL).then_some(fill);
         }
-        let found = self.resident.get(&line).copied();
+        let found = self.resident.get(line).copied();
         m.fills[core].set((g, found.unwrap_or(NO_FILL)));
         found
     }
@@ -258,7 +260,8 @@ pub struct Lardish {
     /// what they add to `cycles_no_detection` and
     /// `cycles_fasttrack` reaches `stats` in [`Lardish::stats`].
     baselines: Baselines,
-    resident: FxHashMap<u64, u64>,
+    /// Resident metadata line → its fill id.
+    resident: ProbeMap<u64>,
     /// Why each metadata line fill left the hierarchy (fill id → cause):
     /// the cause of later software checks (statistics only).
     lost: FxHashMap<u64, SwCause>,
@@ -300,7 +303,7 @@ impl Lardish {
             races: RaceCollector::new(),
             hier: Hierarchy::new(&cfg),
             baselines: Baselines::threaded(&cfg),
-            resident: FxHashMap::default(),
+            resident: ProbeMap::new(),
             lost: FxHashMap::default(),
             history_lines: FxHashSet::default(),
             next_fill: 1,
@@ -385,9 +388,15 @@ impl Lardish {
     /// ([`crate::prefetch::line`]) for what the access [`AHEAD`] events later
     /// will look up — its L3 sets and its granule of the variable map —
     /// so that those host cache misses overlap the work in between
-    /// (docs/lardish.md, "Prefetching a batch ahead").
+    /// (docs/lardish.md, "Prefetching a batch ahead"); and, for the access
+    /// twice as far ahead, the slots its lookups of the variable map's
+    /// chunk index and of the resident metadata start at
+    /// ([`Lardish::prefetch_slots`]), which the granule's hint then reads.
     pub fn events(&mut self, events: &[Event], mut race: impl FnMut(usize, Race)) {
         for (i, e) in events.iter().enumerate() {
+            if let Some(far) = events.get(i + 2 * AHEAD) {
+                self.prefetch_slots(far);
+            }
             if let Some(later) = events.get(i + AHEAD) {
                 self.prefetch(later);
             }
@@ -427,6 +436,23 @@ impl Lardish {
             sw_check,
             a: *a,
         });
+    }
+
+    /// The first stage of the hints of [`Lardish::events`]: the slots of
+    /// the chunk index and of the resident-metadata map ([`ProbeMap`]) a
+    /// checked access will probe, found by arithmetic on its address.
+    #[inline]
+    fn prefetch_slots(&self, e: &Event) {
+        let EventKind::Access(a) = &e.kind else {
+            return;
+        };
+        if lard::is_checked(a) {
+            let c = self.core_index(a.origin.core);
+            let expanded = self.expanded.contains(&self.layout.data_line(a.addr));
+            self.resident
+                .prefetch(self.layout.md_line(c, a.addr, expanded));
+            self.bytes.prefetch_index(a.addr);
+        }
     }
 
     fn core_index(&self, core: u16) -> usize {
@@ -484,7 +510,7 @@ impl Lardish {
     /// Metadata line `line` leaves the hierarchy because of `cause`;
     /// returns whether it was resident.
     fn lose(&mut self, line: u64, cause: SwCause) -> bool {
-        match self.resident.remove(&line) {
+        match self.resident.remove(line) {
             Some(fill) => {
                 self.lost.insert(fill, cause);
                 true
@@ -523,7 +549,7 @@ impl Lardish {
         let mut cycles = 0;
         for p in 0..self.cores.len() {
             let first = self.layout.md_line(p, addr, true);
-            let Some(&fill) = self.resident.get(&first) else {
+            let Some(&fill) = self.resident.get(first) else {
                 continue;
             };
             self.stats.inflations += 1;
@@ -580,7 +606,7 @@ impl Lardish {
             let line_bytes = 1u64 << self.layout.shift;
             let mut dlines: Vec<u64> = Vec::new();
             let budget = self.bytes.len() as u64 / line_bytes;
-            for &l in self.resident.keys() {
+            for l in self.resident.keys() {
                 if Layout::md_core(l) == c {
                     dlines.push((l & ((1 << layout::CORE_SHIFT) - 1)) >> 1);
                     if dlines.len() as u64 > 2 * budget {
@@ -846,7 +872,7 @@ impl Lardish {
                 let (s, _) = self.layout.md_covers(line, true);
                 let track = self.layout.sw_line(s, self.cfg.ft.shadow_bytes);
                 cycles += u64::from(self.hier.data_access(c, track, false).1);
-                if !self.resident.contains_key(&line) {
+                if !self.resident.contains_key(line) {
                     continue;
                 }
                 if let Some(level) = self.hier.level_of(p, line) {

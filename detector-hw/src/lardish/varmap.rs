@@ -26,6 +26,7 @@
 use crate::clock::FxHashMap;
 
 use super::history::ByteMeta;
+use super::probemap::ProbeMap;
 
 const CHUNK: u64 = 64;
 /// Bytes per granule (aligned).
@@ -90,7 +91,8 @@ fn new_chunk() -> Box<Chunk> {
 
 #[derive(Clone, Debug)]
 enum Store {
-    Chunked(FxHashMap<u64, Box<Chunk>>),
+    /// Chunk number → chunk (chunks are never removed).
+    Chunked(ProbeMap<Box<Chunk>>),
     PerByte(FxHashMap<u64, ByteMeta>),
 }
 
@@ -104,7 +106,7 @@ pub struct VarMap {
 impl Default for VarMap {
     fn default() -> Self {
         VarMap {
-            store: Store::Chunked(FxHashMap::default()),
+            store: Store::Chunked(ProbeMap::new()),
             len: 0,
         }
     }
@@ -145,7 +147,7 @@ impl VarMap {
         match &self.store {
             Store::Chunked(m) => {
                 let (k, g, i) = split(x);
-                m.get(&k).and_then(|c| c[g].get(i))
+                m.get(k).and_then(|c| c[g].get(i))
             }
             Store::PerByte(m) => m.get(&x),
         }
@@ -156,7 +158,7 @@ impl VarMap {
         match &mut self.store {
             Store::Chunked(m) => {
                 let (k, g, i) = split(x);
-                let granule = &mut m.entry(k).or_insert_with(new_chunk)[g];
+                let granule = &mut m.get_or_insert_with(k, new_chunk)[g];
                 if let Granule::Uniform(u) = granule {
                     if *u == meta {
                         return;
@@ -183,6 +185,16 @@ impl VarMap {
 
     /// Calls `f(x, n, meta)` on the metadata of the bytes of
     /// `[first, first+count)` in order, creating absent ones with `new`:
+    /// Prefetches ([`crate::prefetch::line`]) the slot of byte `x`'s chunk
+    /// in the chunk index: the first stage of [`VarMap::prefetch`], a few
+    /// accesses earlier (a hint, no state changes).
+    #[inline]
+    pub fn prefetch_index(&self, x: u64) {
+        if let Store::Chunked(m) = &self.store {
+            m.prefetch(split(x).0);
+        }
+    }
+
     /// Prefetches ([`crate::prefetch::line`]) the metadata of byte `x`'s
     /// granule, if its chunk exists (never allocating: a hint, no state
     /// changes).
@@ -190,7 +202,7 @@ impl VarMap {
     pub fn prefetch(&self, x: u64) {
         if let Store::Chunked(m) = &self.store {
             let (k, g, _) = split(x);
-            if let Some(chunk) = m.get(&k) {
+            if let Some(chunk) = m.get(k) {
                 crate::prefetch::lines(&chunk[g] as *const Granule, std::mem::size_of::<Granule>());
             }
         }
@@ -213,7 +225,7 @@ impl VarMap {
                 while i < count {
                     let x = first.wrapping_add(i);
                     let (k, _, _) = split(x);
-                    let chunk = m.entry(k).or_insert_with(new_chunk);
+                    let chunk = m.get_or_insert_with(k, new_chunk);
                     let off = x % CHUNK;
                     let n = (CHUNK - off).min(count - i);
                     // Bytes [off, off + n) of the chunk (no wrap inside a
@@ -270,7 +282,7 @@ impl VarMap {
             Store::Chunked(m) => {
                 let (k, g, i) = split(x);
                 // Empty chunks stay: the address range is likely reused.
-                let granule = &mut m.get_mut(&k)?[g];
+                let granule = &mut m.get_mut(k)?[g];
                 if let Granule::Absent = granule {
                     return None;
                 }
@@ -290,7 +302,7 @@ impl VarMap {
     pub fn for_each(&self, mut f: impl FnMut(u64, &ByteMeta)) {
         match &self.store {
             Store::Chunked(m) => {
-                for (k, chunk) in m {
+                for (k, chunk) in m.iter() {
                     for (g, granule) in chunk.iter().enumerate() {
                         for i in 0..GRANULE as usize {
                             if let Some(b) = granule.get(i) {
