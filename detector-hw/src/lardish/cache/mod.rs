@@ -301,10 +301,11 @@ impl Cache {
         *m = (*m & !0xffff_ff00) | tick << 8;
     }
 
-    /// Marks the line of way `i` most recently used.
+    /// Marks `line`, found at way `i`, most recently used (its set from
+    /// the line: a mask, where the way's index would need a division).
     #[inline]
-    fn touch_at(&mut self, i: usize) {
-        self.touch_way((i - self.start) / (2 * self.ways), i);
+    fn touch_at(&mut self, line: u64, i: usize) {
+        self.touch_way(self.set_of(line), i);
     }
 
     /// True if `line` is its set's most recently used line (the shortcut
@@ -682,7 +683,7 @@ impl Hierarchy {
             let way = match way {
                 Some(i) => {
                     self.l3.set_dir(i, holders);
-                    self.l3.touch_at(i);
+                    self.l3.touch_at(line, i);
                     level = if remote { Level::RemoteL2 } else { Level::L3 };
                     Some(i)
                 }
@@ -748,7 +749,7 @@ impl Hierarchy {
             }
             (found, false)
         } else if let Some(i) = self.l3.find(line) {
-            self.l3.touch_at(i);
+            self.l3.touch_at(line, i);
             self.insert_l2(core, line, kind, Mesi::E, Some(i));
             self.insert_l1(core, line, kind);
             (Level::L3, false)
