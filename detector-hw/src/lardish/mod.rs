@@ -82,22 +82,28 @@ macro_rules! view {
             expanded: &$s.expanded,
             compact: $s.cfg.compact_metadata,
             gens: &$s.gens,
-            memo: $s.memo.as_ref().map(Memo::fresh),
+            memo: $s.memo.as_ref().map(|m| m.fresh($s.changes)),
         }
     };
 }
 
-/// Lookups of one [`View`] remembered for its lifetime: whether the data
-/// line last asked about is expanded, and the fill id of each core's
-/// metadata line for the metadata offset last asked about. Exact because a
-/// view borrows everything they depend on (`resident`, `expanded`, `gens`)
-/// immutably: nothing can change while it lives. The bytes of one access
-/// share their metadata line, so this turns a dozen hash lookups per byte
-/// into one per core and line.
+/// Lookups of [`View`]s remembered while what they depend on does not
+/// change: whether the data line last asked about is expanded, and the
+/// fill id of each core's metadata line for the metadata offset last asked
+/// about. Exact because every answer is a function of `resident`,
+/// `expanded` and `gens` alone, which a view borrows immutably (nothing
+/// changes while it lives), and every change of them between views bumps
+/// [`Lardish`]'s `changes`, which starts a new generation
+/// ([`Memo::fresh`]). The bytes of one access share their metadata line,
+/// and consecutive accesses mostly share it too, so this turns a dozen
+/// hash lookups per byte into about one per line.
 #[derive(Clone, Debug)]
 struct Memo {
-    /// Incremented by every new view and key; entries of older ones are stale.
+    /// Incremented by every change of what answers depend on and by every
+    /// new key; entries of older generations are stale.
     generation: Cell<u64>,
+    /// [`Lardish`]'s `changes` when the generation started.
+    changes: Cell<u64>,
     dline: Cell<(u64, u64, bool)>,
     /// Metadata line offset (line without core) of `fills`, and its
     /// generation.
@@ -117,6 +123,7 @@ impl Memo {
     fn new(cores: usize) -> Memo {
         Memo {
             generation: Cell::new(1),
+            changes: Cell::new(0),
             dline: Cell::new((0, 0, false)),
             key: Cell::new((0, 0)),
             fills: vec![Cell::new((0, 0)); cores],
@@ -124,9 +131,14 @@ impl Memo {
         }
     }
 
-    /// Forgets everything (a new view).
-    fn fresh(&self) -> &Memo {
-        self.generation.set(self.generation.get() + 1);
+    /// The memo for a new view: forgets everything if `resident`,
+    /// `expanded` or `gens` changed since the generation started
+    /// (`changes` is [`Lardish`]'s count of their changes).
+    fn fresh(&self, changes: u64) -> &Memo {
+        if self.changes.get() != changes {
+            self.changes.set(changes);
+            self.generation.set(self.generation.get() + 1);
+        }
         self
     }
 }
@@ -276,8 +288,11 @@ pub struct Lardish {
     gens: Vec<u32>,
     cores: Vec<Core>,
     async_busy: Vec<u64>,
-    /// Lookups remembered per view (`None`: the reference model).
+    /// Lookups remembered across views (`None`: the reference model).
     memo: Option<Memo>,
+    /// Changes of `resident`, `expanded` and `gens` so far (every one is
+    /// counted: [`Memo::fresh`] relies on it).
+    changes: u64,
     stats: HwStats,
 }
 
@@ -320,6 +335,7 @@ impl Lardish {
                 .collect(),
             async_busy: vec![0; cfg.async_cores as usize],
             memo: Some(Memo::new(cores)),
+            changes: 0,
             stats: HwStats::default(),
             cfg,
         }
@@ -504,6 +520,7 @@ impl Lardish {
     /// old thread's metadata is flushed lazily; see docs).
     fn flush_core(&mut self, c: usize) {
         self.gens[c] = self.gens[c].wrapping_add(1);
+        self.changes += 1;
         self.cores[c].table.clear();
     }
 
@@ -512,6 +529,7 @@ impl Lardish {
     fn lose(&mut self, line: u64, cause: SwCause) -> bool {
         match self.resident.remove(line) {
             Some(fill) => {
+                self.changes += 1;
                 self.lost.insert(fill, cause);
                 true
             }
@@ -535,6 +553,7 @@ impl Lardish {
         let (_, cycles, fresh) = self.hier.md_access(c, line, kind);
         if fresh {
             self.resident.insert(line, self.next_fill);
+            self.changes += 1;
             self.next_fill += 1;
         }
         self.drain_md_evictions(c);
@@ -545,6 +564,7 @@ impl Lardish {
     /// (RADISH §5.2) in every core that caches it.
     fn inflate(&mut self, c: usize, dline: u64) -> u32 {
         self.expanded.insert(dline);
+        self.changes += 1;
         let addr = dline << self.layout.shift;
         let mut cycles = 0;
         for p in 0..self.cores.len() {
@@ -559,6 +579,7 @@ impl Lardish {
             if fresh {
                 // Same fill id: the records of the upper half stay valid.
                 self.resident.insert(second, fill);
+                self.changes += 1;
             }
             cycles = cycles.max(lat);
         }
@@ -1111,7 +1132,16 @@ impl Detector for Lardish {
                 }
                 m.downgrade_others(c, a.kind);
                 if let Some(h) = holder {
-                    let perm = m.hw_perm(t, clock, &valid);
+                    // After a write recorded with a holder of this view,
+                    // hardware holds everything (status, anchor and the
+                    // write are `h`, no reads) and the write is the
+                    // thread's own: Write, as `hw_perm` computes.
+                    let perm = if write {
+                        debug_assert_eq!(m.hw_perm(t, clock, &valid), Perm::Write);
+                        Perm::Write
+                    } else {
+                        m.hw_perm(t, clock, &valid)
+                    };
                     m.set_perm_slot(c, history::PermSlot::granted(perm, h));
                 }
             });
