@@ -1,15 +1,18 @@
-//! The two baseline cost models of [`Lardish`](super::Lardish) — no
-//! detection and software FastTrack — each with its own cache hierarchy,
-//! simulated on a second host thread.
+//! The software-FastTrack cost model of [`Lardish`](super::Lardish) — its
+//! cache hierarchy and the software FastTrack detector whose work it
+//! charges — simulated on a second host thread. (The no-detection
+//! hierarchy, the other baseline, stays on the model's thread: the two
+//! threads then do about the same work, docs/lardish.md.)
 //!
-//! Nothing LARDISH decides depends on these two hierarchies: they only sum
-//! the latencies that `cycles_no_detection` and `cycles_fasttrack` add. So
-//! the model hands them their accesses as [`Op`]s in order, in batches, and
-//! collects the sums when its statistics are read ([`Baselines::take`]).
-//! Each hierarchy sees the same accesses in the same order as on one thread,
-//! and sums of latencies do not depend on when they are added, so every
-//! statistic is the one-thread model's; [`Baselines::inline`] (the
-//! reference model) runs them on the caller's thread.
+//! Nothing LARDISH decides depends on this model: it only sums the
+//! latencies that `cycles_fasttrack` adds, and FastTrack's cost of the
+//! accesses LARDISH checks in software. So the model hands it its work as
+//! [`Op`]s in order, in batches, and collects the sums when its statistics
+//! are read ([`Baselines::take`]). The hierarchy and the detector see the
+//! same events in the same order as on one thread, and sums do not depend
+//! on when they are added, so every statistic is the one-thread model's;
+//! [`Baselines::inline_reference`] (the reference model) runs it on the
+//! caller's thread.
 
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -34,7 +37,7 @@ const IN_FLIGHT: usize = 8;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     /// Access `a` on core `c`: the software FastTrack detector, the data
-    /// access in both hierarchies, then (`tracked`) FastTrack's
+    /// access in FastTrack's hierarchy, then (`tracked`) FastTrack's
     /// instructions, shadow cells and read vector clocks.
     Access {
         /// Core index.
@@ -67,8 +70,6 @@ pub enum Op {
 /// What the baseline models summed since the last [`Baselines::take`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Sums {
-    /// Cycles of the no-detection model.
-    pub no_detection: u64,
     /// Cycles of the software-FastTrack model.
     pub fasttrack: u64,
     /// FastTrack's instruction cycles of the accesses LARDISH checked in
@@ -78,12 +79,10 @@ pub(super) struct Sums {
     pub sw_checks: u64,
 }
 
-/// The no-detection and software-FastTrack hierarchies, the software
-/// FastTrack detector, and the cycles they summed since the last
-/// [`Models::take`].
+/// The software-FastTrack hierarchy, the software FastTrack detector, and
+/// the cycles they summed since the last [`Models::take`].
 #[derive(Clone, Debug)]
 pub(super) struct Models {
-    base: Hierarchy,
     ft: Hierarchy,
     detector: FastTrack,
     cost: FtCost,
@@ -108,7 +107,6 @@ impl Models {
             }
         };
         Models {
-            base: h(),
             ft: h(),
             detector: FastTrack::new(),
             cost: cfg.ft,
@@ -128,8 +126,8 @@ impl Models {
     }
 
     /// Prefetches ([`crate::prefetch::line`]) what the operations `next`
-    /// and `later` will look up: for `next` the L3 sets of its data line in
-    /// both hierarchies and, when checked, of its shadow lines in
+    /// and `later` will look up: for `next` the L3 set of its data line in
+    /// FastTrack's hierarchy and, when checked, of its shadow lines in
     /// FastTrack's and its FastTrack shadow cell (stage two of
     /// [`FastTrack::hint_cell`]); for `later`, checked, the unit word that
     /// stage needs ([`FastTrack::hint_unit`]). Hints: no state changes, so
@@ -146,7 +144,6 @@ impl Models {
             return;
         };
         let line = self.layout.data_line(a.addr);
-        self.base.prefetch_l3(line);
         self.ft.prefetch_l3(line);
         if tracked {
             self.detector.hint_cell(a);
@@ -181,12 +178,10 @@ impl Models {
                     self.sums.sw_checks += self.last_instructions;
                 }
                 let write = a.kind == AccessKind::Write;
-                let (mut base_lat, mut ft_lat) = (0u32, 0u32);
+                let mut ft_lat = 0u32;
                 for line in self.layout.data_lines(a.addr, a.size) {
-                    base_lat = base_lat.max(self.base.data_access(c, line, write).1);
                     ft_lat = ft_lat.max(self.ft.data_access(c, line, write).1);
                 }
-                self.sums.no_detection += u64::from(base_lat);
                 self.sums.fasttrack += u64::from(ft_lat);
                 if tracked {
                     let (first, count) = history_units(a, Granularity::Byte);

@@ -266,11 +266,14 @@ pub struct Lardish {
     bytes: VarMap,
     races: RaceCollector,
     hier: Hierarchy,
-    /// The no-detection and software-FastTrack hierarchies and the
-    /// software FastTrack detector whose work (paths per cell) both cost
-    /// models charge at the measured [`FtCost`] (on a second host thread):
-    /// what they add to `cycles_no_detection` and
-    /// `cycles_fasttrack` reaches `stats` in [`Lardish::stats`].
+    /// The no-detection machine (its latencies sum to
+    /// `cycles_no_detection`).
+    base: Hierarchy,
+    /// The software-FastTrack hierarchy and the software FastTrack
+    /// detector whose work (paths per cell) the FastTrack cost model and
+    /// LARDISH's software checks charge at the measured [`FtCost`] (on a
+    /// second host thread): what they add to `cycles_fasttrack` and
+    /// `cycles_lardish` reaches `stats` in [`Lardish::stats`].
     baselines: Baselines,
     /// Resident metadata line → its fill id.
     resident: ProbeMap<u64>,
@@ -317,6 +320,7 @@ impl Lardish {
             bytes: VarMap::default(),
             races: RaceCollector::new(),
             hier: Hierarchy::new(&cfg),
+            base: Hierarchy::new(&cfg),
             baselines: Baselines::threaded(&cfg),
             resident: ProbeMap::new(),
             lost: FxHashMap::default(),
@@ -351,6 +355,7 @@ impl Lardish {
         let mut l = Lardish::new(cfg);
         l.use_per_byte_variable_map();
         l.hier = Hierarchy::reference(&l.cfg);
+        l.base = Hierarchy::reference(&l.cfg);
         l.baselines = Baselines::inline_reference(&l.cfg);
         l.memo = None;
         l
@@ -374,7 +379,6 @@ impl Lardish {
     /// catch up).
     pub fn stats(&mut self) -> &HwStats {
         let sums = self.baselines.take();
-        self.stats.cycles_no_detection += sums.no_detection;
         self.stats.cycles_fasttrack += sums.fasttrack;
         // FastTrack's cost of the accesses LARDISH checked in software
         // (synchronously): part of those checks' cost.
@@ -430,6 +434,7 @@ impl Lardish {
         };
         let dline = self.layout.data_line(a.addr);
         self.hier.prefetch_l3(dline);
+        self.base.prefetch_l3(dline);
         if lard::is_checked(a) {
             let c = self.core_index(a.origin.core);
             let expanded = self.expanded.contains(&dline);
@@ -439,10 +444,10 @@ impl Lardish {
         }
     }
 
-    /// Hands access `a` of core `c` to the baseline cost models (the
-    /// no-detection and software-FastTrack machines and the software
-    /// FastTrack detector itself, whose verdict is not used: verdicts come
-    /// from the exact variable map); `sw_check`: LARDISH checked it in
+    /// Hands access `a` of core `c` to the software-FastTrack cost model
+    /// (its machine and the software FastTrack detector itself, whose
+    /// verdict is not used: verdicts come from the exact variable map);
+    /// `sw_check`: LARDISH checked it in
     /// software and the baselines sum FastTrack's cost of it for the check.
     #[inline]
     fn push_access(&mut self, c: usize, a: &Access, tracked: bool, sw_check: bool) {
@@ -1018,11 +1023,14 @@ impl Detector for Lardish {
         let c = self.core_index(a.origin.core);
         let write = a.kind == AccessKind::Write;
         let tracked = lard::is_checked(a);
-        // The data access in the LARDISH machine.
-        let mut data_lat = 0u32;
+        // The data access in the LARDISH machine and in the no-detection
+        // one.
+        let (mut data_lat, mut base_lat) = (0u32, 0u32);
         for line in self.layout.data_lines(a.addr, a.size) {
             data_lat = data_lat.max(self.hier.data_access(c, line, write).1);
+            base_lat = base_lat.max(self.base.data_access(c, line, write).1);
         }
+        self.stats.cycles_no_detection += u64::from(base_lat);
         self.drain_md_evictions(c);
         if !tracked {
             self.push_access(c, a, false, false);
