@@ -125,7 +125,9 @@ pub enum Granularity {
 pub fn history_units(a: &Access, granularity: Granularity) -> (u64, u32) {
     let size = a.size.min(MAX_ACCESS_SIZE);
     match granularity {
-        Granularity::TypeSafe if size.is_power_of_two() && a.addr % u64::from(size) == 0 => {
+        Granularity::TypeSafe
+            if size.is_power_of_two() && a.addr.is_multiple_of(u64::from(size)) =>
+        {
             (a.addr, 1)
         }
         _ => (a.addr, size),

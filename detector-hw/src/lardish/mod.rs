@@ -490,7 +490,7 @@ impl Lardish {
         self.stats.events += 1;
         self.stats.instructions += 1;
         let every = self.cfg.sample_every;
-        if every > 0 && self.stats.events % every == 0 {
+        if every > 0 && self.stats.events.is_multiple_of(every) {
             self.sample();
         }
     }
