@@ -251,10 +251,24 @@ pub(super) fn soft_accesses(
     total
 }
 
+/// A batch's slots before they are written (any operation: only the
+/// first `n` of a [`Msg::Batch`] are read).
+fn empty_batch() -> Box<[Op; BATCH]> {
+    let filler = Op::History {
+        c: 0,
+        a: (0, 0),
+        b: (0, 0),
+    };
+    vec![filler; BATCH]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("the vector has BATCH operations"))
+}
+
 /// A request to the worker thread.
 enum Msg {
-    /// Operations to run, in order.
-    Batch(Vec<Op>),
+    /// Run the first `n` operations of the batch, in order.
+    Batch(Box<[Op; BATCH]>, usize),
     /// Reply with the cycles summed since the last `Take`.
     Take,
     /// Reply with FastTrack's instruction cycles for the last access.
@@ -271,10 +285,14 @@ enum Reply {
 
 /// The worker thread and its channels.
 pub(super) struct Worker {
-    pending: Vec<Op>,
+    /// The batch being filled: its first `len` operations are pending.
+    /// A fixed array assigned slot by slot, so that an access's operation
+    /// is written in place ([`Baselines::push_access`]).
+    pending: Box<[Op; BATCH]>,
+    len: usize,
     to: Option<SyncSender<Msg>>,
     /// Emptied batches coming back for reuse.
-    spent: Receiver<Vec<Op>>,
+    spent: Receiver<Box<[Op; BATCH]>>,
     replies: Receiver<Reply>,
     handle: Option<JoinHandle<()>>,
 }
@@ -283,20 +301,20 @@ impl Worker {
     /// Starts a worker owning `models`.
     fn spawn(mut models: Box<Models>) -> std::io::Result<Worker> {
         let (to, from_model) = mpsc::sync_channel::<Msg>(IN_FLIGHT);
-        let (spent_to, spent) = mpsc::channel::<Vec<Op>>();
+        let (spent_to, spent) = mpsc::channel::<Box<[Op; BATCH]>>();
         let (reply_to, replies) = mpsc::channel::<Reply>();
         let handle = std::thread::Builder::new()
             .name("lardish-baselines".into())
             .spawn(move || {
                 while let Ok(msg) = from_model.recv() {
                     match msg {
-                        Msg::Batch(mut ops) => {
+                        Msg::Batch(batch, n) => {
+                            let ops = &batch[..n];
                             for (i, op) in ops.iter().enumerate() {
                                 models.prefetch(ops.get(i + AHEAD), ops.get(i + 2 * AHEAD));
                                 models.run(op);
                             }
-                            ops.clear();
-                            let _ = spent_to.send(ops);
+                            let _ = spent_to.send(batch);
                         }
                         Msg::Take => {
                             if reply_to.send(Reply::Cycles(models.take())).is_err() {
@@ -313,7 +331,8 @@ impl Worker {
                 }
             })?;
         Ok(Worker {
-            pending: Vec::with_capacity(BATCH),
+            pending: empty_batch(),
+            len: 0,
             to: Some(to),
             spent,
             replies,
@@ -330,15 +349,13 @@ impl Worker {
 
     /// Hands the pending operations to the worker.
     fn flush(&mut self) {
-        if self.pending.is_empty() {
+        if self.len == 0 {
             return;
         }
-        let next = self
-            .spent
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let next = self.spent.try_recv().unwrap_or_else(|_| empty_batch());
         let batch = std::mem::replace(&mut self.pending, next);
-        self.send(Msg::Batch(batch));
+        let n = std::mem::take(&mut self.len);
+        self.send(Msg::Batch(batch, n));
     }
 
     fn ask(&mut self, msg: Msg) -> Reply {
@@ -396,16 +413,45 @@ impl Baselines {
         Baselines::Inline(Box::new(Models::new(cfg, true)))
     }
 
+    /// [`Baselines::push`] of `Op::Access { c, tracked, sw_check, a: *a }`,
+    /// written straight into its slot of the batch: an `Op` built on the
+    /// stack and then copied was read back with wider loads than the
+    /// stores that wrote it, a store-forwarding stall per access.
+    #[inline(always)]
+    pub fn push_access(&mut self, c: u32, tracked: bool, sw_check: bool, a: &Access) {
+        match self {
+            Baselines::Inline(m) => m.run(&Op::Access {
+                c,
+                tracked,
+                sw_check,
+                a: *a,
+            }),
+            Baselines::Threaded(w) => {
+                if w.len == BATCH {
+                    w.flush();
+                }
+                w.pending[w.len] = Op::Access {
+                    c,
+                    tracked,
+                    sw_check,
+                    a: *a,
+                };
+                w.len += 1;
+            }
+        }
+    }
+
     /// Runs `op` after every earlier one.
     #[inline]
     pub fn push(&mut self, op: Op) {
         match self {
             Baselines::Inline(m) => m.run(&op),
             Baselines::Threaded(w) => {
-                w.pending.push(op);
-                if w.pending.len() >= BATCH {
+                if w.len == BATCH {
                     w.flush();
                 }
+                w.pending[w.len] = op;
+                w.len += 1;
             }
         }
     }
@@ -438,10 +484,7 @@ impl std::fmt::Debug for Baselines {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Baselines::Inline(m) => f.debug_tuple("Inline").field(m).finish(),
-            Baselines::Threaded(w) => f
-                .debug_struct("Threaded")
-                .field("pending", &w.pending.len())
-                .finish(),
+            Baselines::Threaded(w) => f.debug_struct("Threaded").field("pending", &w.len).finish(),
         }
     }
 }

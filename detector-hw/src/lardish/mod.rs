@@ -451,12 +451,7 @@ impl Lardish {
     /// software and the baselines sum FastTrack's cost of it for the check.
     #[inline]
     fn push_access(&mut self, c: usize, a: &Access, tracked: bool, sw_check: bool) {
-        self.baselines.push(Op::Access {
-            c: c as u32,
-            tracked,
-            sw_check,
-            a: *a,
-        });
+        self.baselines.push_access(c as u32, tracked, sw_check, a);
     }
 
     /// The first stage of the hints of [`Lardish::events`]: the slots of
@@ -1038,9 +1033,12 @@ impl Detector for Lardish {
             self.charge(c, u64::from(data_lat), Mechanism::Base);
             return None;
         }
+        // (Interned before the switch, which touches other state, so that
+        // the key is not kept on the stack across it and read back wider
+        // than it was written: a store-forwarding stall.)
+        let t = self.clocks.identity(lard::identity(&a.origin));
         let key = lard::identity(&a.origin);
         self.switch_to(c, key);
-        let t = self.clocks.identity(key);
         let now = self.clocks.clock(t).get(t);
         self.ensure_clock(c, now, true);
         let (first, count) = history_units(a, Granularity::Byte);
