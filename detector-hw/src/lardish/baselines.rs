@@ -347,6 +347,16 @@ impl Worker {
         }
     }
 
+    /// The batch's next slot (handing the batch over first if it is full).
+    #[inline(always)]
+    fn next_slot(&mut self) -> &mut Op {
+        if self.len == BATCH {
+            self.flush();
+        }
+        self.len += 1;
+        &mut self.pending[self.len - 1]
+    }
+
     /// Hands the pending operations to the worker.
     fn flush(&mut self) {
         if self.len == 0 {
@@ -427,16 +437,12 @@ impl Baselines {
                 a: *a,
             }),
             Baselines::Threaded(w) => {
-                if w.len == BATCH {
-                    w.flush();
-                }
-                w.pending[w.len] = Op::Access {
+                *w.next_slot() = Op::Access {
                     c,
                     tracked,
                     sw_check,
                     a: *a,
-                };
-                w.len += 1;
+                }
             }
         }
     }
@@ -446,13 +452,7 @@ impl Baselines {
     pub fn push(&mut self, op: Op) {
         match self {
             Baselines::Inline(m) => m.run(&op),
-            Baselines::Threaded(w) => {
-                if w.len == BATCH {
-                    w.flush();
-                }
-                w.pending[w.len] = op;
-                w.len += 1;
-            }
+            Baselines::Threaded(w) => *w.next_slot() = op,
         }
     }
 
