@@ -44,11 +44,16 @@ pub enum Mesi {
 
 const INVALID: u64 = u64::MAX;
 
+/// In an L2 way's link word: the L1 holds the line, at the way in the bits
+/// below ([`Hierarchy`]).
+const IN_L1: u64 = 1 << 31;
+
 /// Largest LRU stamp: stamps are 24 bits (see [`Cache::renumber`]).
 const MAX_TICK: u64 = (1 << 24) - 1;
 
-/// A way's word: its directory bits (high 32 bits, see [`Hierarchy`]) and
-/// its LRU stamp, kind and MESI state (`tick << 8 | kind << 4 | state`,
+/// A way's word: its link (high 32 bits: in the L3 the directory bits, in
+/// an L2 or L1 the way of the line's other private copy, see [`Hierarchy`])
+/// and its LRU stamp, kind and MESI state (`tick << 8 | kind << 4 | state`,
 /// the low 32 bits). Ticks are unique within a cache, so comparing the low
 /// halves orders ways as comparing ticks does.
 #[inline]
@@ -137,8 +142,8 @@ pub struct Evicted {
     pub line: u64,
     /// What it held.
     pub kind: LineKind,
-    /// Its directory word (the L3 of a [`Hierarchy`]: cores whose L2 may
-    /// hold it).
+    /// Its link word (the L3 of a [`Hierarchy`]: cores whose L2 may hold
+    /// it; an L2: [`IN_L1`] and its L1 way; an L1: its L2 way).
     pub dir: u64,
 }
 
@@ -217,6 +222,16 @@ impl Cache {
         prefetch::lines(first, 2 * self.ways * std::mem::size_of::<u64>());
     }
 
+    /// Prefetches set `set`'s tags and way words ([`prefetch::lines`]).
+    #[inline]
+    fn prefetch_block(&self, set: usize) {
+        let first = self
+            .block
+            .as_ptr()
+            .wrapping_add(self.start + 2 * self.ways * set);
+        prefetch::lines(first, 2 * self.ways * std::mem::size_of::<u64>());
+    }
+
     #[inline]
     fn find_in(&self, set: usize, line: u64) -> Option<usize> {
         if self.fast {
@@ -235,7 +250,8 @@ impl Cache {
         self.find_in(self.set_of(line), line)
     }
 
-    /// The directory bits of way `i`.
+    /// The link word of way `i`: the directory bits in an L3, the private
+    /// copies' ways in an L2 or L1 ([`Hierarchy`]).
     #[inline]
     fn dir(&self, i: usize) -> u64 {
         self.block[i + self.ways] >> 32
@@ -306,13 +322,6 @@ impl Cache {
     #[inline]
     fn touch_at(&mut self, line: u64, i: usize) {
         self.touch_way(self.set_of(line), i);
-    }
-
-    /// True if `line` is its set's most recently used line (the shortcut
-    /// of [`Cache::touch`]; always false in the reference cache).
-    #[inline(always)]
-    fn is_mru(&self, line: u64) -> bool {
-        self.fast && self.mru[self.set_of(line)].line == line
     }
 
     /// Marks `line` most recently used; returns false if absent.
@@ -406,20 +415,30 @@ impl Cache {
 
     /// Removes `line`; returns whether it was present.
     pub fn remove(&mut self, line: u64) -> bool {
+        self.take(line).is_some()
+    }
+
+    /// Removes `line`; returns its link word ([`Cache::dir`]) if it was
+    /// present.
+    #[inline]
+    fn take(&mut self, line: u64) -> Option<u64> {
         let set = self.set_of(line);
-        match self.find_in(set, line) {
-            Some(i) => {
-                let w = self.ways;
-                self.counts[meta_kind(self.block[i + w]).index()] -= 1;
-                self.block[i] = INVALID;
-                self.block[i + w] = 0;
-                if self.mru[set].line == line {
-                    self.mru[set] = NO_MRU;
-                }
-                true
-            }
-            None => false,
+        let i = self.find_in(set, line)?;
+        let link = self.dir(i);
+        self.remove_way(set, i);
+        Some(link)
+    }
+
+    /// Empties way `i` of set `set`.
+    #[inline]
+    fn remove_way(&mut self, set: usize, i: usize) {
+        let w = self.ways;
+        self.counts[meta_kind(self.block[i + w]).index()] -= 1;
+        if self.mru[set].line == self.block[i] {
+            self.mru[set] = NO_MRU;
         }
+        self.block[i] = INVALID;
+        self.block[i + w] = 0;
     }
 
     /// All lines present for which `pred` holds.
@@ -454,6 +473,14 @@ pub enum Level {
 /// cleared when a walk finds the line gone), so coherence actions visit
 /// those cores instead of every core's L2. The reference hierarchy
 /// ([`Hierarchy::reference`]) walks every core, as the model describes.
+///
+/// The private caches link their copies of a line ([`Cache::dir`] of an
+/// L1 or L2 way): an L1 way holds the way of the line in the L2, an L2 way
+/// [`IN_L1`] and the line's L1 way when the L1 holds it too. So an L2 hit
+/// knows whether the L1 holds the line and where, and an L2 eviction
+/// removes the L1 copy without searching the L1 (the L2 includes the L1,
+/// and a line keeps its way while it is present). The reference hierarchy
+/// searches instead.
 #[derive(Clone, Debug)]
 pub struct Hierarchy {
     l1: Vec<Cache>,
@@ -576,12 +603,42 @@ impl Hierarchy {
         (counts, cap)
     }
 
-    fn insert_l1(&mut self, core: usize, line: u64, kind: LineKind) {
-        self.l1[core].insert(line, kind, Mesi::E);
+    /// Inserts `line` into `core`'s L1; `l2_way` is its way in the L2
+    /// (the fast hierarchy links the two, see [`Hierarchy`]).
+    #[inline]
+    fn insert_l1(&mut self, core: usize, line: u64, kind: LineKind, l2_way: usize) {
+        let (l1, l2) = (&mut self.l1[core], &mut self.l2[core]);
+        let (way, ev) = l1.insert_at(line, kind, Mesi::E);
+        if !self.fast {
+            return;
+        }
+        debug_assert_eq!(l2.block[l2_way], line, "the L2 way holds the line");
+        l1.set_dir(way, l2_way as u64);
+        if let Some(ev) = ev {
+            // The victim's L2 copy is no longer in the L1.
+            let w = ev.dir as usize;
+            debug_assert_eq!(l2.block[w], ev.line, "an L1 line is in the L2");
+            l2.set_dir(w, 0);
+        }
+        l2.set_dir(l2_way, IN_L1 | way as u64);
     }
 
-    /// Inserts `line` into `core`'s L2; `l3_way` is the line's L3 way
-    /// (found if `None`), whose directory gets the core's bit.
+    /// Removes from `l1` the copy of a line that left its L2 with link word
+    /// `link` (searching for it by line in the reference hierarchy,
+    /// `!fast`).
+    #[inline]
+    fn remove_l1_copy(l1: &mut Cache, fast: bool, line: u64, link: u64) {
+        if !fast {
+            l1.remove(line);
+        } else if link & IN_L1 != 0 {
+            let way = (link & (IN_L1 - 1)) as usize;
+            debug_assert_eq!(l1.block[way], line, "the linked L1 way holds the line");
+            l1.remove_way(l1.set_of(line), way);
+        }
+    }
+
+    /// Inserts `line` into `core`'s L2 and returns its way; `l3_way` is the
+    /// line's L3 way (found if `None`), whose directory gets the core's bit.
     fn insert_l2(
         &mut self,
         core: usize,
@@ -589,14 +646,33 @@ impl Hierarchy {
         kind: LineKind,
         state: Mesi,
         l3_way: Option<usize>,
-    ) {
-        if let Some(ev) = self.l2[core].insert(line, kind, state) {
-            self.l1[core].remove(ev.line);
+    ) -> usize {
+        let (way, ev) = self.l2[core].insert_at(line, kind, state);
+        if let Some(ev) = ev {
+            Self::remove_l1_copy(&mut self.l1[core], self.fast, ev.line, ev.dir);
         }
         if self.fast {
             if let Some(i) = l3_way.or_else(|| self.l3.find(line)) {
                 self.l3.set_dir(i, self.l3.dir(i) | Self::bit(core));
             }
+        }
+        way
+    }
+
+    /// Removes `line` from one core's L2 `l2` and L1 `l1`; returns whether
+    /// the L2 held it.
+    #[inline]
+    fn remove_private(l1: &mut Cache, l2: &mut Cache, fast: bool, line: u64) -> bool {
+        if !fast {
+            l1.remove(line);
+            return l2.remove(line);
+        }
+        match l2.take(line) {
+            Some(link) => {
+                Self::remove_l1_copy(l1, fast, line, link);
+                true
+            }
+            None => false,
         }
     }
 
@@ -605,10 +681,9 @@ impl Hierarchy {
         let (way, ev) = self.l3.insert_at(line, kind, Mesi::E);
         if let Some(ev) = ev {
             let mask = if self.fast { ev.dir } else { u64::MAX };
-            let (l1, l2) = (&mut self.l1, &mut self.l2);
+            let (l1, l2, fast) = (&mut self.l1, &mut self.l2, self.fast);
             Self::for_cores(l1.len(), mask, |c| {
-                l1[c].remove(ev.line);
-                l2[c].remove(ev.line);
+                Self::remove_private(&mut l1[c], &mut l2[c], fast, ev.line);
             });
             if ev.kind != LineKind::Data {
                 self.md_evicted.push(ev.line);
@@ -620,36 +695,59 @@ impl Hierarchy {
     /// Looks `line` up in `core`'s L1, then L2, marking it most recently
     /// used in each that holds it (an L1 hit is stamped in the L2 too):
     /// `Some(L1)`, `Some(L2)` or `None`, exactly as an L1 touch then an L2
-    /// touch. The L2 includes the L1 (every L2 eviction and removal removes
-    /// the L1 copy, and every L1 fill fills the L2), so when the line is
-    /// not the L1 set's most recently used, the fast hierarchy asks the L2
-    /// first and skips the L1's search when the L2 lacks it: one set scan
-    /// fewer on each private miss. (Stamps order one cache's lines only,
-    /// so stamping the L2 before the L1 changes nothing.)
+    /// touch, with the line's L2 way (`usize::MAX` in the reference
+    /// hierarchy). The L2 includes the L1 (every L2 eviction and removal
+    /// removes the L1 copy, and every L1 fill fills the L2), so when the
+    /// line is not the L1 set's most recently used, the fast hierarchy asks
+    /// the L2 first, and the L2 way's link says whether and where the L1
+    /// holds it ([`Hierarchy`]): one set scan per lookup. (Stamps order
+    /// one cache's lines only, so stamping the L2 before the L1 changes
+    /// nothing.)
     #[inline]
-    fn private_lookup(&mut self, core: usize, line: u64) -> Option<Level> {
+    fn private_lookup(&mut self, core: usize, line: u64) -> Option<(Level, usize)> {
         let (l1, l2) = (&mut self.l1[core], &mut self.l2[core]);
-        if l1.is_mru(line) {
-            l2.touch(line);
-            return Some(Level::L1);
-        }
         if !self.fast {
             return if l1.touch(line) {
                 l2.touch(line);
-                Some(Level::L1)
+                Some((Level::L1, usize::MAX))
             } else if l2.touch(line) {
-                Some(Level::L2)
+                Some((Level::L2, usize::MAX))
             } else {
                 None
             };
         }
         let set2 = l2.set_of(line);
+        let set1 = l1.set_of(line);
+        let mru = l1.mru[set1];
+        if mru.line == line {
+            // Most often the L2 set's most recently used line too (no
+            // stamp changes); else its L1 way's link names its L2 way.
+            let mru2 = l2.mru[set2];
+            let way2 = if mru2.line == line {
+                mru2.way
+            } else {
+                let way2 = l1.dir(mru.way) as usize;
+                debug_assert_eq!(l2.block[way2], line, "the linked L2 way holds the line");
+                l2.touch_way(set2, way2);
+                way2
+            };
+            return Some((Level::L1, way2));
+        }
+        // Past the L1's most recently used line, the L1 set is read
+        // whatever the L2 holds (its link's way, or an insert's victim):
+        // its host misses overlap the L2's.
+        l1.prefetch_block(set1);
+        l2.prefetch_block(set2);
         let way2 = l2.find_in(set2, line)?;
         l2.touch_way(set2, way2);
-        if l1.touch_slow(l1.set_of(line), line) {
-            Some(Level::L1)
+        let link = l2.dir(way2);
+        if link & IN_L1 != 0 {
+            let way1 = (link & (IN_L1 - 1)) as usize;
+            debug_assert_eq!(l1.block[way1], line, "the linked L1 way holds the line");
+            l1.touch_way(set1, way1);
+            Some((Level::L1, way2))
         } else {
-            Some(Level::L2)
+            Some((Level::L2, way2))
         }
     }
 
@@ -657,11 +755,12 @@ impl Hierarchy {
     /// was satisfied and its latency. Writes invalidate other copies (MESI).
     pub fn data_access(&mut self, core: usize, line: u64, write: bool) -> (Level, u32) {
         let mut level;
-        if let Some(found) = self.private_lookup(core, line) {
+        let way2 = if let Some((found, way2)) = self.private_lookup(core, line) {
             level = found;
             if found == Level::L2 {
-                self.insert_l1(core, line, LineKind::Data);
+                self.insert_l1(core, line, LineKind::Data, way2);
             }
+            way2
         } else {
             // Remote L2 copies are downgraded to Shared (the directory
             // keeps the bits of the cores found holding the line).
@@ -697,24 +796,28 @@ impl Hierarchy {
                 }
             };
             let state = if remote { Mesi::S } else { Mesi::E };
-            self.insert_l2(core, line, LineKind::Data, state, way);
-            self.insert_l1(core, line, LineKind::Data);
-        }
+            let way2 = self.insert_l2(core, line, LineKind::Data, state, way);
+            self.insert_l1(core, line, LineKind::Data, way2);
+            way2
+        };
         let mut cycles = self.latency(level);
         if write {
             // MESI: a line this core's L2 holds Exclusive or Modified is in
             // no other private cache, so only S needs the invalidation walk.
             let mut others = false;
-            // One lookup for the state and its update (the walk below
-            // changes other cores' caches only).
-            let own = self.l2[core].find(line);
+            // The line's L2 way, for its state and its update (the walk
+            // below changes other cores' caches only).
+            let own = if self.fast {
+                Some(way2)
+            } else {
+                self.l2[core].find(line)
+            };
             let state = own.map(|i| meta_state(self.l2[core].block[i + self.l2[core].ways]));
             if !matches!(state, Some(Mesi::E | Mesi::M)) {
                 let (mask, way) = self.sharers(line);
-                let (l1, l2) = (&mut self.l1, &mut self.l2);
+                let (l1, l2, fast) = (&mut self.l1, &mut self.l2, self.fast);
                 Self::for_cores(l2.len(), mask, |c| {
-                    if c != core && l2[c].remove(line) {
-                        l1[c].remove(line);
+                    if c != core && Self::remove_private(&mut l1[c], &mut l2[c], fast, line) {
                         others = true;
                     }
                 });
@@ -742,21 +845,21 @@ impl Hierarchy {
     /// the fill-time permission broadcast).
     pub fn md_access(&mut self, core: usize, line: u64, kind: LineKind) -> (Level, u32, bool) {
         let private = self.private_lookup(core, line);
-        let (level, fresh) = if let Some(found) = private {
+        let (level, fresh) = if let Some((found, way2)) = private {
             self.l3.touch(line);
             if found == Level::L2 {
-                self.insert_l1(core, line, kind);
+                self.insert_l1(core, line, kind, way2);
             }
             (found, false)
         } else if let Some(i) = self.l3.find(line) {
             self.l3.touch_at(line, i);
-            self.insert_l2(core, line, kind, Mesi::E, Some(i));
-            self.insert_l1(core, line, kind);
+            let way2 = self.insert_l2(core, line, kind, Mesi::E, Some(i));
+            self.insert_l1(core, line, kind, way2);
             (Level::L3, false)
         } else {
             let way = self.insert_l3(line, kind);
-            self.insert_l2(core, line, kind, Mesi::E, Some(way));
-            self.insert_l1(core, line, kind);
+            let way2 = self.insert_l2(core, line, kind, Mesi::E, Some(way));
+            self.insert_l1(core, line, kind, way2);
             (Level::Memory, true)
         };
         let cycles = if fresh {
@@ -783,10 +886,9 @@ impl Hierarchy {
     /// Removes `line` from every cache (no eviction is reported).
     pub fn invalidate(&mut self, line: u64) {
         let (mask, _) = self.sharers(line);
-        let (l1, l2) = (&mut self.l1, &mut self.l2);
+        let (l1, l2, fast) = (&mut self.l1, &mut self.l2, self.fast);
         Self::for_cores(l1.len(), mask, |c| {
-            l1[c].remove(line);
-            l2[c].remove(line);
+            Self::remove_private(&mut l1[c], &mut l2[c], fast, line);
         });
         self.l3.remove(line);
     }
