@@ -1,37 +1,32 @@
-//! The software-FastTrack cost model of [`Lardish`](super::Lardish) — its
-//! cache hierarchy and the software FastTrack detector whose work it
-//! charges — simulated on a second host thread. (The no-detection
-//! hierarchy, the other baseline, stays on the model's thread: the two
-//! threads then do about the same work, docs/lardish.md.)
+//! The baseline cost models of [`Lardish`](super::Lardish): software
+//! FastTrack's ([`Models`]: its cache hierarchy and the software FastTrack
+//! detector whose work it charges) and the no-detection machine's
+//! ([`NoDetection`]: its cache hierarchy). They run on the [`Pool`]'s
+//! lanes: software FastTrack's on a second host thread, the no-detection
+//! hierarchy on whichever of the two threads has time (docs/lardish.md).
 //!
-//! Nothing LARDISH decides depends on this model: it only sums the
-//! latencies that `cycles_fasttrack` adds, and FastTrack's cost of the
-//! accesses LARDISH checks in software. So the model hands it its work as
-//! [`Op`]s in order, in batches, and collects the sums when its statistics
-//! are read ([`Baselines::take`]). The hierarchy and the detector see the
-//! same events in the same order as on one thread, and sums do not depend
-//! on when they are added, so every statistic is the one-thread model's;
-//! [`Baselines::inline_reference`] (the reference model) runs it on the
-//! caller's thread.
-
-use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::thread::JoinHandle;
+//! Nothing LARDISH decides depends on these models: they only sum the
+//! latencies that `cycles_fasttrack` and `cycles_no_detection` add, and
+//! FastTrack's cost of the accesses LARDISH checks in software. So the
+//! model hands them their work as operations in order, in batches, and
+//! collects the sums when its statistics are read ([`Baselines::take`]).
+//! Each model sees the same events in the same order as on one thread, and
+//! sums do not depend on when they are added, so every statistic is the
+//! one-thread model's; [`Baselines::inline_reference`] (the reference
+//! model) runs them on the caller's thread.
 
 use super::cache::Hierarchy;
 use super::config::HwConfig;
 use super::ftcost::FtCost;
+use super::lanes::{Model, Pool};
 use super::layout::Layout;
 use crate::detector::{history_units, Detector, Granularity};
 use crate::event::{Access, AccessKind, LardOp, LowLevelSync, Origin};
 use crate::fasttrack::{FastTrack, FtPath};
 
-/// Operations per batch handed to the worker.
-const BATCH: usize = 1024;
-/// How many operations ahead the worker prefetches (docs/lardish.md,
+/// How many operations ahead a batch's runner prefetches (docs/lardish.md,
 /// "Prefetching a batch ahead").
 const AHEAD: usize = 4;
-/// Batches in flight before the model waits for the worker.
-const IN_FLIGHT: usize = 8;
 
 /// One piece of work for the baseline models, in event order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +72,8 @@ pub(super) struct Sums {
     /// checks when the statistics are read, so the model need not wait for
     /// the worker at each one.
     pub sw_checks: u64,
+    /// Cycles of the no-detection machine's data accesses.
+    pub no_detection: u64,
 }
 
 /// The software-FastTrack hierarchy, the software FastTrack detector, and
@@ -251,176 +248,118 @@ pub(super) fn soft_accesses(
     total
 }
 
-/// A batch's slots before they are written (any operation: only the
-/// first `n` of a [`Msg::Batch`] are read).
-fn empty_batch() -> Box<[Op; BATCH]> {
-    let filler = Op::History {
+impl Model for Models {
+    type Op = Op;
+    const FILLER: Op = Op::History {
         c: 0,
         a: (0, 0),
         b: (0, 0),
     };
-    vec![filler; BATCH]
-        .into_boxed_slice()
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("the vector has BATCH operations"))
-}
 
-/// A request to the worker thread.
-enum Msg {
-    /// Run the first `n` operations of the batch, in order.
-    Batch(Box<[Op; BATCH]>, usize),
-    /// Reply with the cycles summed since the last `Take`.
-    Take,
-    /// Reply with FastTrack's instruction cycles for the last access.
-    LastInstructions,
-}
-
-/// The worker's answers.
-enum Reply {
-    /// To [`Msg::Take`].
-    Cycles(Sums),
-    /// To [`Msg::LastInstructions`].
-    Instructions(u64),
-}
-
-/// The worker thread and its channels.
-pub(super) struct Worker {
-    /// The batch being filled: its first `len` operations are pending.
-    /// A fixed array assigned slot by slot, so that an access's operation
-    /// is written in place ([`Baselines::push_access`]).
-    pending: Box<[Op; BATCH]>,
-    len: usize,
-    to: Option<SyncSender<Msg>>,
-    /// Emptied batches coming back for reuse.
-    spent: Receiver<Box<[Op; BATCH]>>,
-    replies: Receiver<Reply>,
-    handle: Option<JoinHandle<()>>,
-}
-
-impl Worker {
-    /// Starts a worker owning `models`.
-    fn spawn(mut models: Box<Models>) -> std::io::Result<Worker> {
-        let (to, from_model) = mpsc::sync_channel::<Msg>(IN_FLIGHT);
-        let (spent_to, spent) = mpsc::channel::<Box<[Op; BATCH]>>();
-        let (reply_to, replies) = mpsc::channel::<Reply>();
-        let handle = std::thread::Builder::new()
-            .name("lardish-baselines".into())
-            .spawn(move || {
-                while let Ok(msg) = from_model.recv() {
-                    match msg {
-                        Msg::Batch(batch, n) => {
-                            let ops = &batch[..n];
-                            for (i, op) in ops.iter().enumerate() {
-                                models.prefetch(ops.get(i + AHEAD), ops.get(i + 2 * AHEAD));
-                                models.run(op);
-                            }
-                            let _ = spent_to.send(batch);
-                        }
-                        Msg::Take => {
-                            if reply_to.send(Reply::Cycles(models.take())).is_err() {
-                                return;
-                            }
-                        }
-                        Msg::LastInstructions => {
-                            let i = models.last_instructions;
-                            if reply_to.send(Reply::Instructions(i)).is_err() {
-                                return;
-                            }
-                        }
-                    }
-                }
-            })?;
-        Ok(Worker {
-            pending: empty_batch(),
-            len: 0,
-            to: Some(to),
-            spent,
-            replies,
-            handle: Some(handle),
-        })
+    fn run_batch(&mut self, ops: &[Op]) {
+        for (i, op) in ops.iter().enumerate() {
+            self.prefetch(ops.get(i + AHEAD), ops.get(i + 2 * AHEAD));
+            self.run(op);
+        }
     }
+}
 
-    fn send(&mut self, msg: Msg) {
-        let sent = self.to.as_ref().map(|to| to.send(msg));
-        if !matches!(sent, Some(Ok(()))) {
-            self.died();
+/// One access of the no-detection machine: the data lines of `size` bytes
+/// at `addr`, read or written by core `c`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BaseOp {
+    /// First byte.
+    pub addr: u64,
+    /// Bytes.
+    pub size: u32,
+    /// Core index.
+    pub c: u16,
+    /// A write.
+    pub write: bool,
+}
+
+/// The no-detection machine's hierarchy and the cycles its data accesses
+/// took since the last [`NoDetection::take`].
+#[derive(Clone, Debug)]
+pub(super) struct NoDetection {
+    hier: Hierarchy,
+    layout: Layout,
+    cycles: u64,
+}
+
+impl NoDetection {
+    fn new(cfg: &HwConfig, reference: bool) -> NoDetection {
+        NoDetection {
+            hier: if reference {
+                Hierarchy::reference(cfg)
+            } else {
+                Hierarchy::new(cfg)
+            },
+            layout: Layout::new(cfg.line_bytes),
+            cycles: 0,
         }
     }
 
-    /// The batch's next slot (handing the batch over first if it is full).
-    #[inline(always)]
-    fn next_slot(&mut self) -> &mut Op {
-        if self.len == BATCH {
-            self.flush();
+    /// The access's latency: its slowest line's.
+    #[inline]
+    fn run(&mut self, op: &BaseOp) {
+        let mut lat = 0u32;
+        for line in self.layout.data_lines(op.addr, op.size) {
+            lat = lat.max(self.hier.data_access(usize::from(op.c), line, op.write).1);
         }
-        self.len += 1;
-        &mut self.pending[self.len - 1]
+        self.cycles += u64::from(lat);
     }
 
-    /// Hands the pending operations to the worker.
-    fn flush(&mut self) {
-        if self.len == 0 {
-            return;
-        }
-        let next = self.spent.try_recv().unwrap_or_else(|_| empty_batch());
-        let batch = std::mem::replace(&mut self.pending, next);
-        let n = std::mem::take(&mut self.len);
-        self.send(Msg::Batch(batch, n));
+    fn take(&mut self) -> u64 {
+        std::mem::take(&mut self.cycles)
     }
+}
 
-    fn ask(&mut self, msg: Msg) -> Reply {
-        self.flush();
-        self.send(msg);
-        match self.replies.recv() {
-            Ok(r) => r,
-            Err(_) => self.died(),
-        }
-    }
+impl Model for NoDetection {
+    type Op = BaseOp;
+    const FILLER: BaseOp = BaseOp {
+        addr: 0,
+        size: 0,
+        c: 0,
+        write: false,
+    };
 
-    /// The worker stopped early: it panicked; so does the model.
-    fn died(&mut self) -> ! {
-        self.to = None;
-        if let Some(h) = self.handle.take() {
-            if let Err(panic) = h.join() {
-                std::panic::resume_unwind(panic);
+    fn run_batch(&mut self, ops: &[BaseOp]) {
+        for (i, op) in ops.iter().enumerate() {
+            if let Some(next) = ops.get(i + AHEAD) {
+                self.hier.prefetch_l3(self.layout.data_line(next.addr));
             }
-        }
-        panic!("the LARDISH baseline worker stopped");
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        self.to = None;
-        if let Some(h) = self.handle.take() {
-            // A panic of the worker is reported by the next `ask`; a model
-            // dropped without asking ignores it.
-            let _ = h.join();
+            self.run(op);
         }
     }
 }
 
-/// The baseline cost models, on a worker thread or inline.
+/// The baseline cost models, on the pool's lanes or inline.
 pub(super) enum Baselines {
     /// Run on the caller's thread (the reference model).
-    Inline(Box<Models>),
-    /// Run on a worker thread, in batches.
-    Threaded(Worker),
+    Inline(Box<Models>, Box<NoDetection>),
+    /// Run in batches on the pool's two threads.
+    Threaded(Box<Pool<Models, NoDetection>>),
 }
 
 impl Baselines {
-    /// The models of `cfg` on a worker thread (inline if no thread can be
+    /// The models of `cfg` on the pool's lanes (inline if no thread can be
     /// started).
     pub fn threaded(cfg: &HwConfig) -> Baselines {
-        match Worker::spawn(Box::new(Models::new(cfg, false))) {
-            Ok(w) => Baselines::Threaded(w),
-            Err(_) => Baselines::Inline(Box::new(Models::new(cfg, false))),
+        let models = || Box::new(Models::new(cfg, false));
+        let base = || Box::new(NoDetection::new(cfg, false));
+        match Pool::spawn("lardish-baselines", *models(), *base()) {
+            Ok(p) => Baselines::Threaded(Box::new(p)),
+            Err(_) => Baselines::Inline(models(), base()),
         }
     }
 
     /// The reference models of `cfg` (every cache speed-up off), inline.
     pub fn inline_reference(cfg: &HwConfig) -> Baselines {
-        Baselines::Inline(Box::new(Models::new(cfg, true)))
+        Baselines::Inline(
+            Box::new(Models::new(cfg, true)),
+            Box::new(NoDetection::new(cfg, true)),
+        )
     }
 
     /// [`Baselines::push`] of `Op::Access { c, tracked, sw_check, a: *a }`,
@@ -430,14 +369,14 @@ impl Baselines {
     #[inline(always)]
     pub fn push_access(&mut self, c: u32, tracked: bool, sw_check: bool, a: &Access) {
         match self {
-            Baselines::Inline(m) => m.run(&Op::Access {
+            Baselines::Inline(m, _) => m.run(&Op::Access {
                 c,
                 tracked,
                 sw_check,
                 a: *a,
             }),
-            Baselines::Threaded(w) => {
-                *w.next_slot() = Op::Access {
+            Baselines::Threaded(p) => {
+                *p.slot_a() = Op::Access {
                     c,
                     tracked,
                     sw_check,
@@ -451,19 +390,41 @@ impl Baselines {
     #[inline]
     pub fn push(&mut self, op: Op) {
         match self {
-            Baselines::Inline(m) => m.run(&op),
-            Baselines::Threaded(w) => *w.next_slot() = op,
+            Baselines::Inline(m, _) => m.run(&op),
+            Baselines::Threaded(p) => *p.slot_a() = op,
+        }
+    }
+
+    /// The data access of `a` by core `c` in the no-detection machine,
+    /// after every earlier one.
+    #[inline(always)]
+    pub fn push_no_detection(&mut self, c: usize, a: &Access) {
+        let op = BaseOp {
+            addr: a.addr,
+            size: a.size,
+            c: c as u16,
+            write: a.kind == AccessKind::Write,
+        };
+        match self {
+            Baselines::Inline(_, b) => b.run(&op),
+            Baselines::Threaded(p) => *p.slot_b() = op,
         }
     }
 
     /// The sums since the last call, after every operation pushed so far.
     pub fn take(&mut self) -> Sums {
         match self {
-            Baselines::Inline(m) => m.take(),
-            Baselines::Threaded(w) => match w.ask(Msg::Take) {
-                Reply::Cycles(s) => s,
-                Reply::Instructions(_) => unreachable!("Take is answered with cycles"),
+            Baselines::Inline(m, b) => Sums {
+                no_detection: b.take(),
+                ..m.take()
             },
+            Baselines::Threaded(p) => {
+                let no_detection = p.with_b(|b| b.take());
+                Sums {
+                    no_detection,
+                    ..p.with_a(|m| m.take())
+                }
+            }
         }
     }
 
@@ -471,11 +432,8 @@ impl Baselines {
     /// last [`Op::Access`] pushed.
     pub fn last_access_cycles(&mut self) -> u64 {
         match self {
-            Baselines::Inline(m) => m.last_instructions,
-            Baselines::Threaded(w) => match w.ask(Msg::LastInstructions) {
-                Reply::Instructions(i) => i,
-                Reply::Cycles(..) => unreachable!("LastInstructions is answered with instructions"),
-            },
+            Baselines::Inline(m, _) => m.last_instructions,
+            Baselines::Threaded(p) => p.with_a(|m| m.last_instructions),
         }
     }
 }
@@ -483,8 +441,11 @@ impl Baselines {
 impl std::fmt::Debug for Baselines {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Baselines::Inline(m) => f.debug_tuple("Inline").field(m).finish(),
-            Baselines::Threaded(w) => f.debug_struct("Threaded").field("pending", &w.len).finish(),
+            Baselines::Inline(m, b) => f.debug_tuple("Inline").field(m).field(b).finish(),
+            Baselines::Threaded(p) => f
+                .debug_struct("Threaded")
+                .field("filling", &p.filling())
+                .finish(),
         }
     }
 }

@@ -22,6 +22,7 @@ pub mod config;
 pub mod ftcost;
 pub mod history;
 pub mod inline;
+mod lanes;
 pub mod layout;
 pub mod probemap;
 pub mod stats;
@@ -266,14 +267,13 @@ pub struct Lardish {
     bytes: VarMap,
     races: RaceCollector,
     hier: Hierarchy,
-    /// The no-detection machine (its latencies sum to
-    /// `cycles_no_detection`).
-    base: Hierarchy,
-    /// The software-FastTrack hierarchy and the software FastTrack
-    /// detector whose work (paths per cell) the FastTrack cost model and
-    /// LARDISH's software checks charge at the measured [`FtCost`] (on a
-    /// second host thread): what they add to `cycles_fasttrack` and
-    /// `cycles_lardish` reaches `stats` in [`Lardish::stats`].
+    /// The baseline machines, run later in batches ([`baselines`],
+    /// [`lanes`]): the no-detection hierarchy, the software-FastTrack
+    /// hierarchy and the software FastTrack detector whose work (paths per
+    /// cell) the FastTrack cost model and LARDISH's software checks charge
+    /// at the measured [`FtCost`]. What they add to `cycles_no_detection`,
+    /// `cycles_fasttrack` and `cycles_lardish` reaches `stats` in
+    /// [`Lardish::stats`].
     baselines: Baselines,
     /// Resident metadata line → its fill id.
     resident: ProbeMap<u64>,
@@ -320,7 +320,6 @@ impl Lardish {
             bytes: VarMap::default(),
             races: RaceCollector::new(),
             hier: Hierarchy::new(&cfg),
-            base: Hierarchy::new(&cfg),
             baselines: Baselines::threaded(&cfg),
             resident: ProbeMap::new(),
             lost: FxHashMap::default(),
@@ -355,7 +354,6 @@ impl Lardish {
         let mut l = Lardish::new(cfg);
         l.use_per_byte_variable_map();
         l.hier = Hierarchy::reference(&l.cfg);
-        l.base = Hierarchy::reference(&l.cfg);
         l.baselines = Baselines::inline_reference(&l.cfg);
         l.memo = None;
         l
@@ -379,6 +377,7 @@ impl Lardish {
     /// catch up).
     pub fn stats(&mut self) -> &HwStats {
         let sums = self.baselines.take();
+        self.stats.cycles_no_detection += sums.no_detection;
         self.stats.cycles_fasttrack += sums.fasttrack;
         // FastTrack's cost of the accesses LARDISH checked in software
         // (synchronously): part of those checks' cost.
@@ -434,7 +433,6 @@ impl Lardish {
         };
         let dline = self.layout.data_line(a.addr);
         self.hier.prefetch_l3(dline);
-        self.base.prefetch_l3(dline);
         if lard::is_checked(a) {
             let c = self.core_index(a.origin.core);
             let expanded = self.expanded.contains(&dline);
@@ -1018,14 +1016,13 @@ impl Detector for Lardish {
         let c = self.core_index(a.origin.core);
         let write = a.kind == AccessKind::Write;
         let tracked = lard::is_checked(a);
-        // The data access in the LARDISH machine and in the no-detection
-        // one.
-        let (mut data_lat, mut base_lat) = (0u32, 0u32);
+        // The data access in the LARDISH machine and (summed later, see
+        // `stats`) in the no-detection one.
+        let mut data_lat = 0u32;
         for line in self.layout.data_lines(a.addr, a.size) {
             data_lat = data_lat.max(self.hier.data_access(c, line, write).1);
-            base_lat = base_lat.max(self.base.data_access(c, line, write).1);
         }
-        self.stats.cycles_no_detection += u64::from(base_lat);
+        self.baselines.push_no_detection(c, a);
         self.drain_md_evictions(c);
         if !tracked {
             self.push_access(c, a, false, false);
