@@ -205,9 +205,8 @@ impl Models {
     /// (modelled at a fixed address per byte, as a per-location
     /// allocation).
     fn ft_shadow(&mut self, c: usize, first: u64, count: u32, shared: u32, entries: u32) -> u64 {
-        let (layout, cell) = (self.layout, self.shadow_bytes);
-        let lines = (0..u64::from(count)).map(|i| layout.ft_line(first.wrapping_add(i), cell));
-        let mut cycles = soft_accesses(&mut self.ft, c, lines, true);
+        let layout = self.layout;
+        let mut cycles = self.ft_cells(c, first, u64::from(count));
         if shared > 0 && entries > 0 {
             let line_bytes = 1u64 << layout.shift;
             let per_cell = u64::from(entries).div_ceil(u64::from(shared));
@@ -222,6 +221,40 @@ impl Models {
             self.rvc = rvc;
         }
         cycles
+    }
+}
+
+impl Models {
+    /// [`soft_accesses`] (writes) of the shadow lines of the `n` cells from
+    /// byte `first` on, one cell per byte. When the cells lie in one
+    /// stretch of the shadow (no address wraps) and a cell is no larger
+    /// than a line, their lines are every line from the first cell's to
+    /// the last's, each a run of consecutive cells: each line costs its
+    /// latency and every other cell 1, as the per-cell walk charges.
+    #[inline]
+    fn ft_cells(&mut self, c: usize, first: u64, n: u64) -> u64 {
+        let (layout, cell) = (self.layout, self.shadow_bytes);
+        const LOW48: u64 = (1 << 48) - 1;
+        let a0 = first & LOW48;
+        let one_stretch = n > 0
+            && cell <= 1 << layout.shift
+            && a0
+                .checked_add(n - 1)
+                .filter(|&last| last <= LOW48)
+                .and_then(|last| last.checked_mul(cell))
+                .and_then(|off| off.checked_add(super::layout::FT_BASE))
+                .is_some();
+        if !one_stretch {
+            let lines = (0..n).map(|i| layout.ft_line(first.wrapping_add(i), cell));
+            return soft_accesses(&mut self.ft, c, lines, true);
+        }
+        let l0 = layout.ft_line(first, cell);
+        let l1 = layout.ft_line(first.wrapping_add(n - 1), cell);
+        let mut total = n - (l1 - l0 + 1);
+        for l in l0..=l1 {
+            total += u64::from(self.ft.data_access(c, l, true).1);
+        }
+        total
     }
 }
 
@@ -446,6 +479,51 @@ impl std::fmt::Debug for Baselines {
                 .debug_struct("Threaded")
                 .field("filling", &p.filling())
                 .finish(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shadow lines' cost by stretches is the per-cell walk's, cycle
+    /// for cycle and state for state, for cells smaller than, equal to and
+    /// larger than a line, and for ranges crossing the top of the 48-bit
+    /// address space.
+    #[test]
+    fn shadow_stretches_cost_what_the_cell_walk_costs() {
+        let top = (1u64 << 48) - 3;
+        for line_bytes in [8u64, 64] {
+            for cell in [1u64, 3, 8, 64, 100] {
+                let mut cfg = HwConfig {
+                    line_bytes,
+                    ..HwConfig::default()
+                };
+                cfg.ft.shadow_bytes = cell;
+                let (mut fast, mut walk) = (Models::new(&cfg, false), Models::new(&cfg, false));
+                let cases = [
+                    (0u64, 1u64),
+                    (5, 8),
+                    (1000, 64),
+                    (top, 8),
+                    (u64::MAX - 2, 8),
+                    (77, 0),
+                ];
+                for (k, &(first, n)) in cases.iter().cycle().take(60).enumerate() {
+                    let first = first.wrapping_add(k as u64 * 13);
+                    let c = k % 2;
+                    let by_stretch = fast.ft_cells(c, first, n);
+                    let layout = walk.layout;
+                    let lines = (0..n).map(|i| layout.ft_line(first.wrapping_add(i), cell));
+                    let by_cell = soft_accesses(&mut walk.ft, c, lines, true);
+                    assert_eq!(
+                        by_stretch, by_cell,
+                        "line {line_bytes} cell {cell} first {first:#x} n {n}"
+                    );
+                }
+                assert_eq!(fast.ft.occupancy(), walk.ft.occupancy());
+            }
         }
     }
 }

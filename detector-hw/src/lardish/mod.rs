@@ -249,11 +249,18 @@ impl View<'_> {
     /// `None`. The fill-time broadcast of RADISH §4.4 is modeled as the
     /// hardware check of the first access after the fill.
     fn perm(&self, m: &ByteMeta, core: usize, addr: u64) -> Perm {
+        Self::perm_of(m, core, self.holder(core, addr))
+    }
+
+    /// [`View::perm`] from the core's holder for the byte ([`View::holder`]):
+    /// the slot is valid if it was granted under the holder's generation
+    /// and fill.
+    #[inline(always)]
+    fn perm_of(m: &ByteMeta, core: usize, holder: Option<Holder>) -> Perm {
         let s = m.perm_slot(core);
-        if s.gen == self.gens[core] && self.fill(core, addr) == Some(s.fill) {
-            s.perm
-        } else {
-            Perm::None
+        match holder {
+            Some(h) if s.gen == h.gen && s.fill == h.fill => s.perm,
+            _ => Perm::None,
         }
     }
 }
@@ -1100,8 +1107,11 @@ impl Detector for Lardish {
         // and push the same races (the collector removes duplicates).
         self.bytes
             .for_range_mut(first, u64::from(count), new, |x, n, m| {
-                let valid = |h: &Holder| v.holder_valid(x, h);
-                let perm = v.perm(m, c, x);
+                // This core's holder now: valid by definition, so a record
+                // held there needs no generation or fill lookup.
+                let holder = v.holder(c, x);
+                let valid = |h: &Holder| holder.as_ref() == Some(h) || v.holder_valid(x, h);
+                let perm = View::perm_of(m, c, holder);
                 let allowed = match a.kind {
                     AccessKind::Read => perm >= Perm::Read,
                     AccessKind::Write => perm == Perm::Write,
@@ -1124,7 +1134,6 @@ impl Detector for Lardish {
                         Stage::Permission => {}
                     }
                 }
-                let holder = v.holder(c, x);
                 let raced = check_and_record(m, clocks, races, t, clock, a, holder);
                 if raced && byte_stage == Stage::Permission {
                     stats.permission_violations += n;
