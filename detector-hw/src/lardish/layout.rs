@@ -62,6 +62,40 @@ impl Layout {
         MD_BIT | ((core as u64) << CORE_SHIFT) | offset
     }
 
+    /// The bytes `first` to `first + n - 1` cut at data-line boundaries:
+    /// `(x, k)` for each run of `k` bytes from `x` in one data line, in
+    /// order (addresses modulo 2^48, as [`Layout::data_line`] takes them).
+    #[inline]
+    pub fn data_line_parts(&self, first: u64, n: u64) -> impl Iterator<Item = (u64, u64)> {
+        let line_bytes = 1u64 << self.shift;
+        let mut i = 0u64;
+        std::iter::from_fn(move || {
+            if i >= n {
+                return None;
+            }
+            let x = first.wrapping_add(i);
+            let k = (line_bytes - (x & (line_bytes - 1) & ((1 << 48) - 1))).min(n - i);
+            i += k;
+            Some((x, k))
+        })
+    }
+
+    /// The metadata lines of core `core` for the `k` bytes from `x`, all in
+    /// one data line ([`Layout::data_line_parts`]): one line (compact) or
+    /// one or two consecutive lines (expanded), in address order, so every
+    /// line from the first byte's to the last's, as a walk byte by byte
+    /// finds them.
+    #[inline]
+    pub fn md_lines_of_part(
+        &self,
+        core: usize,
+        x: u64,
+        k: u64,
+        expanded: bool,
+    ) -> std::ops::RangeInclusive<u64> {
+        self.md_line(core, x, expanded)..=self.md_line(core, x.wrapping_add(k - 1), expanded)
+    }
+
     /// The second (odd) metadata line of an expanded data line.
     #[inline]
     pub fn md_second_half(&self, md_line: u64) -> u64 {
@@ -121,5 +155,55 @@ mod tests {
         assert_eq!(l.md_covers(e, true), (0x1000 + 32, 32));
         assert_eq!(l.md_covers(c, false), (0x1000, 64));
         assert_ne!(l.md_line(2, a, true), e);
+    }
+
+    /// The metadata lines met by data-line parts are the ones a walk byte
+    /// by byte meets (each line once per run), for compact and expanded
+    /// lines, lines of 8 to 4096 bytes and ranges across the top of the
+    /// 48-bit and 64-bit address spaces.
+    #[test]
+    fn data_line_parts_meet_the_lines_of_a_byte_walk() {
+        let expanded = |l: &Layout, x: u64| l.data_line(x) % 3 == 1;
+        let top48 = 1u64 << 48;
+        let starts = [
+            0u64,
+            5,
+            63,
+            64,
+            1000,
+            top48 - 70,
+            top48 - 1,
+            u64::MAX - 40,
+            0x7fff_1234,
+        ];
+        for line_bytes in [8u64, 64, 4096] {
+            let l = Layout::new(line_bytes);
+            for &first in &starts {
+                for n in [1u64, 2, 7, 8, 9, 63, 64, 65, 200, 5000] {
+                    let mut walk = Vec::new();
+                    for i in 0..n {
+                        let x = first.wrapping_add(i);
+                        let line = l.md_line(1, x, expanded(&l, x));
+                        if walk.last() != Some(&line) {
+                            walk.push(line);
+                        }
+                    }
+                    let mut parts = Vec::new();
+                    let mut bytes = 0;
+                    for (x, k) in l.data_line_parts(first, n) {
+                        assert_eq!(x, first.wrapping_add(bytes), "parts are contiguous");
+                        assert_eq!(l.data_line(x), l.data_line(x.wrapping_add(k - 1)));
+                        bytes += k;
+                        for line in l.md_lines_of_part(1, x, k, expanded(&l, x)) {
+                            if parts.last() != Some(&line) {
+                                parts.push(line);
+                            }
+                        }
+                    }
+                    assert_eq!(bytes, n);
+                    assert_eq!(parts, walk, "line {line_bytes} first {first:#x} n {n}");
+                }
+            }
+        }
     }
 }

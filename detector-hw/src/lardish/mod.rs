@@ -1055,26 +1055,21 @@ impl Detector for Lardish {
                 md_lat = self.inflate(c, dline);
             }
         }
+        // By data line ([`Layout::data_line_parts`]): expanded or not is a
+        // property of the data line (touching metadata does not change it).
         let mut last_line = u64::MAX;
-        let (mut last_dline, mut expanded) = (u64::MAX, true);
-        for i in 0..u64::from(count) {
-            let x = first.wrapping_add(i);
-            // Expanded or not is a property of the data line (touching
-            // metadata does not change it).
-            let dline = self.layout.data_line(x);
-            if dline != last_dline {
-                last_dline = dline;
-                expanded = self.view().is_expanded(x);
-            }
-            let line = self.layout.md_line(c, x, expanded);
-            if line != last_line {
-                last_line = line;
-                let kind = if expanded {
-                    LineKind::MdExpanded
-                } else {
-                    LineKind::MdCompact
-                };
-                md_lat = md_lat.max(self.touch_md(c, line, kind));
+        for (x, k) in self.layout.data_line_parts(first, u64::from(count)) {
+            let expanded = self.view().is_expanded(x);
+            let kind = if expanded {
+                LineKind::MdExpanded
+            } else {
+                LineKind::MdCompact
+            };
+            for line in self.layout.md_lines_of_part(c, x, k, expanded) {
+                if line != last_line {
+                    last_line = line;
+                    md_lat = md_lat.max(self.touch_md(c, line, kind));
+                }
             }
         }
         // Metadata is looked up in parallel with the data.

@@ -44,8 +44,9 @@ pub enum Mesi {
 
 const INVALID: u64 = u64::MAX;
 
-/// In an L2 way's link word: the L1 holds the line, at the way in the bits
-/// below ([`Hierarchy`]).
+/// In an L2 way's link word: the line was filled into the L1, at the way in
+/// the bits below (still there if that way's tag is the line, see
+/// [`Hierarchy`]).
 const IN_L1: u64 = 1 << 31;
 
 /// Largest LRU stamp: stamps are 24 bits (see [`Cache::renumber`]).
@@ -379,6 +380,7 @@ impl Cache {
     }
 
     /// [`Cache::insert`], also returning the way `line` went to.
+    #[inline(always)]
     fn insert_at(&mut self, line: u64, kind: LineKind, state: Mesi) -> (usize, Option<Evicted>) {
         let set = self.set_of(line);
         let r = self.set_tags(set);
@@ -476,11 +478,13 @@ pub enum Level {
 ///
 /// The private caches link their copies of a line ([`Cache::dir`] of an
 /// L1 or L2 way): an L1 way holds the way of the line in the L2, an L2 way
-/// [`IN_L1`] and the line's L1 way when the L1 holds it too. So an L2 hit
-/// knows whether the L1 holds the line and where, and an L2 eviction
-/// removes the L1 copy without searching the L1 (the L2 includes the L1,
-/// and a line keeps its way while it is present). The reference hierarchy
-/// searches instead.
+/// [`IN_L1`] and the L1 way the line was last filled into. The L1 holds
+/// the line if and only if that way's tag is the line (a line keeps its
+/// way while present, and every L1 fill of a line in the L2 rewrites the
+/// link), so an L2 hit learns whether and where the L1 holds the line, and
+/// an L2 eviction removes the L1 copy, with one tag compare instead of a
+/// search of the L1 set; an L1 eviction leaves the link stale, which that
+/// compare detects. The reference hierarchy searches instead.
 #[derive(Clone, Debug)]
 pub struct Hierarchy {
     l1: Vec<Cache>,
@@ -608,18 +612,14 @@ impl Hierarchy {
     #[inline]
     fn insert_l1(&mut self, core: usize, line: u64, kind: LineKind, l2_way: usize) {
         let (l1, l2) = (&mut self.l1[core], &mut self.l2[core]);
-        let (way, ev) = l1.insert_at(line, kind, Mesi::E);
+        // (The victim's L2 link is left as it is: a link is checked against
+        // the L1 way's tag before it is used.)
+        let (way, _) = l1.insert_at(line, kind, Mesi::E);
         if !self.fast {
             return;
         }
         debug_assert_eq!(l2.block[l2_way], line, "the L2 way holds the line");
         l1.set_dir(way, l2_way as u64);
-        if let Some(ev) = ev {
-            // The victim's L2 copy is no longer in the L1.
-            let w = ev.dir as usize;
-            debug_assert_eq!(l2.block[w], ev.line, "an L1 line is in the L2");
-            l2.set_dir(w, 0);
-        }
         l2.set_dir(l2_way, IN_L1 | way as u64);
     }
 
@@ -632,8 +632,9 @@ impl Hierarchy {
             l1.remove(line);
         } else if link & IN_L1 != 0 {
             let way = (link & (IN_L1 - 1)) as usize;
-            debug_assert_eq!(l1.block[way], line, "the linked L1 way holds the line");
-            l1.remove_way(l1.set_of(line), way);
+            if l1.block[way] == line {
+                l1.remove_way(l1.set_of(line), way);
+            }
         }
     }
 
@@ -741,9 +742,8 @@ impl Hierarchy {
         let way2 = l2.find_in(set2, line)?;
         l2.touch_way(set2, way2);
         let link = l2.dir(way2);
-        if link & IN_L1 != 0 {
-            let way1 = (link & (IN_L1 - 1)) as usize;
-            debug_assert_eq!(l1.block[way1], line, "the linked L1 way holds the line");
+        let way1 = (link & (IN_L1 - 1)) as usize;
+        if link & IN_L1 != 0 && l1.block[way1] == line {
             l1.touch_way(set1, way1);
             Some((Level::L1, way2))
         } else {
