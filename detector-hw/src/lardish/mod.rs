@@ -180,7 +180,7 @@ impl View<'_> {
         if mg == g && md == d {
             return e;
         }
-        let e = self.expanded.contains(&d);
+        let e = !self.expanded.is_empty() && self.expanded.contains(&d);
         m.dline.set((g, d, e));
         e
     }
@@ -432,6 +432,13 @@ impl Lardish {
         }
     }
 
+    /// True if data line `dline`'s metadata is expanded (no hash lookup
+    /// while none is).
+    #[inline]
+    fn is_expanded_line(&self, dline: u64) -> bool {
+        !self.expanded.is_empty() && self.expanded.contains(&dline)
+    }
+
     /// The hints of [`Lardish::events`] for one later event.
     #[inline]
     fn prefetch(&self, e: &Event) {
@@ -442,7 +449,7 @@ impl Lardish {
         self.hier.prefetch_l3(dline);
         if lard::is_checked(a) {
             let c = self.core_index(a.origin.core);
-            let expanded = self.expanded.contains(&dline);
+            let expanded = self.is_expanded_line(dline);
             self.hier
                 .prefetch_l3(self.layout.md_line(c, a.addr, expanded));
             self.bytes.prefetch(a.addr);
@@ -469,7 +476,7 @@ impl Lardish {
         };
         if lard::is_checked(a) {
             let c = self.core_index(a.origin.core);
-            let expanded = self.expanded.contains(&self.layout.data_line(a.addr));
+            let expanded = self.is_expanded_line(self.layout.data_line(a.addr));
             self.resident
                 .prefetch(self.layout.md_line(c, a.addr, expanded));
             self.bytes.prefetch_index(a.addr);

@@ -223,14 +223,17 @@ impl Cache {
         prefetch::lines(first, 2 * self.ways * std::mem::size_of::<u64>());
     }
 
-    /// Prefetches set `set`'s tags and way words ([`prefetch::lines`]).
+    /// Prefetches ([`prefetch::line`]) the first host line of set `set`'s
+    /// tags and of its way words: all of a set of up to 8 ways (sets start
+    /// on host lines), the part a scan reads first of a larger one.
     #[inline]
     fn prefetch_block(&self, set: usize) {
-        let first = self
+        let tags = self
             .block
             .as_ptr()
             .wrapping_add(self.start + 2 * self.ways * set);
-        prefetch::lines(first, 2 * self.ways * std::mem::size_of::<u64>());
+        prefetch::line(tags);
+        prefetch::line(tags.wrapping_add(self.ways));
     }
 
     #[inline]
