@@ -1,6 +1,6 @@
 //! Two models whose results are only summed, run later and in batches on
 //! whichever host thread is free: the [`Pool`] of [`Lardish`]'s baseline
-//! cost models (docs/lardish.md, "Two threads").
+//! cost models (docs/lardish.md, "Cost models").
 //!
 //! Each model has a *lane*: the model behind a lock and a queue of batches
 //! of its operations. A batch leaves the queue only while its model is
