@@ -106,6 +106,17 @@ impl<M: Model> Lane<M> {
             .unwrap_or_else(|| new_batch(M::FILLER))
     }
 
+    /// Queues the operations of `fill` (if it has any) and gives it an
+    /// empty batch; returns whether it queued one.
+    fn take_batch(&self, fill: &mut Filling<M::Op>) -> bool {
+        if fill.len == 0 {
+            return false;
+        }
+        let batch = std::mem::replace(&mut fill.batch, self.empty_batch());
+        self.push(batch, std::mem::take(&mut fill.len));
+        true
+    }
+
     /// Runs `batch`'s first `n` operations on `model` and keeps the batch
     /// for reuse.
     fn run(&self, model: &mut M, batch: Batch<M::Op>, n: usize) {
@@ -215,6 +226,15 @@ struct Filling<T> {
     len: usize,
 }
 
+impl<T> Filling<T> {
+    /// The next slot (the batch has room).
+    #[inline(always)]
+    fn next(&mut self) -> &mut T {
+        self.len += 1;
+        &mut self.batch[self.len - 1]
+    }
+}
+
 /// Two lanes and the worker thread that runs them; see the module docs.
 pub(super) struct Pool<A: Model, B: Model> {
     shared: Arc<Shared<A, B>>,
@@ -267,8 +287,7 @@ impl<A: Model, B: Model> Pool<A, B> {
         if self.fill_a.len == BATCH {
             self.flush_a();
         }
-        self.fill_a.len += 1;
-        &mut self.fill_a.batch[self.fill_a.len - 1]
+        self.fill_a.next()
     }
 
     /// [`Pool::slot_a`] for `b`.
@@ -277,21 +296,16 @@ impl<A: Model, B: Model> Pool<A, B> {
         if self.fill_b.len == BATCH {
             self.flush_b();
         }
-        self.fill_b.len += 1;
-        &mut self.fill_b.batch[self.fill_b.len - 1]
+        self.fill_b.next()
     }
 
     /// Queues `a`'s batch; then, while the worker is more than
     /// [`A_QUEUED`] batches behind, runs `b`'s batches or waits.
     fn flush_a(&mut self) {
-        if self.fill_a.len == 0 {
+        let s = &*self.shared;
+        if !s.a.take_batch(&mut self.fill_a) {
             return;
         }
-        let next = self.shared.a.empty_batch();
-        let batch = std::mem::replace(&mut self.fill_a.batch, next);
-        let n = std::mem::take(&mut self.fill_a.len);
-        let s = &*self.shared;
-        s.a.push(batch, n);
         s.notify(&s.parked, &s.wake);
         while s.a.queued() > A_QUEUED {
             match s.b.try_run_one() {
@@ -315,14 +329,10 @@ impl<A: Model, B: Model> Pool<A, B> {
     /// Queues `b`'s batch, and runs `b`'s oldest batch if the worker has
     /// left more than [`B_QUEUED`] of them.
     fn flush_b(&mut self) {
-        if self.fill_b.len == 0 {
+        let s = &*self.shared;
+        if !s.b.take_batch(&mut self.fill_b) {
             return;
         }
-        let next = self.shared.b.empty_batch();
-        let batch = std::mem::replace(&mut self.fill_b.batch, next);
-        let n = std::mem::take(&mut self.fill_b.len);
-        let s = &*self.shared;
-        s.b.push(batch, n);
         s.notify(&s.parked, &s.wake);
         if s.b.queued() > B_QUEUED && s.b.try_run_one().is_err() {
             self.died();
@@ -332,19 +342,23 @@ impl<A: Model, B: Model> Pool<A, B> {
     /// `f` of model `a` after every operation pushed to it so far.
     pub fn with_a<R>(&mut self, f: impl FnOnce(&mut A) -> R) -> R {
         self.flush_a();
-        let shared = Arc::clone(&self.shared);
-        let drained = shared.a.drain();
-        match drained {
-            Ok(mut m) => f(&mut m),
-            Err(Dead) => self.died(),
-        }
+        self.drained(|s| &s.a, f)
     }
 
     /// `f` of model `b` after every operation pushed to it so far.
     pub fn with_b<R>(&mut self, f: impl FnOnce(&mut B) -> R) -> R {
         self.flush_b();
+        self.drained(|s| &s.b, f)
+    }
+
+    /// `f` of the model of lane `lane` once every queued batch of it ran.
+    fn drained<M: Model, R>(
+        &mut self,
+        lane: impl FnOnce(&Shared<A, B>) -> &Lane<M>,
+        f: impl FnOnce(&mut M) -> R,
+    ) -> R {
         let shared = Arc::clone(&self.shared);
-        let drained = shared.b.drain();
+        let drained = lane(&shared).drain();
         match drained {
             Ok(mut m) => f(&mut m),
             Err(Dead) => self.died(),
