@@ -303,6 +303,9 @@ pub struct Lardish {
     /// Changes of `resident`, `expanded` and `gens` so far (every one is
     /// counted: [`Memo::fresh`] relies on it).
     changes: u64,
+    /// The event count at which the next occupancy sample is taken
+    /// (`u64::MAX`: none, `sample_every` is 0).
+    next_sample: u64,
     stats: HwStats,
 }
 
@@ -346,6 +349,10 @@ impl Lardish {
             async_busy: vec![0; cfg.async_cores as usize],
             memo: Some(Memo::new(cores)),
             changes: 0,
+            next_sample: match cfg.sample_every {
+                0 => u64::MAX,
+                n => n,
+            },
             stats: HwStats::default(),
             cfg,
         }
@@ -496,9 +503,11 @@ impl Lardish {
     fn begin_event(&mut self) {
         self.stats.events += 1;
         self.stats.instructions += 1;
-        let every = self.cfg.sample_every;
-        if every > 0 && self.stats.events.is_multiple_of(every) {
+        // Every `sample_every`-th event (a countdown, not a division per
+        // event).
+        if self.stats.events == self.next_sample {
             self.sample();
+            self.next_sample = self.next_sample.saturating_add(self.cfg.sample_every);
         }
     }
 
