@@ -77,7 +77,7 @@ def main():
 
 
 def object_vs_fasttrack(sdk, exe, args, reps):
-    """The object race detector (issue 11) against FastTrack per access, on
+    """The object race detector (docs/detectors.md) against FastTrack per access, on
     tracked_memory (plain malloc: its array is no object, so every access
     is an access outside objects) and on minivm workloads (every object
     reported by the runtime): whole runs under the emulator, then a replay

@@ -15,7 +15,7 @@ baseline (synchronous checks, 16 MB L3), 2 asynchronous checking cores
 
 Every number comes from the model's own statistics; nothing is tuned.
 Workloads: the PARSEC-like kernels (guests/c/*_like.c) and the minivm
-workloads named in issue 13, with their default arguments.
+workloads jacobi and prodcons, with their default arguments.
 """
 import json
 import os

@@ -14,9 +14,9 @@ Rows: native, qemu-user, `lard run --detector none --observe none` (bare),
 (a detector that needs every non-stack access), and valgrind DRD and
 Helgrind when valgrind is installed. `-p 1` runs the bare rows only.
 Every row runs BENCH_REPS times, interleaved (the machine's noise is about
-±15% run to run, so a ratio of medians from one sitting is the figure), except
+±15% run to run, so a ratio of medians of interleaved runs is the figure), except
 a row whose first run took more than SLOW_CPU CPU seconds, which runs once.
-The TARGET lines are issue 14's (docs/performance.md); the DRD comparison is
+The TARGET lines are the targets of docs/performance.md; the DRD comparison is
 on CPU time like the table, wall time beside it.
 Knobs: BENCH_SCALE (input size factor), BENCH_REPS (repetitions; the median
 is kept), PIGZ_TARBALL.

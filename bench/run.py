@@ -280,7 +280,7 @@ def main() -> None:
         print()
         print(table(name, desc, results[name]))
     print()
-    # Issue 14's targets: --observe all <= 2x bare, <= 10 ns per observed
+    # The targets: --observe all <= 2x bare, <= 10 ns per observed
     # access, bare <= 2x qemu-user.
     verdict = "within" if target_ratio <= 2.0 else "ABOVE"
     print(

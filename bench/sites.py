@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """`make bench`: the cost of a Tracked access against the number of distinct
-Tracked sites in the program (issue 14: "a Tracked access costs the same
+Tracked sites in the program (the target: "a Tracked access costs the same
 whether the program has 10 or 100,000 distinct Tracked sites").
 
 For each N in SITES this script generates a C program (target/bench/
@@ -190,7 +190,7 @@ def main() -> None:
         print(
             f"at {hi[0]:,} sites / at {lo[0]:,} sites: ns per Tracked access {hi[4] / lo[4]:.2f}x, "
             f"`--observe tracked` ns per access {hi[3]['tracked'] / lo[3]['tracked']:.2f}x "
-            "(issue 14: the same; docs/performance.md)"
+            "(target: the same; docs/performance.md)"
         )
 
 

@@ -129,7 +129,7 @@ fn names_round_trip() {
 // ---------------------------------------------------------------------------
 // AllSync
 
-/// LARD issue 2 (§3.2): a runtime barrier built on futex wake/wait between
+/// LARD §3.2 (system synchronization): a runtime barrier built on futex wake/wait between
 /// two racing tracked writes. LARD reports the race; AllSync misses it,
 /// whichever order the wake and the wait-done are reported in.
 #[test]
@@ -347,7 +347,7 @@ fn allmem_can_miss_a_race() {
     assert_eq!(verdicts(Variant::AllMem, &ev), [false, true, false]);
 }
 
-/// LARD issue 3 (§3.3): memory reused for a new object without any
+/// LARD §3.3 (memory reuse): memory reused for a new object without any
 /// synchronization between its users.
 #[test]
 fn noclear_reports_races_across_reuse() {
@@ -364,7 +364,7 @@ fn noclear_reports_races_across_reuse() {
     assert_eq!(verdicts(Variant::Naive, &ev), [false, true]);
 }
 
-/// LARD issue 4 (§3.4): NoCopy misses a race across a move, and (because
+/// LARD §3.4 (memory movement): NoCopy misses a race across a move, and (because
 /// the destination keeps stale history LARD would have replaced) can also
 /// report a false one.
 #[test]
@@ -406,7 +406,7 @@ fn nocopy_misses_and_invents() {
     assert_eq!(verdicts(Variant::NoCopy, &stale), [false, true]);
 }
 
-/// LARD issue 5 (§3.5) under M:N: two green threads on one worker race
+/// LARD §3.5 (thread identity) under M:N: two green threads on one worker race
 /// (NoThread misses it), one green thread migrating between workers does
 /// not race with itself (NoThread invents a race).
 #[test]

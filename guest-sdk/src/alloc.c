@@ -5,7 +5,7 @@
  * Blocks of up to LARD__MAX_SMALL bytes come from global size-class free
  * lists (LIFO, shared by all threads, protected by an internal unreported
  * lock), so a block freed by one thread is handed to the next allocation of
- * the same class by any thread -- the reuse LARD issue 3 is about.  Larger
+ * the same class by any thread -- the reuse LARD §3.3 is about.  Larger
  * blocks go to libc malloc/free.  Every block has a 16-byte header. */
 #include "internal.h"
 

@@ -202,7 +202,7 @@ fn the_verdicts_do_not_depend_on_the_detector_or_the_schedule() {
     }
 }
 
-/// guests/cc (issue 9's ground-truth C, C++ and OpenMP programs) built with
+/// guests/cc (lard-cc's ground-truth C, C++ and OpenMP programs) built with
 /// plain gcc/g++ `-g -static` and checked in binary mode against the
 /// manifest, with and without static pruning (the same racy PCs and DRE).
 /// The programs a binary cannot decide are listed with the

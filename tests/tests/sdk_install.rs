@@ -1,4 +1,4 @@
-//! The installed C guest SDK, as an outside program sees it (issue 5):
+//! The installed C guest SDK, as an outside program sees it:
 //! `make -C guest-sdk install` must produce a header, a library and `lard.pc`
 //! that `guests/sdk-consumer/consumer.c` builds against with nothing but
 //! `pkg-config --cflags --libs lard` (+ `-static`), with gcc, clang and

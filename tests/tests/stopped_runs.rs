@@ -1,4 +1,4 @@
-//! A run that is stopped from outside still reports (issue 9, item 5): the
+//! A run that is stopped from outside still reports: the
 //! guest races, then loops forever; `--max-insns`, `--timeout`, SIGINT and
 //! SIGTERM each end it, and the race found before the stop is in the text
 //! report and the JSON, with the exit status docs/cli.md documents.

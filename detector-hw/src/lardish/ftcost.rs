@@ -15,8 +15,8 @@ use crate::fasttrack::{FtPath, FtWork, READ_ENTRY_BYTES};
 /// Shadow bytes per data byte of the modelled FastTrack: two epochs (a
 /// 4-byte thread, an 8-byte clock and an 8-byte PC each), the per-byte cell
 /// of RADISH-style software FastTrack. The model's figure, not the host
-/// layout of [`crate::fasttrack`] (32-byte packed cells since session 6,
-/// which change no modelled traffic).
+/// layout of [`crate::fasttrack`] (32-byte packed cells, which change no
+/// modelled traffic).
 pub const MODELLED_SHADOW_CELL_BYTES: u64 = 40;
 
 /// Measured instructions of each FastTrack path (defaults: the measurement

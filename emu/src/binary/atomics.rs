@@ -1,5 +1,5 @@
-//! Atomic objects of a binary, from DWARF (issue 10 item 4;
-//! docs/binary-mode.md "Atomics").
+//! Atomic objects of a binary, from DWARF (docs/binary-mode.md,
+//! "Atomics").
 //!
 //! On x86-64 an atomic load of any order and a relaxed or release atomic
 //! store compile to a plain `mov`: the instruction does not say it is

@@ -77,7 +77,7 @@ pub struct Observe {
     /// than by translated code (unicorn patch 0009). That keeps ~60 bytes of
     /// inline TLB lookup per access out of the translated code, so that a
     /// program with 100,000 Tracked sites runs them from the host caches
-    /// about as fast as one with 10 (issue 14); it costs ~2 ns per access
+    /// about as fast as one with 10; it costs ~2 ns per access
     /// where the code fits anyway. Chosen for Tracked sites once there are
     /// [`IN_HELPER_SITES`]; not for `--observe all` or binary mode, where it
     /// made pigz slower (docs/performance.md, "Many Tracked sites").

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * LARD issue 1 -- program vs system accesses (Rule 1).  Expected: race-free.
+ * LARD §3.1 -- program vs system accesses (Rule 1).  Expected: race-free.
  *
  * A "concurrent collector" (a raw pthread: runtime code, no language
  * identity) scans a program object with plain, untracked reads and bumps its

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * LARD issue 2 -- program vs system synchronization (Rule 2).  Expected:
+ * LARD §3.2 -- program vs system synchronization (Rule 2).  Expected:
  * racy.
  *
  * Two program threads write x with no program synchronization: a data race.

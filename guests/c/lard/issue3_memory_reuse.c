@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * LARD issue 3 -- memory reuse (Rule 3).  Expected: race-free.
+ * LARD §3.3 -- memory reuse (Rule 3).  Expected: race-free.
  *
  * One thread allocates a record, writes it and frees it; then (after a
  * runtime-internal, unreported handoff) another thread allocates a record of

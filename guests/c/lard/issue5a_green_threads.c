@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * LARD issue 5a -- thread identity: two language threads on one kernel
+ * LARD §3.5 (case a) -- thread identity: two language threads on one kernel
  * thread (Rule 5).  Expected: racy.
  *
  * A tiny green-thread scheduler runs two tasks, each a language thread of its

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * LARD issue 5b -- thread identity: one language thread migrating between
+ * LARD §3.5 (case b) -- thread identity: one language thread migrating between
  * kernel threads (Rule 5).  Expected: race-free.
  *
  * Language thread L runs first on kernel thread K1, which increments x; K1

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-// LARD issue 4 -- memory movement (Rule 4).  Expected: racy.
+// LARD §3.4 -- memory movement (Rule 4).  Expected: racy.
 //
 // Two program threads increment o.n with no program synchronization: a data
 // race.  Between the two increments a "copying collector" (a raw std thread:
