@@ -25,7 +25,7 @@ use crate::event::{Access, AccessKind, LardOp, LowLevelSync, Origin};
 use crate::fasttrack::{FastTrack, FtPath};
 
 /// How many operations ahead a batch's runner prefetches (docs/lardish.md,
-/// "Prefetching a batch ahead").
+/// "Speed").
 const AHEAD: usize = 4;
 
 /// One piece of work for the baseline models, in event order.

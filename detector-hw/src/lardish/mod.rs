@@ -421,7 +421,7 @@ impl Lardish {
     /// ([`crate::prefetch::line`]) for what the access [`AHEAD`] events later
     /// will look up — its L3 sets and its granule of the variable map —
     /// so that those host cache misses overlap the work in between
-    /// (docs/lardish.md, "Prefetching a batch ahead"); and, for the access
+    /// (docs/lardish.md, "Speed"); and, for the access
     /// twice as far ahead, the slots its lookups of the variable map's
     /// chunk index and of the resident metadata start at
     /// ([`Lardish::prefetch_slots`]), which the granule's hint then reads.

@@ -53,7 +53,7 @@ const _: () = assert!((ACCESS_BUFFER_ENTRIES + super::uc::BUFFER_SLACK) as u64 <
 /// From this many Tracked sites in the scanned code on, their accesses are
 /// made inside the observation call ([`Observe::in_helper`]): at ~120 bytes
 /// of translated code per site in the inline form, 8,192 sites fill a 1 MB
-/// L2 (this host's; docs/performance.md, "Many Tracked sites"). Below it,
+/// L2 (this host's; docs/performance.md, "Tracked sites in one call"). Below it,
 /// the inline form is ~2 ns per access cheaper — and lard-cc programs, whose
 /// Tracked accesses are in a few dozen runtime stubs, stay there.
 pub const IN_HELPER_SITES: usize = 8192;
@@ -80,7 +80,7 @@ pub struct Observe {
     /// about as fast as one with 10; it costs ~2 ns per access
     /// where the code fits anyway. Chosen for Tracked sites once there are
     /// [`IN_HELPER_SITES`]; not for `--observe all` or binary mode, where it
-    /// made pigz slower (docs/performance.md, "Many Tracked sites").
+    /// made pigz slower (docs/performance.md, "Tracked sites in one call").
     pub in_helper: bool,
 }
 

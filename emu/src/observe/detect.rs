@@ -130,7 +130,7 @@ impl DetectorObserver {
 
     /// Whether access events wait in `pending`: for LARDISH, whose batch
     /// entry point prefetches a few accesses ahead (docs/lardish.md,
-    /// "Prefetching a batch ahead"), unless a race must stop the guest
+    /// "Speed"), unless a race must stop the guest
     /// before the racy access. Queued accesses reach the model in order,
     /// before any other event and before the run's results are read
     /// ([`Observer::finish`]), so the model sees the same event sequence.
