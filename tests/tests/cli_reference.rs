@@ -1,0 +1,166 @@
+//! docs/cli.md against `--help`: every option that `lard SUBCOMMAND --help`
+//! prints, for every subcommand `lard --help` lists, must be documented in
+//! that subcommand's section of docs/cli.md (the section whose heading
+//! starts with `` ## `lard SUBCOMMAND``): named in the heading's synopsis or
+//! in the first cell of a table row, where the reference defines options.
+//! A mention in passing (an exit status, another option's text) does not
+//! count. A new option fails this test until the reference documents it.
+
+use lard_e2e::*;
+use std::process::Command;
+
+/// Options every clap command has; the reference need not repeat them.
+const IMPLICIT: &[&str] = &["-h", "--help", "-V", "--version"];
+
+/// The output of `lard ARGS` (which must succeed).
+fn help(args: &[&str]) -> String {
+    let out = Command::new(lard()).args(args).output().expect("run lard");
+    assert!(
+        out.status.success(),
+        "lard {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("help is UTF-8")
+}
+
+/// The subcommands a top-level `--help` lists (its `Commands:` block,
+/// without clap's `help`).
+fn subcommands(top: &str) -> Vec<String> {
+    top.lines()
+        .skip_while(|l| l.trim() != "Commands:")
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// The option names a subcommand's `--help` defines: on each line that
+/// starts (after indentation) with `-X` or `--name`, the names before the
+/// value or the description (`-L, --sysroot <DIR>` gives `-L` and
+/// `--sysroot`). Lines of possible values (`- rr: ...`) are not options.
+fn options(help: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in help.lines() {
+        let t = line.trim_start();
+        if !(t.starts_with("--") || t.starts_with('-') && t[1..].starts_with(char::is_alphanumeric))
+        {
+            continue;
+        }
+        for word in t.split_whitespace() {
+            let name = word.trim_end_matches(',');
+            if !name.starts_with('-') || name.len() < 2 {
+                break;
+            }
+            out.push(name.to_string());
+        }
+    }
+    out.retain(|o| !IMPLICIT.contains(&o.as_str()));
+    out.dedup();
+    out
+}
+
+/// The section of `doc` for `lard SUB`: from its `` ## `lard SUB`` heading
+/// to the next `## ` heading.
+fn section<'a>(doc: &'a str, sub: &str) -> Option<&'a str> {
+    let heading = format!("## `lard {sub}");
+    let start = doc.lines().position(|l| {
+        l.starts_with(&heading) && {
+            // `## `lard cc-accuracy` must not match `lard cc`.
+            let rest = &l[heading.len()..];
+            rest.starts_with(' ') || rest.starts_with('`')
+        }
+    })?;
+    let offset: usize = doc.lines().take(start).map(|l| l.len() + 1).sum();
+    let body = &doc[offset..];
+    let end = body[1..].find("\n## ").map(|i| i + 1).unwrap_or(body.len());
+    Some(&body[..end])
+}
+
+/// Whether `text` names `option` as a whole word (`--detector` is not
+/// named by `--detector-thread`).
+fn names(text: &str, option: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
+    text.match_indices(option).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + option.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+/// Where a section defines options: its heading (the synopsis) and the
+/// first cell of each table row.
+fn definitions(sec: &str) -> String {
+    let mut lines = sec.lines();
+    let mut out = lines.next().unwrap_or("").to_string();
+    for l in lines {
+        if let Some(row) = l.strip_prefix('|') {
+            out.push('\n');
+            out.push_str(row.split('|').next().unwrap_or(""));
+        }
+    }
+    out
+}
+
+/// The options of `help` that `sec` does not define.
+fn missing(help: &str, sec: &str) -> Vec<String> {
+    let defined = definitions(sec);
+    options(help)
+        .into_iter()
+        .filter(|o| !names(&defined, o))
+        .collect()
+}
+
+#[test]
+fn cli_reference_names_every_option_of_every_subcommand() {
+    let doc = std::fs::read_to_string(root().join("docs/cli.md")).expect("docs/cli.md");
+    let subs = subcommands(&help(&["--help"]));
+    assert!(
+        ["run", "disasm", "jumble"]
+            .iter()
+            .all(|s| subs.iter().any(|x| x == s)),
+        "`lard --help` lists no run/disasm/jumble: {subs:?}"
+    );
+    let mut problems = Vec::new();
+    for sub in &subs {
+        let Some(sec) = section(&doc, sub) else {
+            problems.push(format!("no section \"## `lard {sub} ...`\""));
+            continue;
+        };
+        let text = help(&[sub, "--help"]);
+        for o in missing(&text, sec) {
+            problems.push(format!("`lard {sub}`: {o}"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "docs/cli.md does not document what `--help` prints:\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn the_check_finds_a_missing_option() {
+    let help = "Usage: lard run [OPTIONS]\n\nOptions:\n      --sched <SCHED>\n          \
+                Scheduler\n          - rr: round-robin\n  -L, --sysroot <DIR>\n          \
+                Sysroot\n      --detector <D>\n      --detector-thread\n  -h, --help\n";
+    assert_eq!(
+        options(help),
+        [
+            "--sched",
+            "-L",
+            "--sysroot",
+            "--detector",
+            "--detector-thread"
+        ]
+    );
+    let doc = "# x\n\n## `lard run [OPTIONS]`\n\n| `--sched rr` | |\n| `--sysroot DIR`, `-L DIR` | |\n\
+               | `--detector-thread` | not `--detector` |\n\n## `lard runner`\n\n| `--detector` | |\n";
+    let sec = section(doc, "run").expect("the run section");
+    assert!(!sec.contains("lard runner"), "{sec}");
+    // `--detector` appears only inside `--detector-thread`, in a row's
+    // description and in another section: missing.
+    assert_eq!(missing(help, sec), ["--detector"]);
+    assert!(section(doc, "ru").is_none());
+}
