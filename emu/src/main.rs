@@ -8,6 +8,7 @@ use lard_emu::binary::elf::{ElfError, ElfFile};
 use lard_emu::cpu::machine::{Config, RunMode};
 use lard_emu::cpu::sched::SchedPolicy;
 use lard_emu::linux::hostfd::{self, StderrCopy};
+use lard_emu::linux::process::{self, Identity};
 use lard_emu::observe::accuracy::{parse_variants, AccuracyObserver};
 use lard_emu::observe::detect::DetectorObserver;
 use lard_emu::observe::objects;
@@ -285,17 +286,35 @@ struct RunArgs {
     /// status 121).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<std::time::Duration>,
+    /// Whether programs the guest runs with execve run under lard too,
+    /// with these options (`yes`), or natively (`no`); forked processes
+    /// are always emulated (docs/processes.md).
+    #[arg(long, value_parser = ["yes", "no"], default_value = "yes", value_name = "yes|no")]
+    trace_children: String,
+    /// For the lard an `execve` starts: this process's identity.
+    #[arg(long, hide = true)]
+    process: Option<String>,
+    /// For the lard an `execve` starts: the guest's argv[0].
+    #[arg(long, hide = true)]
+    argv0: Option<std::ffi::OsString>,
+    /// For the lard an `execve` starts: the descriptor reports go to.
+    #[arg(long, hide = true)]
+    report_fd: Option<i32>,
+    /// For the lard an `execve` starts: where relative option paths were
+    /// given.
+    #[arg(long, hide = true)]
+    options_dir: Option<PathBuf>,
     /// Print run statistics on stderr.
     #[arg(long)]
     stats: bool,
     /// Write run statistics as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     stats_json: Option<PathBuf>,
-    /// The guest program.
+    /// The guest program (looked up in PATH when it has no `/`).
     guest: PathBuf,
     /// Arguments for the guest.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
+    args: Vec<std::ffi::OsString>,
 }
 
 /// A positive, finite number of seconds (fractions allowed).
@@ -526,23 +545,82 @@ fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>) -> ExitCode {
 }
 
 fn run_guest(mut args: RunArgs) -> ExitCode {
+    let identity = match args.process.as_deref() {
+        None => Identity::root(),
+        Some(spec) => match Identity::decode(spec) {
+            Some(id) => id,
+            None => {
+                eprintln!("lard: --process {spec}: not a process identity");
+                return ExitCode::from(2);
+            }
+        },
+    };
     // The guest's chdir is the process's: every path lard writes or reads
-    // after the guest started is made absolute now.
+    // after the guest started is made absolute now (relative to where the
+    // user gave it, for the lard of an exec'd program).
+    let options_dir = args
+        .options_dir
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"));
     for path in [
         &mut args.report_json,
         &mut args.hw_stats_json,
         &mut args.stats_json,
         &mut args.record_trace,
         &mut args.sysroot,
+        &mut args.hw_config,
     ]
     .into_iter()
     .flatten()
     {
-        if let Ok(abs) = std::path::absolute(&*path) {
-            *path = abs;
+        if path.is_relative() {
+            *path = options_dir.join(&*path);
         }
     }
-    let file = match ElfFile::open(&args.guest) {
+    // What lard was asked to run: its options (for exec'd programs) and
+    // the program, found as execvp finds it.
+    let cmdline: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let lard_options = {
+        let tail = 1 + args.args.len();
+        let opts = cmdline
+            .get(2..cmdline.len().saturating_sub(tail))
+            .unwrap_or(&[]);
+        process::inherited_options(opts)
+    };
+    let mut argv: Vec<Vec<u8>> = vec![args
+        .argv0
+        .clone()
+        .unwrap_or_else(|| args.guest.clone().into_os_string())
+        .into_encoded_bytes()];
+    argv.extend(args.args.iter().map(|a| a.as_encoded_bytes().to_vec()));
+    let mut program = args.guest.clone();
+    if !args.guest.as_os_str().as_encoded_bytes().contains(&b'/') {
+        match process::find_in_path(args.guest.as_os_str(), std::env::var_os("PATH").as_deref()) {
+            Some(p) => program = p,
+            None => {
+                eprintln!("lard: {}: command not found in PATH", args.guest.display());
+                return ExitCode::from(EXIT_NOT_FOUND);
+            }
+        }
+    }
+    if let Ok(process::Executable::Script { .. }) = process::classify(&program) {
+        match process::resolve(&program, &argv) {
+            Ok((interp, script_argv)) => {
+                program = interp;
+                argv = script_argv;
+            }
+            Err(e) => {
+                let e = std::io::Error::from_raw_os_error(e);
+                eprintln!(
+                    "lard: {}: cannot run its interpreter: {e}",
+                    args.guest.display()
+                );
+                return ExitCode::from(EXIT_NOT_FOUND);
+            }
+        }
+    }
+    let file = match ElfFile::open(&program) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("lard: {e}");
@@ -581,8 +659,12 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
                     lard_emu::cmd::adversarial::first_fasttrack_pass(
                         &me,
                         &run_args,
-                        &args.guest,
-                        &args.args,
+                        &program,
+                        &args
+                            .args
+                            .iter()
+                            .map(|a| a.to_string_lossy().into_owned())
+                            .collect::<Vec<_>>(),
                     )
                 }
             };
@@ -621,8 +703,13 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
         program_code: args.program_code.clone(),
         prune: !args.no_prune,
         host_fds: Vec::new(),
+        process: identity,
+        trace_children: args.trace_children == "yes",
     };
-    let stderr_copy = StderrCopy::save();
+    let stderr_copy = match args.report_fd {
+        Some(fd) => StderrCopy::adopt(fd),
+        None => StderrCopy::save(),
+    };
     config.host_fds.extend(stderr_copy.fd());
     if let Some(root) = &args.sysroot {
         if !root.is_dir() {
@@ -725,8 +812,6 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
             }
         },
     };
-    let mut argv: Vec<Vec<u8>> = vec![args.guest.as_os_str().as_encoded_bytes().to_vec()];
-    argv.extend(args.args.iter().map(|a| a.as_bytes().to_vec()));
     let envp: Vec<Vec<u8>> = std::env::vars_os()
         .map(|(k, v)| {
             let mut e = k.into_encoded_bytes();
@@ -752,96 +837,182 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
         interrupt: interrupt_flag(),
     });
     let outcome = emu.run();
-    // The guest's file descriptors are lard's: a guest that closed (or
-    // reopened) fd 2, as every coreutils program does at exit, must not
-    // swallow the report.
-    stderr_copy.restore();
-    let status = report_outcome(&emu, &outcome, &args.guest);
-    let mut status = status;
+    // After a fork this is the child's identity.
+    let identity = emu.machine().config.process;
+    // Everything this process reports goes out in one write at the end
+    // (labelled with its pid when it is part of a process tree), so the
+    // reports of processes that end together do not interleave.
+    let mut out = String::new();
+    let mut status = report_outcome(&emu, &outcome, &args.guest, &mut out);
+    let mut failed_writes = Vec::new();
+    let mut write_file = |path: &Option<PathBuf>, text: &str| {
+        let Some(path) = path
+            .as_deref()
+            .and_then(|p| process::per_process_path(p, &identity))
+        else {
+            return;
+        };
+        if let Err(e) = std::fs::write(&path, text) {
+            failed_writes.push(format!("lard: cannot write {}: {e}\n", path.display()));
+        }
+    };
+    let mut races = 0;
+    let mut race_text = String::new();
     if let Some(log) = &race_log {
         let log = log.borrow();
-        if let (Some(code), Outcome::Exited(_)) = (args.race_exit_code, &outcome) {
-            if log.dre > 0 {
-                status = code;
-            }
-        }
+        races = log.dre;
         let extra = match &object_det {
             Some(det) => {
                 let det = det.borrow();
-                eprint!("{}", objects::text(&det, emu.machine()));
+                race_text.push_str(&objects::text(&det, emu.machine()));
                 objects::json_fields(&det, emu.machine())
             }
             None => {
-                eprint!("{}", log.text(emu.machine()));
+                race_text.push_str(&log.text(emu.machine()));
                 String::new()
             }
         };
-        if let Some(path) = &args.report_json {
-            let json = format!(
-                "{{\"detectors\":{{{}}}}}\n",
-                log.json_with(emu.machine(), &extra)
-            );
-            if let Err(e) = std::fs::write(path, json) {
-                eprintln!("lard: cannot write {}: {e}", path.display());
-                status = EXIT_INTERNAL;
-            }
-        }
+        let json = format!(
+            "{{\"detectors\":{{{}}}}}\n",
+            log.json_with(emu.machine(), &extra)
+        );
+        write_file(&args.report_json, &json);
     }
     if let Some(acc) = &accuracy {
         let acc = acc.borrow();
-        eprint!("{}", acc.lard().text(emu.machine()));
-        eprint!("{}", acc.table());
-        if let (Some(code), Outcome::Exited(_)) = (args.race_exit_code, &outcome) {
-            if acc.lard().dre > 0 {
-                status = code;
-            }
-        }
-        if let Some(path) = &args.report_json {
-            if let Err(e) = std::fs::write(path, acc.json(emu.machine())) {
-                eprintln!("lard: cannot write {}: {e}", path.display());
-                status = EXIT_INTERNAL;
-            }
+        races = acc.lard().dre;
+        race_text.push_str(&acc.lard().text(emu.machine()));
+        race_text.push_str(&acc.table());
+        write_file(&args.report_json, &acc.json(emu.machine()));
+    }
+    if let (Some(code), Outcome::Exited(_)) = (args.race_exit_code, &outcome) {
+        if races > 0 {
+            status = code;
         }
     }
+    // A process lard started for the guest reports in full when it found
+    // races, in one line when not.
+    if identity.descendant && races == 0 && !race_text.is_empty() {
+        let what = match (&race_log, &accuracy) {
+            (Some(log), _) => log.borrow().detector,
+            _ => "variants",
+        };
+        race_text = format!("lard ({what}): no races\n");
+    }
+    out.push_str(&race_text);
     if let Some(model) = &hw_model {
         let mut model = model.borrow_mut();
         for t in &emu.machine().threads {
             model.add_instructions(t.core, t.insns);
         }
         if args.hw_stats {
-            eprint!("{}", model.stats());
+            out.push_str(&model.stats().to_string());
         }
-        if let Some(path) = &args.hw_stats_json {
-            if let Err(e) = std::fs::write(path, model.stats().to_json()) {
-                eprintln!("lard: cannot write {}: {e}", path.display());
-                status = EXIT_INTERNAL;
-            }
-        }
+        write_file(&args.hw_stats_json, &model.stats().to_json());
     }
     if let (Some(adv), Some(c)) = (&emu.machine().adversary, &emu.machine().config.adversarial) {
-        eprint!(
-            "{}",
-            lard_emu::cmd::adversarial::summary(
-                adv.memory.heuristic(),
-                &adv.memory.stats(),
-                &c.triggers
-            )
-        );
+        out.push_str(&lard_emu::cmd::adversarial::summary(
+            adv.memory.heuristic(),
+            &adv.memory.stats(),
+            &c.triggers,
+        ));
     }
     if args.stats {
-        eprint!("{}", emu.report().text());
+        out.push_str(&emu.report().text());
     }
-    if let Some(path) = &args.stats_json {
-        if let Err(e) = std::fs::write(path, emu.report().json()) {
-            eprintln!("lard: cannot write {}: {e}", path.display());
-            return ExitCode::from(EXIT_INTERNAL);
+    write_file(&args.stats_json, &emu.report().json());
+    if !failed_writes.is_empty() {
+        out.extend(failed_writes);
+        status = EXIT_INTERNAL;
+    }
+    if identity.labelled {
+        out = label_report(&out, &identity, &argv);
+    }
+    if let Outcome::Exec(req) = &outcome {
+        // The program before the exec reports only what it found: its
+        // races (shells fork and exec for every command).
+        if races > 0 {
+            emit_report(&out, stderr_copy.fd());
+        }
+        let err = if args.trace_children == "yes" {
+            let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
+            process::exec_lard(
+                &me,
+                &lard_options,
+                &identity,
+                stderr_copy.fd(),
+                &options_dir,
+                req,
+            )
+        } else {
+            process::exec_native(req)
+        };
+        stderr_copy.restore();
+        eprintln!("lard: cannot execute {}: {err}", req.path.display());
+        return ExitCode::from(EXIT_INTERNAL);
+    }
+    // The guest's file descriptors are lard's: a guest that closed (or
+    // reopened) fd 2, as every coreutils program does at exit, must not
+    // swallow the report.
+    stderr_copy.restore();
+    emit_report(&out, None);
+    // A process a guest started dies of its guest's signal, so that its
+    // parent's wait sees what it would natively.
+    if identity.descendant {
+        if let Outcome::Signaled { signal, .. } = outcome {
+            process::die_of(signal);
         }
     }
     ExitCode::from(status)
 }
 
-/// Prints what ended the run and returns lard's exit status.
-fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path) -> u8 {
+/// `text` with every line prefixed by the process's `==PID==` label, after
+/// a first line naming the process.
+fn label_report(text: &str, identity: &Identity, argv: &[Vec<u8>]) -> String {
+    let label = identity.label();
+    let cmd: Vec<String> = argv
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let mut s = format!(
+        "{label} process {} (parent {}): {}\n",
+        identity.pid,
+        identity.ppid,
+        cmd.join(" ")
+    );
+    for line in text.lines() {
+        s.push_str(&label);
+        s.push(' ');
+        s.push_str(line);
+        s.push('\n');
+    }
+    s
+}
+
+/// Writes a report in one `write` (to `fd`, else stderr).
+fn emit_report(text: &str, fd: Option<i32>) {
+    use std::io::Write;
+    if text.is_empty() {
+        return;
+    }
+    match fd {
+        Some(fd) => {
+            // SAFETY: fd is a descriptor this process owns; ManuallyDrop
+            // keeps it open.
+            let mut f = std::mem::ManuallyDrop::new(unsafe {
+                <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd)
+            });
+            let _ = f.write_all(text.as_bytes());
+        }
+        None => {
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        }
+    }
+}
+
+/// Says what ended the run (in `out`) and returns lard's exit status.
+fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path, out: &mut String) -> u8 {
+    use std::fmt::Write as _;
     let g = guest.display();
     match outcome {
         Outcome::Exited(code) => (*code & 0xff) as u8,
@@ -851,23 +1022,25 @@ fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path) -> u8 {
                 let addr = f
                     .addr
                     .map_or(String::new(), |a| format!(" at address {a:#x}"));
-                eprintln!(
+                let _ = writeln!(
+                    out,
                     "lard: {g}: thread {}: {}{addr} (signal {signal}) at {}",
                     t.tid,
                     f.what,
                     emu.describe(f.pc)
                 );
             } else {
-                eprintln!("lard: {g}: killed by signal {signal}");
+                let _ = writeln!(out, "lard: {g}: killed by signal {signal}");
             }
             (128 + signal).clamp(0, 255) as u8
         }
         Outcome::Deadlock(report) => {
-            eprintln!("lard: {g}: {report}");
+            let _ = writeln!(out, "lard: {g}: {report}");
             EXIT_DEADLOCK
         }
         Outcome::UnsupportedSyscall { nr, pc } => {
-            eprintln!(
+            let _ = writeln!(
+                out,
                 "lard: {g}: unsupported system call {nr} ({}) at {} (--strict-syscalls)",
                 lard_emu::linux::syscalls::name(*nr),
                 emu.describe(*pc)
@@ -878,31 +1051,40 @@ fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path) -> u8 {
             let insns = emu.machine().stats.insns;
             match why {
                 StopReason::MaxInsns(_) => {
-                    eprintln!("lard: {g}: stopped by --max-insns after {insns} instructions");
+                    let _ = writeln!(
+                        out,
+                        "lard: {g}: stopped by --max-insns after {insns} instructions"
+                    );
                     EXIT_MAX_INSNS
                 }
                 StopReason::Timeout(t) => {
-                    eprintln!(
+                    let _ = writeln!(
+                        out,
                         "lard: {g}: stopped by --timeout {}s after {insns} instructions",
                         t.as_secs_f64()
                     );
                     EXIT_TIMEOUT
                 }
                 StopReason::Signal(sig) => {
-                    eprintln!("lard: {g}: stopped by signal {sig} after {insns} instructions");
+                    let _ = writeln!(
+                        out,
+                        "lard: {g}: stopped by signal {sig} after {insns} instructions"
+                    );
                     (128 + sig).clamp(0, 255) as u8
                 }
             }
         }
         Outcome::ObserverStop { pc } => {
             let t = &emu.machine().threads[emu.machine().cur];
-            eprintln!(
+            let _ = writeln!(
+                    out,
                 "lard: {g}: data-race exception in thread {}: the racy access did not take effect: {}",
                 t.tid,
                 emu.describe(*pc)
             );
             EXIT_RACE_EXCEPTION
         }
+        Outcome::Exec(_) => 0,
     }
 }
 

@@ -3,9 +3,7 @@
 use crate::binary::elf::{ElfError, ElfFile};
 use crate::binary::objects::{LoadedObject, ObjectKind, ObjectRegistry};
 use crate::cpu::code::CodeMap;
-use crate::cpu::machine::{
-    Config, GuestFault, Machine, RunMode, Stop, Thread, ThreadState, Wait, GUEST_PID,
-};
+use crate::cpu::machine::{Config, GuestFault, Machine, RunMode, Stop, Thread, ThreadState, Wait};
 use crate::cpu::memory::{page_ceil, page_floor, Memory};
 use crate::cpu::sched::{Scheduler, SplitMix64};
 use crate::cpu::stacks::StackMap;
@@ -53,6 +51,9 @@ pub enum Outcome {
         /// The instruction that did not execute.
         pc: u64,
     },
+    /// The process called `execve`: the caller runs the new program in
+    /// this process's place ([`crate::linux::process`]).
+    Exec(Box<crate::linux::process::ExecRequest>),
     /// lard stopped the guest from outside (a limit or a signal to lard);
     /// everything observed up to that point is reported.
     Stopped(StopReason),
@@ -217,11 +218,12 @@ impl Emulator {
             .adversarial
             .clone()
             .map(|c| Box::new(crate::cpu::adversary::Adversary::new(c)));
+        let pid = config.process.pid;
         let mut machine = Box::new(Machine {
             uc: r,
             mem,
             threads: vec![Thread {
-                tid: GUEST_PID,
+                tid: pid,
                 ctx,
                 state: ThreadState::Runnable,
                 clear_child_tid: 0,
@@ -247,7 +249,7 @@ impl Emulator {
             stacks: StackMap::default(),
             warned: HashSet::new(),
             config,
-            next_tid: GUEST_PID + 1,
+            next_tid: pid + 1,
             futex_seq: 0,
             bad_access: None,
             sigactions: Vec::new(),
@@ -466,6 +468,7 @@ impl Emulator {
                     }
                 }
                 (Some(Stop::ObserverStop(pc)), _) => return Outcome::ObserverStop { pc },
+                (Some(Stop::Exec(req)), _) => return Outcome::Exec(req),
                 (Some(Stop::InsnLimit), _) => {
                     return Outcome::Stopped(StopReason::MaxInsns(m.stats.insns))
                 }

@@ -373,6 +373,9 @@ pub(super) enum Baselines {
     Inline(Box<Models>, Box<NoDetection>),
     /// Run in batches on the pool's two threads.
     Threaded(Box<Pool<Models, NoDetection>>),
+    /// Between [`Baselines::park`] or [`Baselines::unpark`]'s two steps
+    /// (never seen outside them).
+    Moving,
 }
 
 impl Baselines {
@@ -381,10 +384,39 @@ impl Baselines {
     pub fn threaded(cfg: &HwConfig) -> Baselines {
         let models = || Box::new(Models::new(cfg, false));
         let base = || Box::new(NoDetection::new(cfg, false));
-        match Pool::spawn("lardish-baselines", *models(), *base()) {
+        match Pool::try_spawn("lardish-baselines", *models(), *base()) {
             Ok(p) => Baselines::Threaded(Box::new(p)),
-            Err(_) => Baselines::Inline(models(), base()),
+            Err((m, b)) => Baselines::Inline(Box::new(m), Box::new(b)),
         }
+    }
+
+    /// Moves threaded models inline (a process about to fork keeps no
+    /// thread the child would lack); returns whether they were threaded.
+    pub fn park(&mut self) -> bool {
+        if !matches!(self, Baselines::Threaded(_)) {
+            return false;
+        }
+        let Baselines::Threaded(pool) = std::mem::replace(self, Baselines::Moving) else {
+            unreachable!("checked above");
+        };
+        let (models, base) = pool.into_models();
+        *self = Baselines::Inline(Box::new(models), Box::new(base));
+        true
+    }
+
+    /// Puts inline models back on a pool's threads (they stay inline if no
+    /// thread can be started).
+    pub fn unpark(&mut self) {
+        if !matches!(self, Baselines::Inline(..)) {
+            return;
+        }
+        let Baselines::Inline(models, base) = std::mem::replace(self, Baselines::Moving) else {
+            unreachable!("checked above");
+        };
+        *self = match Pool::try_spawn("lardish-baselines", *models, *base) {
+            Ok(p) => Baselines::Threaded(Box::new(p)),
+            Err((models, base)) => Baselines::Inline(Box::new(models), Box::new(base)),
+        };
     }
 
     /// The reference models of `cfg` (every cache speed-up off), inline.
@@ -416,6 +448,7 @@ impl Baselines {
                     a: *a,
                 }
             }
+            Baselines::Moving => moving(),
         }
     }
 
@@ -425,6 +458,7 @@ impl Baselines {
         match self {
             Baselines::Inline(m, _) => m.run(&op),
             Baselines::Threaded(p) => *p.slot_a() = op,
+            Baselines::Moving => moving(),
         }
     }
 
@@ -441,6 +475,7 @@ impl Baselines {
         match self {
             Baselines::Inline(_, b) => b.run(&op),
             Baselines::Threaded(p) => *p.slot_b() = op,
+            Baselines::Moving => moving(),
         }
     }
 
@@ -458,6 +493,7 @@ impl Baselines {
                     ..p.with_a(|m| m.take())
                 }
             }
+            Baselines::Moving => moving(),
         }
     }
 
@@ -467,8 +503,15 @@ impl Baselines {
         match self {
             Baselines::Inline(m, _) => m.last_instructions,
             Baselines::Threaded(p) => p.with_a(|m| m.last_instructions),
+            Baselines::Moving => moving(),
         }
     }
+}
+
+/// [`Baselines::Moving`] is only seen inside park/unpark.
+#[cold]
+fn moving() -> ! {
+    unreachable!("the baseline models are being moved")
 }
 
 impl std::fmt::Debug for Baselines {
@@ -479,6 +522,7 @@ impl std::fmt::Debug for Baselines {
                 .debug_struct("Threaded")
                 .field("filling", &p.filling())
                 .finish(),
+            Baselines::Moving => f.write_str("Moving"),
         }
     }
 }

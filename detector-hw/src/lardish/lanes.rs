@@ -141,6 +141,23 @@ impl<M: Model> Lane<M> {
         }
     }
 
+    /// Runs every queued batch and returns the model (no other thread
+    /// holds the lane).
+    fn into_model(self) -> M {
+        let queue = self
+            .queue
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut model = self
+            .model
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        for (batch, n) in queue {
+            model.run_batch(&batch[..n]);
+        }
+        model
+    }
+
     /// Runs every queued batch (after the one another thread may be
     /// running) and returns the model, locked.
     fn drain(&self) -> Result<MutexGuard<'_, M>, Dead> {
@@ -245,7 +262,14 @@ pub(super) struct Pool<A: Model, B: Model> {
 
 impl<A: Model, B: Model> Pool<A, B> {
     /// Starts a worker thread named `name` for the models `a` and `b`.
+    #[cfg(test)]
     pub fn spawn(name: &str, a: A, b: B) -> std::io::Result<Pool<A, B>> {
+        Self::try_spawn(name, a, b).map_err(|_| std::io::Error::other("cannot start a thread"))
+    }
+
+    /// Starts a worker thread named `name` for the models `a` and `b`, or
+    /// gives them back if no thread can be started.
+    pub fn try_spawn(name: &str, a: A, b: B) -> Result<Pool<A, B>, (A, B)> {
         let shared = Arc::new(Shared {
             a: Lane::new(a),
             b: Lane::new(b),
@@ -258,14 +282,24 @@ impl<A: Model, B: Model> Pool<A, B> {
             progress: Condvar::new(),
         });
         let theirs = Arc::clone(&shared);
-        let handle = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
                 let _stopped = Stopped(&theirs);
                 // A panic poisons the model it ran: the caller's thread
                 // then joins this thread and raises its panic.
                 let _ = theirs.work();
-            })?;
+            });
+        let handle = match spawned {
+            Ok(h) => h,
+            Err(_) => {
+                // The closure, and its reference, are gone.
+                let Ok(shared) = Arc::try_unwrap(shared) else {
+                    unreachable!("no thread holds the lanes");
+                };
+                return Err((shared.a.into_model(), shared.b.into_model()));
+            }
+        };
         Ok(Pool {
             fill_a: Filling {
                 batch: shared.a.empty_batch(),
@@ -365,6 +399,30 @@ impl<A: Model, B: Model> Pool<A, B> {
         }
     }
 
+    /// Stops the worker once every operation pushed so far ran, and gives
+    /// the models back (a process that forks must: the child has no
+    /// worker thread). A panic of the worker is raised here.
+    pub fn into_models(mut self) -> (A, B) {
+        self.flush_a();
+        self.flush_b();
+        let shared = Arc::clone(&self.shared);
+        {
+            let _g = plain(&shared.sleep);
+            shared.stop.store(true, SeqCst);
+            shared.wake.notify_one();
+        }
+        if let Some(h) = self.handle.take() {
+            if let Err(panic) = h.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        drop(self);
+        let Ok(shared) = Arc::try_unwrap(shared) else {
+            unreachable!("the worker was joined and the pool dropped");
+        };
+        (shared.a.into_model(), shared.b.into_model())
+    }
+
     /// The worker stopped early: it panicked; so does the caller.
     fn died(&mut self) -> ! {
         if let Some(h) = self.handle.take() {
@@ -430,6 +488,24 @@ mod tests {
         let b = pool.with_b(|b| std::mem::take(&mut b.0));
         assert_eq!(a, (0..n).collect::<Vec<_>>());
         assert_eq!(b, (0..n).map(|i| 2 * i).collect::<Vec<_>>());
+    }
+
+    /// Taking the models back runs every pushed operation first, and a
+    /// pool spawned from them goes on where they were.
+    #[test]
+    fn models_taken_back_have_run_every_operation() {
+        let mut pool = Pool::spawn("lanes-back", Log(Vec::new()), Log(Vec::new())).unwrap();
+        let n = (BATCH * 3 + 5) as u64;
+        for i in 0..n {
+            *pool.slot_a() = i;
+            *pool.slot_b() = i + 1;
+        }
+        let (a, b) = pool.into_models();
+        assert_eq!(a.0, (0..n).collect::<Vec<_>>());
+        assert_eq!(b.0, (1..=n).collect::<Vec<_>>());
+        let mut again = Pool::spawn("lanes-again", a, b).unwrap();
+        *again.slot_a() = n;
+        assert_eq!(again.with_a(|a| a.0.len() as u64), n + 1);
     }
 
     /// Panics in the worker's model reach the caller's thread.

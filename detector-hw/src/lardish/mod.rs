@@ -282,6 +282,8 @@ pub struct Lardish {
     /// `cycles_fasttrack` and `cycles_lardish` reaches `stats` in
     /// [`Lardish::stats`].
     baselines: Baselines,
+    /// The baselines left their thread for a fork ([`Lardish::prepare_fork`]).
+    parked: bool,
     /// Resident metadata line → its fill id.
     resident: ProbeMap<u64>,
     /// Why each metadata line fill left the hierarchy (fill id → cause):
@@ -331,6 +333,7 @@ impl Lardish {
             races: RaceCollector::new(),
             hier: Hierarchy::new(&cfg),
             baselines: Baselines::threaded(&cfg),
+            parked: false,
             resident: ProbeMap::new(),
             lost: FxHashMap::default(),
             history_lines: FxHashSet::default(),
@@ -380,6 +383,21 @@ impl Lardish {
     pub fn use_per_byte_variable_map(&mut self) {
         assert!(self.bytes.is_empty(), "the variable map is not empty");
         self.bytes = VarMap::per_byte();
+    }
+
+    /// Before the process forks: the baseline cost models leave their
+    /// worker thread (which the child would not have) and run inline
+    /// until [`Lardish::forked`]. Their results are the same either way.
+    pub fn prepare_fork(&mut self) {
+        self.parked |= self.baselines.park();
+    }
+
+    /// After a fork, in the parent and in the child: parked baseline
+    /// models go back to a worker thread of this process's own.
+    pub fn forked(&mut self) {
+        if std::mem::take(&mut self.parked) {
+            self.baselines.unpark();
+        }
     }
 
     /// The configuration.

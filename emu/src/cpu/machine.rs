@@ -18,6 +18,7 @@ use crate::cpu::stacks::StackMap;
 use crate::cpu::uc::{observe, AccessBuffer, Clock, Context, Reg, UcError, UcRef};
 use crate::cpu::vclock::VcFile;
 use crate::intercept::{CallArgs, InterceptTable};
+use crate::linux::process::{ExecRequest, Identity};
 use crate::observe::callstack;
 use crate::observe::observer::{AccessBatch, AccessMode, AccessRecord, Control, Observer};
 use crate::observe::stats::{AccessTally, Stats};
@@ -197,6 +198,9 @@ pub enum Stop {
     ObserverStop(u64),
     /// The instruction limit (`--max-insns`) was reached.
     InsnLimit,
+    /// The process called `execve` of a runnable program: lard hands it
+    /// over to a new lard ([`crate::linux::process`]).
+    Exec(Box<ExecRequest>),
 }
 
 /// A guest fault.
@@ -240,6 +244,11 @@ pub struct Config {
     /// trace file): the guest can neither close nor replace them
     /// ([`crate::linux::hostfd`]).
     pub host_fds: Vec<i32>,
+    /// This process's place in its process tree (pids the guest sees).
+    pub process: Identity,
+    /// Whether programs the guest `execve`s run under lard too
+    /// (`--trace-children`); when not, they run natively.
+    pub trace_children: bool,
 }
 
 /// Which race-detection mode a run uses.
@@ -268,6 +277,8 @@ impl Default for Config {
             program_code: Vec::new(),
             prune: true,
             host_fds: Vec::new(),
+            process: Identity::root(),
+            trace_children: true,
         }
     }
 }

@@ -40,6 +40,18 @@ impl StderrCopy {
         StderrCopy(unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, MIN_FD) })
     }
 
+    /// Takes over `fd`, a copy of stderr that the lard which exec'd this
+    /// one kept open for its reports (it becomes close-on-exec again).
+    pub fn adopt(fd: i32) -> StderrCopy {
+        // SAFETY: fcntl on a descriptor number; failure returns -1.
+        let ok = unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } == 0;
+        if ok {
+            StderrCopy(fd)
+        } else {
+            StderrCopy::save()
+        }
+    }
+
     /// The copy's descriptor, if there is one.
     pub fn fd(&self) -> Option<i32> {
         (self.0 >= 0).then_some(self.0)

@@ -3,5 +3,8 @@
 
 pub mod hostfd;
 pub mod loader;
+pub mod process;
+mod process_calls;
 pub mod syscalls;
+pub mod sysnames;
 pub mod sysroot;

@@ -10,7 +10,7 @@
 //! guest under `--strict-syscalls`.
 
 use crate::binary::objects::{LoadedObject, ObjectKind};
-use crate::cpu::machine::{Machine, Stop, Thread, ThreadState, Wait, GUEST_PID};
+use crate::cpu::machine::{Machine, Stop, Thread, ThreadState, Wait};
 use crate::cpu::memory::{page_ceil, page_floor, MemError, PAGE};
 use crate::cpu::sched::SplitMix64;
 use crate::cpu::uc::{prot, Context, Reg};
@@ -42,125 +42,15 @@ const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 
-/// The name of a system call, for warnings.
-pub fn name(nr: u64) -> &'static str {
-    match nr {
-        0 => "read",
-        1 => "write",
-        2 => "open",
-        3 => "close",
-        4 => "stat",
-        5 => "fstat",
-        6 => "lstat",
-        7 => "poll",
-        8 => "lseek",
-        9 => "mmap",
-        10 => "mprotect",
-        11 => "munmap",
-        12 => "brk",
-        13 => "rt_sigaction",
-        14 => "rt_sigprocmask",
-        15 => "rt_sigreturn",
-        16 => "ioctl",
-        17 => "pread64",
-        18 => "pwrite64",
-        19 => "readv",
-        20 => "writev",
-        21 => "access",
-        22 => "pipe",
-        23 => "select",
-        24 => "sched_yield",
-        25 => "mremap",
-        28 => "madvise",
-        32 => "dup",
-        33 => "dup2",
-        35 => "nanosleep",
-        39 => "getpid",
-        41 => "socket",
-        42 => "connect",
-        137 => "statfs",
-        138 => "fstatfs",
-        191 => "getxattr",
-        192 => "lgetxattr",
-        193 => "fgetxattr",
-        194 => "listxattr",
-        195 => "llistxattr",
-        196 => "flistxattr",
-        56 => "clone",
-        57 => "fork",
-        58 => "vfork",
-        59 => "execve",
-        60 => "exit",
-        61 => "wait4",
-        62 => "kill",
-        63 => "uname",
-        72 => "fcntl",
-        74 => "fsync",
-        77 => "ftruncate",
-        79 => "getcwd",
-        80 => "chdir",
-        82 => "rename",
-        83 => "mkdir",
-        84 => "rmdir",
-        87 => "unlink",
-        89 => "readlink",
-        95 => "umask",
-        96 => "gettimeofday",
-        97 => "getrlimit",
-        98 => "getrusage",
-        99 => "sysinfo",
-        102 => "getuid",
-        104 => "getgid",
-        107 => "geteuid",
-        108 => "getegid",
-        110 => "getppid",
-        115 => "getgroups",
-        131 => "sigaltstack",
-        158 => "arch_prctl",
-        186 => "gettid",
-        200 => "tkill",
-        201 => "time",
-        202 => "futex",
-        203 => "sched_setaffinity",
-        204 => "sched_getaffinity",
-        217 => "getdents64",
-        221 => "fadvise64",
-        218 => "set_tid_address",
-        228 => "clock_gettime",
-        229 => "clock_getres",
-        230 => "clock_nanosleep",
-        231 => "exit_group",
-        234 => "tgkill",
-        257 => "openat",
-        258 => "mkdirat",
-        262 => "newfstatat",
-        263 => "unlinkat",
-        267 => "readlinkat",
-        269 => "faccessat",
-        270 => "pselect6",
-        271 => "ppoll",
-        273 => "set_robust_list",
-        274 => "get_robust_list",
-        292 => "dup3",
-        293 => "pipe2",
-        302 => "prlimit64",
-        318 => "getrandom",
-        324 => "membarrier",
-        332 => "statx",
-        334 => "rseq",
-        435 => "clone3",
-        439 => "faccessat2",
-        _ => "unknown",
-    }
-}
+pub use super::sysnames::name;
 
 /// Result of a system call: a value for RAX, or no return (blocked, exited).
-enum Ret {
+pub(super) enum Ret {
     Val(i64),
     NoReturn,
 }
 
-use Ret::{NoReturn, Val};
+pub(super) use Ret::{NoReturn, Val};
 
 fn host_ret(r: i64) -> i64 {
     if r < 0 {
@@ -387,7 +277,24 @@ impl Machine {
                 self.mem.scatter(addr, &buf);
             }
         }
+        // lard ignores SIGPIPE; the guest gets it as the kernel would send
+        // it: a write to a pipe with no reader kills a guest that left
+        // SIGPIPE at its default action (`yes | head` ends quietly).
+        const WRITES: [u64; 7] = [1, 18, 20, 296, 40, 44, 46];
+        if matches!(r, Val(e) if e == -i64::from(libc::EPIPE))
+            && WRITES.contains(&nr)
+            && self.default_action(libc::SIGPIPE)
+        {
+            return self.kill_self(libc::SIGPIPE);
+        }
         r
+    }
+
+    /// Whether the guest left `sig` at its default action.
+    fn default_action(&self, sig: i32) -> bool {
+        self.sigactions
+            .get(sig as usize)
+            .is_none_or(|act| act[..8] == [0u8; 8])
     }
 
     /// A host pointer for a guest buffer, through a bounce copy if needed.
@@ -537,31 +444,104 @@ impl Machine {
                     deadline: self.vtime.saturating_add(ns),
                 })
             }
-            39 => Val(i64::from(GUEST_PID)),
-            110 => Val(1),
+            39 => Val(i64::from(self.config.process.pid)),
+            110 => Val(i64::from(self.config.process.ppid)),
+            56 if a[0] & CLONE_THREAD == 0 => self.sys_fork(a, pc),
             56 => self.sys_clone(a, pc),
-            57 | 58 | 59 | 61 => self.warn_unknown(nr, pc),
+            57 | 58 => self.sys_fork([libc::SIGCHLD as u64, 0, 0, 0, 0, 0], pc),
+            59 => self.sys_execve(i64::from(libc::AT_FDCWD), a[0], a[1], a[2]),
+            322 => self.sys_execve(a[0] as i32 as i64, a[1], a[2], a[3]),
+            61 => {
+                let status = if a[1] != 0 { p!(a[1], 4, W) } else { 0 };
+                let rusage = if a[3] != 0 { p!(a[3], 144, W) } else { 0 };
+                self.sys_wait4(a, status, rusage)
+            }
+            247 => {
+                let info = if a[2] != 0 { p!(a[2], 128, W) } else { 0 };
+                let rusage = if a[4] != 0 { p!(a[4], 144, W) } else { 0 };
+                self.sys_waitid(a, info, a[2], rusage)
+            }
+            109 | 111 | 112 | 121 | 124 => self.sys_pgrp(nr, a),
             60 => self.sys_exit(a[0] as i32, pc),
             231 => {
                 self.stop = Some(Stop::ExitGroup(a[0] as i32));
                 self.uc.stop();
                 NoReturn
             }
-            62 | 200 | 234 => {
-                let sig = if nr == 234 { a[2] } else { a[1] };
-                if sig == 0 {
-                    return Val(0);
-                }
-                self.stop = Some(Stop::Killed(sig as i32));
-                self.uc.stop();
-                NoReturn
-            }
+            62 => self.sys_kill(a[0] as i32 as i64, a[1] as i32),
+            200 => self.kill_self(a[1] as i32),
+            234 if a[0] as u32 == self.config.process.pid => self.kill_self(a[2] as i32),
+            234 => Val(host(
+                nr,
+                [
+                    self.config.process.to_host(a[0] as i32 as i64) as u64,
+                    a[1],
+                    a[2],
+                    0,
+                    0,
+                    0,
+                ],
+            )),
             63 => Val(host(nr, [p!(a[0], 390, W), 0, 0, 0, 0, 0])),
             72 => Val(host(nr, [a[0], a[1], a[2], 0, 0, 0])),
             79 => Val(host(nr, [p!(a[0], a[1], W), a[1], 0, 0, 0, 0])),
             80 | 84 | 87 => Val(host(nr, [s!(a[0]), 0, 0, 0, 0, 0])),
             83 => Val(host(nr, [s!(a[0]), a[1], 0, 0, 0, 0])),
             82 => Val(host(nr, [s!(a[0]), s!(a[1]), 0, 0, 0, 0])),
+            // creat, chmod, truncate
+            85 | 90 | 76 => Val(host(nr, [s!(a[0]), a[1], 0, 0, 0, 0])),
+            // chown, lchown
+            92 | 94 => Val(host(nr, [s!(a[0]), a[1], a[2], 0, 0, 0])),
+            // link, symlink
+            86 | 88 => Val(host(nr, [s!(a[0]), s!(a[1]), 0, 0, 0, 0])),
+            // fchmod, fchown, flock
+            91 | 93 | 73 => Val(host(nr, [a[0], a[1], a[2], 0, 0, 0])),
+            268 => Val(host(nr, [a[0], s!(a[1]), a[2], 0, 0, 0])),
+            260 => Val(host(nr, [a[0], s!(a[1]), a[2], a[3], a[4], 0])),
+            // renameat, renameat2, linkat
+            264 | 316 | 265 => Val(host(nr, [a[0], s!(a[1]), a[2], s!(a[3]), a[4], 0])),
+            266 => Val(host(nr, [s!(a[0]), a[1], s!(a[2]), 0, 0, 0])),
+            280 => {
+                let path = if a[1] != 0 { s!(a[1]) } else { 0 };
+                let times = if a[2] != 0 { p!(a[2], 32, R) } else { 0 };
+                Val(host(nr, [a[0], path, times, a[3], 0, 0]))
+            }
+            // getsockname, getpeername: the address buffer is *addrlen long
+            51 | 52 => {
+                let Some(len) = self.mem.read_u32(a[2]) else {
+                    return efault;
+                };
+                let len = u64::from(len);
+                Val(host(nr, [a[0], p!(a[1], len, W), p!(a[2], 4, W), 0, 0, 0]))
+            }
+            53 => Val(host(nr, [a[0], a[1], a[2], p!(a[3], 8, W), 0, 0])),
+            100 => {
+                let buf = if a[0] != 0 { p!(a[0], 32, W) } else { 0 };
+                Val(host(nr, [buf, 0, 0, 0, 0, 0]))
+            }
+            40 => {
+                let off = if a[2] != 0 { p!(a[2], 8, W) } else { 0 };
+                Val(host(nr, [a[0], a[1], off, a[3], 0, 0]))
+            }
+            // select: three fd_sets of nfds bits and a timeval
+            23 => {
+                let set = a[0].min(1024).div_ceil(8);
+                let mut ptrs = [0u64; 3];
+                for (i, &addr) in a[1..4].iter().enumerate() {
+                    if addr != 0 {
+                        ptrs[i] = p!(addr, set, W);
+                    }
+                }
+                let tv = if a[4] != 0 { p!(a[4], 16, W) } else { 0 };
+                Val(host(nr, [a[0], ptrs[0], ptrs[1], ptrs[2], tv, 0]))
+            }
+            // ppoll: the signal mask is applied as the guest asks
+            271 => {
+                let fds = p!(a[0], a[1] * 8, W);
+                let tmo = if a[2] != 0 { p!(a[2], 16, W) } else { 0 };
+                let mask = if a[3] != 0 { p!(a[3], 8, R) } else { 0 };
+                Val(host(nr, [fds, a[1], tmo, mask, a[4], 0]))
+            }
             89 => self.sys_readlink(libc::AT_FDCWD as u64, a[0], a[1], a[2]),
             267 => self.sys_readlink(a[0], a[1], a[2], a[3]),
             96 => {
@@ -671,7 +651,34 @@ impl Machine {
             262 => Val(host(nr, [a[0], path!(a[1]), p!(a[2], 144, W), a[3], 0, 0])),
             263 => Val(host(nr, [a[0], s!(a[1]), a[2], 0, 0, 0])),
             269 | 439 => Val(host(nr, [a[0], path!(a[1]), a[2], a[3], 0, 0])),
-            270 | 271 | 23 => self.warn_unknown(nr, pc),
+            // pselect6: fd_sets, a timespec, and {sigset pointer, size}
+            270 => {
+                let set = a[0].min(1024).div_ceil(8);
+                let mut ptrs = [0u64; 3];
+                for (i, &addr) in a[1..4].iter().enumerate() {
+                    if addr != 0 {
+                        ptrs[i] = p!(addr, set, W);
+                    }
+                }
+                let ts = if a[4] != 0 { p!(a[4], 16, W) } else { 0 };
+                let mut sig = [0u64; 2];
+                if a[5] != 0 {
+                    let (Some(mask), Some(size)) =
+                        (self.mem.read_u64(a[5]), self.mem.read_u64(a[5] + 8))
+                    else {
+                        return efault;
+                    };
+                    sig = [if mask != 0 { p!(mask, 8, R) } else { 0 }, size];
+                }
+                let sigp = if a[5] != 0 { sig.as_ptr() as u64 } else { 0 };
+                Val(host(nr, [a[0], ptrs[0], ptrs[1], ptrs[2], ts, sigp]))
+            }
+            // setresuid, setresgid: the host's (they fail unless permitted)
+            117 | 119 => Val(host(nr, [a[0], a[1], a[2], 0, 0, 0])),
+            118 | 120 => Val(host(
+                nr,
+                [p!(a[0], 4, W), p!(a[1], 4, W), p!(a[2], 4, W), 0, 0, 0],
+            )),
             273 => Val(0),
             302 => {
                 let new = if a[2] != 0 { p!(a[2], 16, R) } else { 0 };
@@ -768,7 +775,7 @@ impl Machine {
         let Some(name) = self.mem.read_cstr(path, 4096) else {
             return Val(-EFAULT);
         };
-        let own = format!("/proc/{GUEST_PID}/maps");
+        let own = format!("/proc/{}/maps", self.config.process.pid);
         if name == b"/proc/self/maps" || name == own.as_bytes() {
             return Val(self.proc_maps_fd());
         }
@@ -998,11 +1005,11 @@ impl Machine {
 
     fn sys_clone(&mut self, a: [u64; 6], pc: u64) -> Ret {
         let [flags, stack, ptid, ctid, tls, _] = a;
-        if flags & CLONE_VM == 0 || flags & CLONE_THREAD == 0 {
+        if flags & CLONE_VM == 0 {
             if self.warned.insert(56) {
-                warn!("clone without CLONE_VM|CLONE_THREAD (fork) is not supported: returning -ENOSYS");
+                warn!("clone with CLONE_THREAD but without CLONE_VM is not supported: returning -EINVAL");
             }
-            return Val(-ENOSYS);
+            return Val(-EINVAL);
         }
         let tid = self.next_tid;
         self.next_tid += 1;

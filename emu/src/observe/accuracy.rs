@@ -195,6 +195,15 @@ impl AccuracyObserver {
 }
 
 impl Observer for AccuracyObserver {
+    /// The variants on a detector thread cannot follow a fork: their
+    /// state lives on a thread the child would not have.
+    fn prepare_fork(&mut self) -> Result<(), String> {
+        match self.pipeline {
+            Some(_) => Err("--detector-thread cannot follow a fork (run without it)".into()),
+            None => Ok(()),
+        }
+    }
+
     fn access_mode(&self) -> AccessMode {
         self.mode
     }

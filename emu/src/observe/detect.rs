@@ -190,6 +190,19 @@ impl Observer for DetectorObserver {
         Control::Continue
     }
 
+    fn prepare_fork(&mut self) -> Result<(), String> {
+        if let Engine::Hardware(h) = &self.engine {
+            h.borrow_mut().prepare_fork();
+        }
+        Ok(())
+    }
+
+    fn forked(&mut self, _child: bool) {
+        if let Engine::Hardware(h) = &self.engine {
+            h.borrow_mut().forked();
+        }
+    }
+
     fn finish(&mut self) {
         self.flush();
     }

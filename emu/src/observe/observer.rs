@@ -80,6 +80,18 @@ pub trait Observer {
     /// Called once when the run has ended, however it ended (exit, fault,
     /// deadlock, exception), before any report is read.
     fn finish(&mut self) {}
+    /// The guest is about to fork: the process is copied with only the
+    /// emulation thread, so an observer with threads of its own must stop
+    /// them (and restart them in [`Observer::forked`]), or refuse with the
+    /// reason (the guest's fork then fails with `EAGAIN`).
+    fn prepare_fork(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    /// The fork happened: called in the parent (`child == false`) and in
+    /// the child (`true`), which goes on with a copy of this observer.
+    fn forked(&mut self, child: bool) {
+        let _ = child;
+    }
     /// A hash of the whole event stream so far, if the observer keeps one.
     fn stream_hash(&self) -> Option<u64> {
         None
@@ -526,6 +538,19 @@ impl Observer for RecordingObserver {
             }
         }
         self.inner.finish();
+    }
+
+    fn prepare_fork(&mut self) -> Result<(), String> {
+        self.inner.prepare_fork()
+    }
+
+    /// The trace is the first process's: a child drops its copy of the
+    /// writer unwritten (what it buffered is the parent's to write).
+    fn forked(&mut self, child: bool) {
+        if child {
+            self.writer = None;
+        }
+        self.inner.forked(child);
     }
 
     fn stream_hash(&self) -> Option<u64> {

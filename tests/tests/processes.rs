@@ -1,0 +1,259 @@
+//! Process trees under `lard run`: fork, exec, pipes and wait behave as
+//! natively (ground truth: the native run's stdout and exit status), each
+//! process reports its own races labelled with its pid, and programs are
+//! found as a shell finds them (PATH, `#!` scripts). docs/processes.md.
+
+use lard_e2e::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn guest(name: &str) -> PathBuf {
+    build_c_dynamic(&format!("processes/{name}.c"), name, &[])
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let d = guest_dir().join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `lard run ARGS` with PATH and the working directory set.
+fn lard_in(dir: &Path, path: Option<&str>, args: &[&str]) -> Output {
+    let mut c = Command::new(lard());
+    c.arg("run").args(args).current_dir(dir);
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    c.output().expect("cannot run lard")
+}
+
+fn sh(dir: &Path, path: Option<&str>, args: &[&str]) -> Output {
+    let mut c = Command::new(args[0]);
+    c.args(&args[1..]).current_dir(dir);
+    if let Some(p) = path {
+        c.env("PATH", p);
+    }
+    c.output().expect("cannot run natively")
+}
+
+fn assert_same(what: &str, native: &Output, lard: &Output) {
+    assert_eq!(
+        shell_status(lard),
+        shell_status(native),
+        "{what}: exit status; stderr under lard:\n{}",
+        stderr(lard)
+    );
+    assert_eq!(
+        stdout(lard),
+        stdout(native),
+        "{what}: stdout; stderr under lard:\n{}",
+        stderr(lard)
+    );
+}
+
+/// The pids whose reports (`==PID== process ...` headers) stderr holds.
+fn reporting_pids(err: &str) -> Vec<String> {
+    err.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("==")?;
+            let (pid, tail) = rest.split_once("== ")?;
+            tail.starts_with("process ").then(|| pid.to_string())
+        })
+        .collect()
+}
+
+/// The report lines of process `pid`.
+fn report_of(err: &str, pid: &str) -> String {
+    let label = format!("=={pid}== ");
+    err.lines()
+        .filter_map(|l| l.strip_prefix(&label))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn fork_pipe_and_wait_match_the_native_run() {
+    let g = guest("fork_pipe_wait");
+    let native = native(&g, &[]);
+    assert_eq!(shell_status(&native), 5, "the guest's own exit status");
+    assert!(stdout(&native).contains("child 3 killed by signal 9"));
+    for sched in [
+        &["--sched", "rr"][..],
+        &["--sched", "random", "--seed", "7"][..],
+    ] {
+        let run = lard_run(sched, &g, &[]);
+        assert_same(&format!("fork_pipe_wait {sched:?}"), &native, &run);
+        let pids = reporting_pids(&stderr(&run));
+        assert_eq!(
+            pids.len(),
+            5,
+            "four children and the parent report:\n{}",
+            stderr(&run)
+        );
+        assert!(pids.contains(&"4000".to_string()));
+    }
+}
+
+#[test]
+fn a_race_in_a_child_is_reported_by_that_child_only() {
+    let g = guest("racy_child");
+    let dir = scratch_dir("racy-child");
+    let pattern = dir.join("report.%p.json");
+    let run = lard_run(&["--report-json", pattern.to_str().unwrap()], &g, &[]);
+    assert_eq!(shell_status(&run), 0, "{}", stderr(&run));
+    let out = stdout(&run);
+    let child = out
+        .split_whitespace()
+        .nth(1)
+        .expect("the parent prints the child's pid")
+        .to_string();
+    let err = stderr(&run);
+    let child_report = report_of(&err, &child);
+    assert!(
+        child_report.contains("racy_child.c:21") && child_report.contains("race 1:"),
+        "the child's report names the racy line:\n{err}"
+    );
+    let parent_report = report_of(&err, "4000");
+    assert!(
+        parent_report.contains("racy dynamic accesses (DRE): 0"),
+        "the parent has no race:\n{err}"
+    );
+    let child_json = std::fs::read_to_string(dir.join(format!("report.{child}.json")))
+        .expect("the child writes its own JSON report");
+    let parent_json = std::fs::read_to_string(dir.join("report.4000.json"))
+        .expect("the parent writes its own JSON report");
+    assert!(!racy_pcs(&child_json).is_empty(), "{child_json}");
+    assert!(racy_pcs(&parent_json).is_empty(), "{parent_json}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // The hardware model's worker thread follows the fork: same verdicts.
+    let hw = lard_run(&["--detector", "lardish"], &g, &[]);
+    let hw_err = stderr(&hw);
+    let hw_child = stdout(&hw).split_whitespace().nth(1).unwrap().to_string();
+    assert!(
+        report_of(&hw_err, &hw_child).contains("racy_child.c:21"),
+        "{hw_err}"
+    );
+    assert!(
+        report_of(&hw_err, "4000").contains("racy dynamic accesses (DRE): 0"),
+        "{hw_err}"
+    );
+
+    let safe = lard_run(&[], &g, &["safe"]);
+    assert_eq!(shell_status(&safe), 0, "{}", stderr(&safe));
+    let err = stderr(&safe);
+    assert!(
+        !err.contains("race 1:"),
+        "a race-free tree reports none:\n{err}"
+    );
+    assert_eq!(reporting_pids(&err).len(), 2, "{err}");
+}
+
+#[test]
+fn posix_spawn_system_popen_and_exec_match_the_native_run() {
+    let g = guest("spawn");
+    let native = native(&g, &[]);
+    assert!(stdout(&native).contains("execvp failed: ENOENT"));
+    assert!(stdout(&native).contains("inherited"));
+    let run = lard_run(&[], &g, &[]);
+    assert_same("spawn", &native, &run);
+}
+
+#[test]
+fn shell_pipelines_and_statuses_match_the_native_run() {
+    let dir = scratch_dir("shell");
+    for script in [
+        "echo hi | tr a-z A-Z",
+        "x=$(echo sub); echo \"got $x\"",
+        "for i in 3 1 2; do echo $i; done | sort | head -2",
+        "yes | head -3",
+        "ls /nonexistent 2>/dev/null; echo status=$?",
+        "exit 3",
+        "kill -9 $$",
+    ] {
+        let native = sh(&dir, None, &["/bin/sh", "-c", script]);
+        let run = lard_in(&dir, None, &["/bin/sh", "-c", script]);
+        assert_same(script, &native, &run);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn programs_are_found_on_path_and_scripts_run_through_their_interpreter() {
+    let dir = scratch_dir("path");
+    let script = dir.join("greet.sh");
+    std::fs::write(&script, "#!/bin/sh -e\necho \"hello $1 from $0\"\nexit 7\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", dir.display());
+    // By name, on PATH, and by relative path: the same as natively.
+    for args in [&["greet.sh", "you"][..], &["./greet.sh", "you"][..]] {
+        let native = sh(&dir, Some(&path), args);
+        assert_eq!(shell_status(&native), 7);
+        let run = lard_in(&dir, Some(&path), args);
+        assert_same(&format!("{args:?}"), &native, &run);
+    }
+    let echo = lard_in(&dir, Some(&path), &["echo", "a", "b"]);
+    assert_eq!(stdout(&echo), "a b\n");
+    // A program that is nowhere: one line, exit 127, as a shell.
+    let missing = lard_in(&dir, Some(&path), &["no-such-program-anywhere"]);
+    assert_eq!(shell_status(&missing), 127);
+    let err = stderr(&missing);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no-such-program-anywhere"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn trace_children_no_runs_exec_d_programs_natively() {
+    let dir = scratch_dir("trace-children");
+    let traced = lard_in(&dir, None, &["/bin/sh", "-c", "exec /bin/echo traced"]);
+    assert_eq!(stdout(&traced), "traced\n");
+    assert!(
+        stderr(&traced).contains("lard races"),
+        "the exec'd echo reports: {}",
+        stderr(&traced)
+    );
+    let native = lard_in(
+        &dir,
+        None,
+        &[
+            "--trace-children",
+            "no",
+            "/bin/sh",
+            "-c",
+            "exec /bin/echo native",
+        ],
+    );
+    assert_eq!(stdout(&native), "native\n");
+    assert!(
+        !stderr(&native).contains("lard races"),
+        "nothing is emulated after the exec: {}",
+        stderr(&native)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn make_builds_a_small_c_project_with_gcc() {
+    let dir = scratch_dir("make");
+    std::fs::write(dir.join("a.c"), "int f(void) { return 41; }\n").unwrap();
+    std::fs::write(
+        dir.join("main.c"),
+        "#include <stdio.h>\nint f(void);\nint main(void) { printf(\"%d\\n\", f() + 1); return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        "prog: a.o main.o\n\tgcc -o $@ $^\n%.o: %.c\n\tgcc -O2 -c $< -o $@\n",
+    )
+    .unwrap();
+    let run = lard_in(&dir, None, &["make", "-j2"]);
+    assert_eq!(shell_status(&run), 0, "{}", stderr(&run));
+    let prog = Command::new(dir.join("prog"))
+        .output()
+        .expect("make built prog");
+    assert_eq!(stdout(&prog), "42\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
