@@ -11,8 +11,14 @@
 //! (Debian's `libc.a`, `libgomp.a`, `libstdc++.a`, `libgcc.a`, the crt
 //! objects) carry none. Program code is therefore the union of the address
 //! ranges of the executable's DWARF compilation units, plus every function
-//! whose symbol matches a `--program-code` pattern. An executable without
-//! DWARF has no program code unless patterns name some (the run says so).
+//! whose symbol matches a `--program-code` pattern.
+//!
+//! A dynamically linked executable without DWARF (every distribution binary
+//! is stripped) holds only its own code: the system libraries are separate
+//! objects. Its code sections are then its program code (the PLT and the
+//! crt's `.init`/`.fini` excepted), and the report says so. A static
+//! executable without DWARF has libc inside: it has no program code unless
+//! patterns name some (the run says so).
 
 use crate::binary::elf::ElfFile;
 
@@ -23,9 +29,16 @@ pub enum ProgramSource {
     Dwarf,
     /// `--program-code` patterns only (no DWARF in the executable).
     Patterns,
+    /// The code sections of a dynamically linked executable without DWARF
+    /// (and without a matching pattern).
+    Text,
     /// Nothing: the executable has no DWARF and no pattern matched.
     None,
 }
+
+/// Code sections of an executable that are not the program's own: lazy
+/// binding stubs and the crt's initialisation.
+const NOT_PROGRAM_SECTIONS: [&str; 5] = [".plt", ".plt.got", ".plt.sec", ".init", ".fini"];
 
 /// The program code of a process: sorted, disjoint `[start, end)` ranges of
 /// run-time addresses.
@@ -58,6 +71,14 @@ impl ProgramCode {
             ProgramSource::Dwarf
         } else if matched {
             ProgramSource::Patterns
+        } else if file.interp.is_some() {
+            ranges.extend(
+                file.code_sections
+                    .iter()
+                    .filter(|c| !NOT_PROGRAM_SECTIONS.contains(&c.name.as_str()))
+                    .map(|c| (c.addr, c.addr + c.size as u64)),
+            );
+            ProgramSource::Text
         } else {
             ProgramSource::None
         };

@@ -80,6 +80,8 @@ pub struct HeapBlock {
 pub struct BinaryRuntime {
     /// The program code (checked).
     pub program: ProgramCode,
+    /// Where the executable's program code came from (once it is mapped).
+    pub program_source: Option<ProgramSource>,
     /// What the observer itself asked for (All: system-code accesses are
     /// delivered too, unchecked).
     pub observer_mode: AccessMode,
@@ -126,6 +128,7 @@ impl BinaryRuntime {
     pub fn new(patterns: Vec<String>, prune: bool, observer_mode: AccessMode) -> BinaryRuntime {
         BinaryRuntime {
             program: ProgramCode::default(),
+            program_source: None,
             patterns,
             seen: HashSet::new(),
             observer_mode,
@@ -356,6 +359,7 @@ impl Machine {
             };
             let (code, source) =
                 ProgramCode::of(dwarf.as_ref().unwrap_or(&file), &file, bias, &rt.patterns);
+            rt.program_source = Some(source);
             if source == ProgramSource::None {
                 log::info!(
                     "{}: no debug information and no --program-code pattern matched: \

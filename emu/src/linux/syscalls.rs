@@ -673,6 +673,17 @@ impl Machine {
                 let sigp = if a[5] != 0 { sig.as_ptr() as u64 } else { 0 };
                 Val(host(nr, [a[0], ptrs[0], ptrs[1], ptrs[2], ts, sigp]))
             }
+            // getcpu: the thread's simulated core, node 0
+            309 => {
+                let core = u32::from(self.threads[self.cur].core);
+                if a[0] != 0 && self.mem.write(a[0], &core.to_le_bytes()).is_none() {
+                    return efault;
+                }
+                if a[1] != 0 && self.mem.write(a[1], &0u32.to_le_bytes()).is_none() {
+                    return efault;
+                }
+                Val(0)
+            }
             // setresuid, setresgid: the host's (they fail unless permitted)
             117 | 119 => Val(host(nr, [a[0], a[1], a[2], 0, 0, 0])),
             118 | 120 => Val(host(

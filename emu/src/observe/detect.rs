@@ -6,6 +6,7 @@
 //! LARD paper's Table 3 measures. The report format is in docs/cli.md.
 
 use crate::binary::lines::Frame;
+use crate::binary::program::ProgramSource;
 use crate::cpu::machine::Machine;
 use crate::observe::callstack;
 use crate::observe::observer::{AccessMode, Control, Observer};
@@ -234,8 +235,15 @@ pub fn mode_line(m: &Machine) -> String {
             } else {
                 "memory orders are not distinguished"
             };
+            // A stripped executable: what was checked, and what -g adds.
+            let stripped = if rt.program_source == Some(ProgramSource::Text) {
+                "; the executable has no DWARF: its whole code is program code \
+                 (a -g build adds file:line and atomics from DWARF types)"
+            } else {
+                ""
+            };
             format!(
-                "mode: binary (program code checked: {} range(s); {} library call(s) \
+                "mode: binary (program code checked: {} range(s){stripped}; {} library call(s) \
                  intercepted, {} atomic instruction(s) and {} plain access(es) of \
                  atomic objects as synchronization; limits: plain-mov atomics are \
                  recognized on global and static objects only (typed atomic in DWARF, or \
