@@ -348,13 +348,20 @@ fn interrupt_flag() -> Option<Arc<AtomicUsize>> {
 }
 
 fn main() -> ExitCode {
+    // lard's warnings go where its reports go: the guest's fd 2 may be a
+    // pipe its parent reads (`lard run` of a program that captures a
+    // child's stderr must not find lard's messages in it).
+    let log_fd = Arc::new(std::sync::atomic::AtomicI32::new(2));
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
         .format_timestamp(None)
+        .target(env_logger::Target::Pipe(Box::new(hostfd::FdWriter(
+            log_fd.clone(),
+        ))))
         .init();
     let cli = Cli::parse();
     match cli.command {
         Command::Disasm { elf, symbol } => run_disasm(&elf, symbol.as_deref()),
-        Command::Run(args) => run_guest(*args),
+        Command::Run(args) => run_guest(*args, &log_fd),
         Command::Jumble(args) => run_jumble(args),
         Command::Accuracy {
             guests,
@@ -544,7 +551,7 @@ fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>) -> ExitCode {
     }
 }
 
-fn run_guest(mut args: RunArgs) -> ExitCode {
+fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCode {
     let identity = match args.process.as_deref() {
         None => Identity::root(),
         Some(spec) => match Identity::decode(spec) {
@@ -711,6 +718,9 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
         None => StderrCopy::save(),
     };
     config.host_fds.extend(stderr_copy.fd());
+    if let Some(fd) = stderr_copy.fd() {
+        log_fd.store(fd, std::sync::atomic::Ordering::Relaxed);
+    }
     if let Some(root) = &args.sysroot {
         if !root.is_dir() {
             eprintln!("lard: --sysroot {}: not a directory", root.display());
@@ -947,6 +957,7 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
         } else {
             process::exec_native(req)
         };
+        log_fd.store(2, std::sync::atomic::Ordering::Relaxed);
         stderr_copy.restore();
         eprintln!("lard: cannot execute {}: {err}", req.path.display());
         return ExitCode::from(EXIT_INTERNAL);
@@ -954,6 +965,7 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
     // The guest's file descriptors are lard's: a guest that closed (or
     // reopened) fd 2, as every coreutils program does at exit, must not
     // swallow the report.
+    log_fd.store(2, std::sync::atomic::Ordering::Relaxed);
     stderr_copy.restore();
     emit_report(&out, None);
     // A process a guest started dies of its guest's signal, so that its

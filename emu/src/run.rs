@@ -231,6 +231,7 @@ impl Emulator {
                 core: 0,
                 insns: 0,
                 parent: None,
+                restart_deadline: None,
             }],
             cur: 0,
             sched: Scheduler::new(config.sched, config.seed, config.quantum),
@@ -272,6 +273,7 @@ impl Emulator {
             binary: None,
             calls: Default::default(),
             access_buffer: None,
+            host_retry_rounds: 0,
         });
         machine.add_stack(rsp);
         // The loader's objects are the first to appear executable.
@@ -376,12 +378,18 @@ impl Emulator {
         let uc = self.machine.uc;
         let mut live = 0usize; // whose registers are in the CPU
         let mut rotate = false;
+        let mut rounds = 0u32;
         loop {
             if let Some(why) = self.external_stop(start) {
                 return Outcome::Stopped(why);
             }
             let m = &mut *self.machine;
             m.expire_timeouts();
+            // Host waits that ended while other threads ran.
+            rounds = rounds.wrapping_add(1);
+            if rounds.is_multiple_of(16) && m.has_host_waits() {
+                m.poll_host(Some(Duration::ZERO));
+            }
             let runnable: Vec<usize> = (0..m.threads.len())
                 .filter(|&i| m.threads[i].state == ThreadState::Runnable)
                 .collect();
@@ -396,9 +404,24 @@ impl Emulator {
                     .filter_map(|t| match t.state {
                         ThreadState::Blocked(Wait::Futex { deadline, .. }) => deadline,
                         ThreadState::Blocked(Wait::Sleep { deadline }) => Some(deadline),
+                        ThreadState::Blocked(
+                            Wait::Io { deadline, .. } | Wait::Retry { deadline, .. },
+                        ) => deadline,
                         _ => None,
                     })
                     .min();
+                // Threads waiting on the host: wait for it (virtual time
+                // advances by the real time waited).
+                if m.has_host_waits() {
+                    let left = next.map(|d| Duration::from_nanos(d.saturating_sub(m.vtime)));
+                    m.poll_host(left);
+                    if let Some(d) = next {
+                        if left.is_some_and(|l| l.is_zero()) {
+                            m.vtime = m.vtime.max(d);
+                        }
+                    }
+                    continue;
+                }
                 match next {
                     Some(d) => {
                         m.vtime = m.vtime.max(d);
@@ -587,6 +610,8 @@ fn deadlock_report(m: &Machine) -> String {
                 format!("futex wait on {addr:#x}{obj}")
             }
             ThreadState::Blocked(Wait::Sleep { .. }) => "sleep".into(),
+            ThreadState::Blocked(Wait::Io { fd, .. }) => format!("waits on descriptor {fd}"),
+            ThreadState::Blocked(Wait::Retry { .. }) => "waits on the host".into(),
             ThreadState::Runnable => "runnable".into(),
             ThreadState::Exited => continue,
         };

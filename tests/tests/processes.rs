@@ -162,6 +162,53 @@ fn posix_spawn_system_popen_and_exec_match_the_native_run() {
 }
 
 #[test]
+fn threads_waiting_on_pipes_do_not_stop_the_others() {
+    // Under a blocking host read the reader thread would stop the writer
+    // forever: the run would not end.
+    let g = guest("thread_pipe");
+    let native = native(&g, &[]);
+    assert!(stdout(&native).contains("reader got: hello through the pipe"));
+    for sched in [
+        &["--sched", "rr"][..],
+        &["--sched", "random", "--seed", "3"][..],
+    ] {
+        let run = lard_run(&[&["--timeout", "60"][..], sched].concat(), &g, &[]);
+        assert_same(&format!("thread_pipe {sched:?}"), &native, &run);
+    }
+}
+
+#[test]
+fn shared_mappings_are_shared_with_children() {
+    let g = guest("shared_mem");
+    let dir = scratch_dir("shared-mem");
+    let map = dir.join("map");
+    let m = map.to_str().unwrap();
+    let native = native(&g, &[m]);
+    assert!(
+        stdout(&native).contains("counter 33"),
+        "{}",
+        stdout(&native)
+    );
+    let run = lard_run(&[], &g, &[m]);
+    assert_same("shared_mem", &native, &run);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn python_subprocess_matches_the_native_run() {
+    let dir = scratch_dir("python");
+    let script = "import subprocess, sys\n\
+        r = subprocess.run(['sh', '-c', 'echo out; echo err >&2; exit 4'], capture_output=True)\n\
+        print(r.returncode, r.stdout, r.stderr)\n\
+        print(subprocess.check_output(['tr', 'a-z', 'A-Z'], input=b'piped'))\n";
+    let native = sh(&dir, None, &["/usr/bin/python3", "-c", script]);
+    assert_eq!(shell_status(&native), 0, "{}", stderr(&native));
+    let run = lard_in(&dir, None, &["/usr/bin/python3", "-c", script]);
+    assert_same("python subprocess", &native, &run);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn shell_pipelines_and_statuses_match_the_native_run() {
     let dir = scratch_dir("shell");
     for script in [

@@ -144,6 +144,25 @@ pub enum Wait {
         /// Virtual-time deadline.
         deadline: u64,
     },
+    /// A system call waiting for a host descriptor to be ready; made again
+    /// when it is (docs/processes.md, linux::host_wait).
+    Io {
+        /// The descriptor.
+        fd: i32,
+        /// `poll` events.
+        events: i16,
+        /// Virtual-time deadline (the call then returns 0).
+        deadline: Option<u64>,
+    },
+    /// A system call that would wait on the host and cannot be polled
+    /// (`select`, `wait4`): made again every few milliseconds.
+    Retry {
+        /// Virtual-time deadline.
+        deadline: Option<u64>,
+        /// What the call returns at the deadline (0, or `-ETIMEDOUT` for a
+        /// futex).
+        expired: i64,
+    },
 }
 
 /// Scheduling state of a guest thread.
@@ -175,6 +194,9 @@ pub struct Thread {
     pub insns: u64,
     /// The thread that created it (for the join event), if any.
     pub parent: Option<u32>,
+    /// The deadline of a host wait whose call is being made again
+    /// (linux::host_wait): the new call keeps it.
+    pub restart_deadline: Option<u64>,
 }
 
 /// Why `uc_emu_start` returned.
@@ -361,6 +383,9 @@ pub struct Machine {
     pub binary: Option<Box<crate::intercept::runtime::BinaryRuntime>>,
     /// PCs with an instruction call, and what it does ([`call`] bits).
     pub calls: AddrMap<u8>,
+    /// Rounds of retried host waits since the start (the retry interval
+    /// grows after the first few).
+    pub host_retry_rounds: u32,
     /// Buffered observation (unicorn patch 0008), when on: `--observe all`
     /// in LARD mode for an observer that never stops on an access
     /// ([`Machine::install_hooks`]).

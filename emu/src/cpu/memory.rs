@@ -39,6 +39,9 @@ struct Region {
     host_off: usize,
     /// What it is, for messages: "[stack]", "[heap]", an ELF path, "[mmap]".
     name: &'static str,
+    /// A `MAP_SHARED` mapping: its host memory is shared with the other
+    /// processes that map it (and with a forked child).
+    shared: bool,
 }
 
 /// Why a memory operation failed (errno-style for system calls).
@@ -99,6 +102,31 @@ impl Memory {
             return Err(MemError::Invalid);
         }
         let host = MmapMut::map_anon(len as usize).map_err(|_| MemError::NoMemory)?;
+        self.map_host(addr, len, perms, name, host, false)
+    }
+
+    /// Maps `host` (a host mapping of at least `len` bytes, e.g. a
+    /// `MAP_SHARED` one) at the page range `[addr, addr+len)`.
+    pub fn map_host(
+        &mut self,
+        addr: u64,
+        len: u64,
+        perms: u32,
+        name: &'static str,
+        host: MmapMut,
+        shared: bool,
+    ) -> Result<(), MemError> {
+        if !addr.is_multiple_of(PAGE)
+            || len == 0
+            || !len.is_multiple_of(PAGE)
+            || addr.checked_add(len).is_none()
+            || (host.len() as u64) < len
+        {
+            return Err(MemError::Invalid);
+        }
+        if self.overlaps(addr, len) {
+            return Err(MemError::Invalid);
+        }
         let mut host = std::rc::Rc::new(host);
         let ptr = std::rc::Rc::get_mut(&mut host)
             .ok_or(MemError::Invalid)?
@@ -113,9 +141,18 @@ impl Memory {
                 host,
                 host_off: 0,
                 name,
+                shared,
             },
         );
         Ok(())
+    }
+
+    /// Whether `addr` is in a `MAP_SHARED` mapping.
+    pub fn is_shared(&self, addr: u64) -> bool {
+        self.regions
+            .range(..=addr)
+            .next_back()
+            .is_some_and(|(&s, r)| addr < s + r.len && r.shared)
     }
 
     fn overlaps(&self, addr: u64, len: u64) -> bool {
@@ -158,6 +195,7 @@ impl Memory {
             host: r.host.clone(),
             host_off: r.host_off + head as usize,
             name: r.name,
+            shared: r.shared,
         };
         r.len = head;
         self.regions.insert(at, tail);

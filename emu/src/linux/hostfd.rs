@@ -68,3 +68,24 @@ impl StderrCopy {
         }
     }
 }
+
+/// Writes to the descriptor its cell holds (lard's log: its stderr copy
+/// while a guest runs, fd 2 otherwise).
+#[derive(Debug)]
+pub struct FdWriter(pub std::sync::Arc<std::sync::atomic::AtomicI32>);
+
+impl io::Write for FdWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let fd = self.0.load(std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: write from a valid buffer to a descriptor number.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(n as usize)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,6 +1,7 @@
 //! The Linux side of a user-mode emulator: the process image and initial
 //! stack the kernel would build, and the system calls.
 
+mod host_wait;
 pub mod hostfd;
 pub mod loader;
 pub mod process;

@@ -136,7 +136,7 @@ impl Machine {
     }
 
     /// Blocks the current thread; the run loop picks another.
-    fn block(&mut self, w: Wait) -> Ret {
+    pub(super) fn block(&mut self, w: Wait) -> Ret {
         if self.report_objects {
             let pc = self.uc.reg(Reg::RIP);
             self.stats.program_events += 1;
@@ -237,6 +237,15 @@ impl Machine {
                     deadline: Some(d), ..
                 }) => Some((d, -ETIMEDOUT)),
                 ThreadState::Blocked(Wait::Sleep { deadline }) => Some((deadline, 0)),
+                // A host wait whose timeout passed returns 0 (nothing
+                // ready), a futex wait in shared memory -ETIMEDOUT.
+                ThreadState::Blocked(Wait::Io {
+                    deadline: Some(d), ..
+                }) => Some((d, 0)),
+                ThreadState::Blocked(Wait::Retry {
+                    deadline: Some(d),
+                    expired,
+                }) => Some((d, expired)),
                 _ => None,
             };
             if let Some((d, ret)) = deadline {
@@ -261,8 +270,13 @@ impl Machine {
             uc.reg(Reg::R9),
         ];
         let pc = uc.reg(Reg::RIP);
+        let cur = self.cur;
         if let Val(v) = self.dispatch(nr, a, pc) {
             uc.set_reg(Reg::RAX, v as u64);
+        }
+        // A restarted call's deadline is for that call only.
+        if let Some(t) = self.threads.get_mut(cur) {
+            t.restart_deadline = None;
         }
     }
 
@@ -270,13 +284,11 @@ impl Machine {
     /// (adjacent guest mappings are separate host mappings) is passed to the
     /// host through a bounce copy, written back after the call.
     fn dispatch(&mut self, nr: u64, a: [u64; 6], pc: u64) -> Ret {
-        let mut bounces = Vec::new();
-        let r = self.dispatch_inner(nr, a, pc, &mut bounces);
-        for (addr, buf, write) in bounces {
-            if write {
-                self.mem.scatter(addr, &buf);
-            }
-        }
+        let mut once = |m: &mut Machine, a: [u64; 6]| m.dispatch_once(nr, a, pc);
+        let r = match self.host_wait(nr, a, &mut once) {
+            Some(r) => r,
+            None => self.dispatch_once(nr, a, pc),
+        };
         // lard ignores SIGPIPE; the guest gets it as the kernel would send
         // it: a write to a pipe with no reader kills a guest that left
         // SIGPIPE at its default action (`yes | head` ends quietly).
@@ -286,6 +298,46 @@ impl Machine {
             && self.default_action(libc::SIGPIPE)
         {
             return self.kill_self(libc::SIGPIPE);
+        }
+        r
+    }
+
+    /// `close_range(first, last, flags)` on the guest's descriptors: the
+    /// range less lard's own, in pieces.
+    fn sys_close_range(&mut self, first: u64, last: u64, flags: u64) -> Ret {
+        if first > last || first > u64::from(u32::MAX) {
+            return Val(-EINVAL);
+        }
+        let last = last.min(u64::from(u32::MAX));
+        let mut own: Vec<u64> = self
+            .config
+            .host_fds
+            .iter()
+            .map(|&f| f as u64)
+            .filter(|&f| f >= first && f <= last)
+            .collect();
+        own.sort_unstable();
+        let mut from = first;
+        for f in own.into_iter().chain(std::iter::once(last + 1)) {
+            if from < f {
+                let r = host(436, [from, f - 1, flags, 0, 0, 0]);
+                if r < 0 {
+                    return Val(r);
+                }
+            }
+            from = f + 1;
+        }
+        Val(0)
+    }
+
+    /// One call, with bounce copies written back.
+    fn dispatch_once(&mut self, nr: u64, a: [u64; 6], pc: u64) -> Ret {
+        let mut bounces = Vec::new();
+        let r = self.dispatch_inner(nr, a, pc, &mut bounces);
+        for (addr, buf, write) in bounces {
+            if write {
+                self.mem.scatter(addr, &buf);
+            }
         }
         r
     }
@@ -673,6 +725,32 @@ impl Machine {
                 let sigp = if a[5] != 0 { sig.as_ptr() as u64 } else { 0 };
                 Val(host(nr, [a[0], ptrs[0], ptrs[1], ptrs[2], ts, sigp]))
             }
+            // epoll_create, epoll_create1, eventfd, eventfd2, timerfd_create
+            213 | 291 | 284 | 290 | 283 => Val(host(nr, [a[0], a[1], 0, 0, 0, 0])),
+            233 => {
+                let ev = if a[3] != 0 { p!(a[3], 12, R) } else { 0 };
+                Val(host(nr, [a[0], a[1], a[2], ev, 0, 0]))
+            }
+            232 => Val(host(nr, [a[0], p!(a[1], a[2] * 12, W), a[2], a[3], 0, 0])),
+            281 => {
+                let mask = if a[4] != 0 { p!(a[4], 8, R) } else { 0 };
+                Val(host(
+                    nr,
+                    [a[0], p!(a[1], a[2] * 12, W), a[2], a[3], mask, a[5]],
+                ))
+            }
+            286 => {
+                let old = if a[3] != 0 { p!(a[3], 32, W) } else { 0 };
+                Val(host(nr, [a[0], a[1], p!(a[2], 32, R), old, 0, 0]))
+            }
+            287 => Val(host(nr, [a[0], p!(a[1], 32, W), 0, 0, 0, 0])),
+            // capget: the host's capabilities
+            125 => {
+                let data = if a[1] != 0 { p!(a[1], 24, W) } else { 0 };
+                Val(host(nr, [p!(a[0], 8, W), data, 0, 0, 0, 0]))
+            }
+            // close_range: never lard's own descriptors (linux::hostfd)
+            436 => self.sys_close_range(a[0], a[1], a[2]),
             // getcpu: the thread's simulated core, node 0
             309 => {
                 let core = u32::from(self.threads[self.cur].core);
@@ -936,10 +1014,23 @@ impl Machine {
         // File contents are copied in (private mappings); the mapping is
         // first made writable so the copy can land.
         let file = flags & MAP_ANONYMOUS == 0;
-        if flags & MAP_SHARED != 0 && file && perms & prot::WRITE != 0 {
-            warn!("MAP_SHARED file mapping emulated as a private copy");
-        }
         let name = if file { "[file]" } else { "[mmap]" };
+        // MAP_SHARED memory is the host's shared memory, so that processes
+        // (a forked child, another process mapping the file) share it. A
+        // read-only shared file mapping is a copy, as before: no process can
+        // write through it.
+        if flags & MAP_SHARED != 0 && (!file || perms & prot::WRITE != 0) {
+            let backing = if file { Some((fd, off)) } else { None };
+            return match self.map_shared(at, len, perms, backing) {
+                Ok(()) => {
+                    if file && off == 0 {
+                        self.register_object(at, len, fd);
+                    }
+                    Val(at as i64)
+                }
+                Err(e) => Val(e),
+            };
+        }
         if let Err(e) = self
             .mem
             .map(at, len, perms | if file { prot::WRITE } else { 0 }, name)
@@ -964,6 +1055,46 @@ impl Machine {
             warn!("could not hook LARDx86 sites in new code at {at:#x}");
         }
         Val(at as i64)
+    }
+
+    /// A `MAP_SHARED` mapping of `len` bytes at `at`: of the file `fd` at
+    /// `off`, or shared anonymous memory (`/dev/zero`, as the kernel makes
+    /// it). Returns an errno on failure.
+    fn map_shared(
+        &mut self,
+        at: u64,
+        len: u64,
+        perms: u32,
+        file: Option<(u64, u64)>,
+    ) -> Result<(), i64> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        let zero;
+        let (fd, off) = match file {
+            Some((fd, off)) => (fd as i32, off),
+            None => {
+                zero = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open("/dev/zero")
+                    .map_err(|_| -ENOMEM)?;
+                (zero.as_raw_fd(), 0)
+            }
+        };
+        // SAFETY: a descriptor borrowed for the call: ManuallyDrop keeps it
+        // open.
+        let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+        // SAFETY: a shared mapping of a file the guest opened; the guest
+        // may change it underneath, as natively.
+        let host = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(off)
+                .len(len as usize)
+                .map_mut(&*f)
+        }
+        .map_err(|e| -i64::from(e.raw_os_error().unwrap_or(libc::EACCES)))?;
+        self.mem
+            .map_host(at, len, perms, "[shared]", host, true)
+            .map_err(|_| -ENOMEM)
     }
 
     fn sys_mprotect(&mut self, a: [u64; 6]) -> Ret {
@@ -1065,6 +1196,7 @@ impl Machine {
             core,
             insns: 0,
             parent: Some(parent),
+            restart_deadline: None,
         });
         if stack != 0 {
             self.add_stack(stack);
@@ -1123,6 +1255,19 @@ impl Machine {
                         t
                     })
                 };
+                // A futex word in shared memory may be woken by another
+                // process: the wait is made again every few milliseconds
+                // (a wait may end early: callers check the word again).
+                if self.mem.is_shared(uaddr) {
+                    let deadline = match self.threads[self.cur].restart_deadline.take() {
+                        Some(d) => Some(d),
+                        None => deadline,
+                    };
+                    return self.block(Wait::Retry {
+                        deadline,
+                        expired: -ETIMEDOUT,
+                    });
+                }
                 self.futex_seq += 1;
                 self.block(Wait::Futex {
                     addr: uaddr,

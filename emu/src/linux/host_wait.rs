@@ -1,0 +1,320 @@
+//! System calls that wait on the host: reads and writes of pipes and
+//! sockets, `poll`, `select`, `epoll_wait`, and `wait4`/`waitid`.
+//!
+//! lard runs a process's guest threads on one host thread, so a guest
+//! thread that blocked in the host kernel would stop every other guest
+//! thread — and deadlock a program whose other threads must run for the
+//! wait to end (a worker pool reading a pipe while the main thread writes
+//! it, an event loop's helper threads). While a process has more than one
+//! live thread, such a call is first made without blocking; if it would
+//! block, the guest thread waits in lard ([`Wait::Io`], [`Wait::Retry`])
+//! and the call is made again, from the start, when it can go on — as the
+//! kernel restarts an interrupted call. A single-threaded process blocks in
+//! the host as before (nothing else could run).
+//!
+//! When every thread waits and some wait on the host, lard waits in the
+//! host's `poll` for the descriptors (and, for calls it cannot poll, a
+//! few milliseconds at a time) up to the earliest virtual-time deadline,
+//! and virtual time advances by the real time waited. Runs whose threads
+//! wait on other processes are as deterministic as those processes are.
+
+use super::syscalls::Ret::{self, Val};
+use crate::cpu::machine::{Machine, ThreadState, Wait};
+use crate::cpu::uc::Reg;
+use std::time::{Duration, Instant};
+
+/// `poll` events.
+const POLLIN: i16 = libc::POLLIN;
+const POLLOUT: i16 = libc::POLLOUT;
+
+/// How a host-waiting call is made without blocking.
+enum Probe {
+    /// Wait for one descriptor to become ready for `events`, then retry.
+    Fd { fd: i32, events: i16 },
+    /// Make the call with this argument replaced (a zero timeout, or
+    /// `WNOHANG` added); a result of 0 means it would have blocked. The
+    /// `Option` is the guest's timeout in nanoseconds (`None`: forever).
+    Nonblocking {
+        arg: usize,
+        value: u64,
+        timeout: Option<u64>,
+    },
+    /// As `Nonblocking`, with the timeout a pointer to a `timespec`
+    /// (`timeval` when `micro`) in guest memory (0: forever).
+    TimeoutPtr { arg: usize, micro: bool },
+}
+
+impl Machine {
+    /// Whether a thread other than the current one can still run.
+    fn others_alive(&self) -> bool {
+        self.threads
+            .iter()
+            .enumerate()
+            .any(|(i, t)| i != self.cur && t.state != ThreadState::Exited)
+    }
+
+    /// How call `nr` would wait on the host, if it can.
+    fn probe(&self, nr: u64, a: [u64; 6]) -> Option<Probe> {
+        const MSG_DONTWAIT: u64 = 0x40;
+        const WNOHANG: u64 = 1;
+        let fd = a[0] as i32;
+        Some(match nr {
+            // read, readv, recvfrom, recvmsg, accept, accept4
+            0 | 19 | 43 | 288 => Probe::Fd { fd, events: POLLIN },
+            45 if a[3] & MSG_DONTWAIT == 0 => Probe::Fd { fd, events: POLLIN },
+            47 if a[2] & MSG_DONTWAIT == 0 => Probe::Fd { fd, events: POLLIN },
+            // write, writev, sendto, sendmsg
+            1 | 20 => Probe::Fd {
+                fd,
+                events: POLLOUT,
+            },
+            44 if a[3] & MSG_DONTWAIT == 0 => Probe::Fd {
+                fd,
+                events: POLLOUT,
+            },
+            46 if a[2] & MSG_DONTWAIT == 0 => Probe::Fd {
+                fd,
+                events: POLLOUT,
+            },
+            // poll (timeout in ms, negative: forever)
+            7 if a[2] as i32 != 0 => Probe::Nonblocking {
+                arg: 2,
+                value: 0,
+                timeout: (a[2] as i32 > 0).then(|| a[2] * 1_000_000),
+            },
+            // epoll_wait, epoll_pwait, epoll_pwait2 (timeout in ms)
+            232 | 281 if a[3] as i32 != 0 => Probe::Nonblocking {
+                arg: 3,
+                value: 0,
+                timeout: (a[3] as i32 > 0).then(|| a[3] * 1_000_000),
+            },
+            // ppoll (timespec), select (timeval), pselect6 (timespec)
+            271 => Probe::TimeoutPtr {
+                arg: 2,
+                micro: false,
+            },
+            23 => Probe::TimeoutPtr {
+                arg: 4,
+                micro: true,
+            },
+            270 => Probe::TimeoutPtr {
+                arg: 4,
+                micro: false,
+            },
+            // wait4, waitid without WNOHANG
+            61 if a[2] & WNOHANG == 0 => Probe::Nonblocking {
+                arg: 2,
+                value: a[2] | WNOHANG,
+                timeout: None,
+            },
+            247 if a[3] & WNOHANG == 0 => Probe::Nonblocking {
+                arg: 3,
+                value: a[3] | WNOHANG,
+                timeout: None,
+            },
+            _ => return None,
+        })
+    }
+
+    /// Makes call `nr` without blocking the other guest threads, or
+    /// returns `None` to make it as usual. `call` makes a call.
+    pub(super) fn host_wait(
+        &mut self,
+        nr: u64,
+        a: [u64; 6],
+        call: &mut dyn FnMut(&mut Machine, [u64; 6]) -> Ret,
+    ) -> Option<Ret> {
+        if !self.others_alive() {
+            return None;
+        }
+        match self.probe(nr, a)? {
+            Probe::Fd { fd, events } => {
+                if blocking_fd(fd) && !ready(fd, events) {
+                    return Some(self.wait_host(Wait::Io {
+                        fd,
+                        events,
+                        deadline: None,
+                    }));
+                }
+                None
+            }
+            Probe::Nonblocking {
+                arg,
+                value,
+                timeout,
+            } => {
+                let mut b = a;
+                b[arg] = value;
+                let r = call(self, b);
+                Some(self.retry_unless_done(r, timeout, nr))
+            }
+            Probe::TimeoutPtr { arg, micro } => {
+                let ptr = a[arg];
+                let timeout = if ptr == 0 {
+                    None
+                } else {
+                    let s = self.mem.read_u64(ptr)?;
+                    let frac = self.mem.read_u64(ptr + 8)?;
+                    let ns = s.saturating_mul(1_000_000_000).saturating_add(if micro {
+                        frac * 1000
+                    } else {
+                        frac
+                    });
+                    if ns == 0 {
+                        return None;
+                    }
+                    Some(ns)
+                };
+                // A zero timeout in scratch memory below the red zone.
+                let scratch = (self.uc.reg(Reg::RSP) - 512) & !15;
+                let saved = self.mem.slice(scratch, 16)?.to_vec();
+                self.mem.write(scratch, &[0u8; 16])?;
+                let mut b = a;
+                b[arg] = scratch;
+                let r = call(self, b);
+                let _ = self.mem.write(scratch, &saved);
+                Some(self.retry_unless_done(r, timeout, nr))
+            }
+        }
+    }
+
+    /// After a call made without blocking: its result, or (if it returned
+    /// 0, "nothing yet") a wait for the call to be made again.
+    fn retry_unless_done(&mut self, r: Ret, timeout: Option<u64>, nr: u64) -> Ret {
+        match r {
+            Val(0) => {
+                let deadline = self.wait_deadline(timeout);
+                // epoll's descriptor is itself pollable; the others are
+                // retried every round.
+                let wait = match nr {
+                    232 | 281 => Wait::Io {
+                        fd: self.uc.reg(Reg::RDI) as i32,
+                        events: POLLIN,
+                        deadline,
+                    },
+                    _ => Wait::Retry {
+                        deadline,
+                        expired: 0,
+                    },
+                };
+                self.wait_host(wait)
+            }
+            r => r,
+        }
+    }
+
+    /// Blocks the current thread on the host; its call is made again when
+    /// it runs next.
+    fn wait_host(&mut self, w: Wait) -> Ret {
+        self.block(w)
+    }
+
+    /// Whether some thread waits on the host.
+    pub fn has_host_waits(&self) -> bool {
+        self.threads.iter().any(|t| {
+            matches!(
+                t.state,
+                ThreadState::Blocked(Wait::Io { .. } | Wait::Retry { .. })
+            )
+        })
+    }
+
+    /// Lets threads whose host waits are over run: they make their call
+    /// again. Waits in the host's `poll` up to `timeout` (`None`: as long
+    /// as it takes) when no thread is runnable, and advances virtual time
+    /// by the real time it waited.
+    pub fn poll_host(&mut self, timeout: Option<Duration>) {
+        let mut fds: Vec<libc::pollfd> = Vec::new();
+        let mut who: Vec<usize> = Vec::new();
+        let mut retry = false;
+        for (i, t) in self.threads.iter().enumerate() {
+            match t.state {
+                ThreadState::Blocked(Wait::Io { fd, events, .. }) => {
+                    fds.push(libc::pollfd {
+                        fd,
+                        events,
+                        revents: 0,
+                    });
+                    who.push(i);
+                }
+                ThreadState::Blocked(Wait::Retry { .. }) => retry = true,
+                _ => {}
+            }
+        }
+        // Calls that cannot be polled are retried every few milliseconds.
+        let step = Duration::from_millis(if self.host_retry_rounds > 8 { 10 } else { 1 });
+        let timeout = match (timeout, retry) {
+            (Some(t), true) => Some(t.min(step)),
+            (None, true) => Some(step),
+            (t, false) => t,
+        };
+        let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+        let started = Instant::now();
+        // SAFETY: fds is a valid array of fds.len() pollfd structures.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if timeout != Some(Duration::ZERO) {
+            self.vtime = self
+                .vtime
+                .saturating_add(started.elapsed().as_nanos() as u64);
+        }
+        for (k, f) in fds.iter().enumerate() {
+            if n > 0 && f.revents != 0 {
+                self.restart(who[k]);
+            }
+        }
+        if retry {
+            self.host_retry_rounds = self.host_retry_rounds.saturating_add(1);
+            for i in 0..self.threads.len() {
+                if matches!(
+                    self.threads[i].state,
+                    ThreadState::Blocked(Wait::Retry { .. })
+                ) {
+                    self.restart(i);
+                }
+            }
+        }
+    }
+
+    /// The virtual-time deadline of a wait of `timeout` ns that starts now,
+    /// or of the wait this call makes again.
+    pub(super) fn wait_deadline(&mut self, timeout: Option<u64>) -> Option<u64> {
+        let again = self.threads[self.cur].restart_deadline.take();
+        again.or_else(|| timeout.map(|t| self.vtime.saturating_add(t)))
+    }
+
+    /// Thread `i` runs again from its system call, which it makes again
+    /// (its saved RIP is just past the `syscall`, RAX still the number)
+    /// with the same deadline.
+    fn restart(&mut self, i: usize) {
+        let t = &mut self.threads[i];
+        t.restart_deadline = match t.state {
+            ThreadState::Blocked(Wait::Io { deadline, .. } | Wait::Retry { deadline, .. }) => {
+                deadline
+            }
+            _ => None,
+        };
+        t.state = ThreadState::Runnable;
+        let rip = t.ctx.reg(Reg::RIP);
+        t.ctx.set_reg(Reg::RIP, rip.wrapping_sub(2));
+    }
+}
+
+/// Whether `fd` blocks (it has no `O_NONBLOCK`; a call on a non-blocking
+/// descriptor returns at once anyway).
+fn blocking_fd(fd: i32) -> bool {
+    // SAFETY: fcntl F_GETFL takes no pointer.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    fl >= 0 && fl & libc::O_NONBLOCK == 0
+}
+
+/// Whether `fd` is ready for `events` now (or in error: the call then
+/// returns the error).
+fn ready(fd: i32, events: i16) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut p, 1, 0) != 0 }
+}
