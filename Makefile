@@ -9,7 +9,7 @@ CARGO ?= cargo
 # patch: applies emu/unicorn-patches to unicorn's source (`make unicorn`);
 # zlib1g-dev: `make bench` builds pigz (bench/pigz.py); pigz: Debian's binary
 # is a row of bench/binary.py.
-APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev
+APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb
 GUEST_BUILD := $(CURDIR)/target/guests
 
 .PHONY: all prereqs unicorn build demo test lint bench clean install

@@ -9,7 +9,7 @@ use lard_emu::cpu::machine::{Config, RunMode};
 use lard_emu::cpu::sched::SchedPolicy;
 use lard_emu::linux::hostfd::{self, StderrCopy};
 use lard_emu::observe::accuracy::{parse_variants, AccuracyObserver};
-use lard_emu::observe::detect::DetectorObserver;
+use lard_emu::observe::detect::{DetectorObserver, RaceLog};
 use lard_emu::observe::objects;
 use lard_emu::observe::observer::{AccessMode, CountingObserver, Observer, Simd};
 use lard_emu::run::{Emulator, Outcome, RunLimits, StopReason};
@@ -34,6 +34,8 @@ const EXIT_UNSUPPORTED_SYSCALL: u8 = 123;
 /// `lard run --on-race exception`: a data-race exception stopped the guest
 /// before the racy access took effect.
 const EXIT_RACE_EXCEPTION: u8 = 124;
+/// `lard run --gdb`: lard could not listen for or accept gdb.
+const EXIT_GDB: u8 = 119;
 /// `lard run`: lard itself failed (cannot write a report, emulator error).
 const EXIT_INTERNAL: u8 = 125;
 /// `lard run`: the guest is not a runnable x86-64 executable (or its
@@ -285,6 +287,10 @@ struct RunArgs {
     /// status 121).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<std::time::Duration>,
+    /// Wait for gdb on ADDR (`host:port`, a port on 127.0.0.1, or a Unix
+    /// socket path) before the first instruction (docs/debugging.md).
+    #[arg(long, value_name = "ADDR")]
+    gdb: Option<lard_emu::gdb::ListenAddr>,
     /// Print run statistics on stderr.
     #[arg(long)]
     stats: bool,
@@ -751,7 +757,20 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
         timeout: args.timeout,
         interrupt: interrupt_flag(),
     });
-    let outcome = emu.run();
+    let outcome = match &args.gdb {
+        None => emu.run(),
+        Some(addr) => {
+            let session = gdb_session(race_log.clone());
+            let announce = &mut |a: &str| eprintln!("lard: waiting for gdb on {a}");
+            match lard_emu::gdb::serve(&mut emu, addr, &session, announce) {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("lard: --gdb: {e}");
+                    return ExitCode::from(EXIT_GDB);
+                }
+            }
+        }
+    };
     // The guest's file descriptors are lard's: a guest that closed (or
     // reopened) fd 2, as every coreutils program does at exit, must not
     // swallow the report.
@@ -840,6 +859,46 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
     ExitCode::from(status)
 }
 
+/// What `lard run --gdb`'s monitor commands know: the command line that
+/// replays this run (without `--gdb`), the race report so far.
+fn gdb_session(race_log: Option<Rc<RefCell<RaceLog>>>) -> lard_emu::gdb::Session {
+    let mut words: Vec<String> = Vec::new();
+    let mut args = std::env::args().peekable();
+    while let Some(a) = args.next() {
+        if a == "--gdb" {
+            args.next();
+            continue;
+        }
+        if a.starts_with("--gdb=") {
+            continue;
+        }
+        words.push(a);
+    }
+    let replay_command = words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    lard_emu::gdb::Session {
+        replay_command,
+        race_text: race_log
+            .map(|log| -> lard_emu::gdb::RaceText { Box::new(move |m| log.borrow().text(m)) }),
+        history: None,
+    }
+}
+
+/// `w` as one shell word.
+fn shell_quote(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
 /// Prints what ended the run and returns lard's exit status.
 fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path) -> u8 {
     let g = guest.display();
@@ -893,6 +952,10 @@ fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path) -> u8 {
                     (128 + sig).clamp(0, 255) as u8
                 }
             }
+        }
+        Outcome::Paused => {
+            eprintln!("lard: {g}: the run was left paused");
+            EXIT_INTERNAL
         }
         Outcome::ObserverStop { pc } => {
             let t = &emu.machine().threads[emu.machine().cur];

@@ -197,6 +197,9 @@ pub enum Stop {
     ObserverStop(u64),
     /// The instruction limit (`--max-insns`) was reached.
     InsnLimit,
+    /// A debugger stopped the running thread before the instruction at its
+    /// RIP (`lard run --gdb`, emu/src/gdb/); the run can resume.
+    Debug,
 }
 
 /// A guest fault.

@@ -1,0 +1,400 @@
+//! The guest as gdb's target: threads, registers, memory, breakpoints,
+//! watchpoints, resuming, and the end of the run.
+
+use super::arch::{LardX86_64, Regs};
+use super::hook::{Hook, HookStop, Watch};
+use super::monitor;
+use super::Session;
+use crate::cpu::machine::{Machine, ThreadState};
+use crate::run::{Emulator, Outcome, StopReason};
+use gdbstub::common::{Signal, Tid};
+use gdbstub::stub::MultiThreadStopReason;
+use gdbstub::target::ext::base::multithread::{
+    MultiThreadBase, MultiThreadResume, MultiThreadResumeOps, MultiThreadSchedulerLocking,
+    MultiThreadSchedulerLockingOps, MultiThreadSingleStep, MultiThreadSingleStepOps,
+};
+use gdbstub::target::ext::base::BaseOps;
+use gdbstub::target::ext::breakpoints::{
+    Breakpoints, BreakpointsOps, HwWatchpoint, HwWatchpointOps, SwBreakpoint, SwBreakpointOps,
+    WatchKind,
+};
+use gdbstub::target::ext::monitor_cmd::{ConsoleOutput, MonitorCmd, MonitorCmdOps};
+use gdbstub::target::{Target, TargetError, TargetResult};
+use std::collections::HashMap;
+
+/// A fatal error of the target (ends the session).
+#[derive(Debug)]
+pub enum TargetFail {
+    /// Unicorn refused to add a hook.
+    Hook(String),
+}
+
+impl std::fmt::Display for TargetFail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TargetFail::Hook(e) => write!(f, "cannot add a debugger hook: {e}"),
+        }
+    }
+}
+
+/// What one stretch of running gave.
+pub enum RunEvent {
+    /// The hook's periodic stop: look for gdb's interrupt, then go on.
+    Poll,
+    /// A stop to report.
+    Stop(MultiThreadStopReason<u64>),
+}
+
+/// The debugged guest.
+pub struct LardTarget<'a> {
+    /// The emulator.
+    pub emu: &'a mut Emulator,
+    /// The hooks.
+    pub hook: Box<Hook>,
+    /// How the run ended, once it did (the state stays for inspection).
+    pub ended: Option<Outcome>,
+    /// True once gdb was told the run ended for good (W or X).
+    pub reported_end: bool,
+    /// The thread (index) to step on the next resume.
+    step: Option<usize>,
+    /// orig_rax values gdb wrote, per thread index (lard keeps none).
+    orig_rax: HashMap<usize, u64>,
+    /// What the session knows beyond the emulator (monitor commands).
+    pub session: &'a Session,
+}
+
+impl<'a> LardTarget<'a> {
+    /// Wraps `emu`, whose code hook is `hook`.
+    pub fn new(emu: &'a mut Emulator, hook: Box<Hook>, session: &'a Session) -> Self {
+        LardTarget {
+            emu,
+            hook,
+            ended: None,
+            reported_end: false,
+            step: None,
+            orig_rax: HashMap::new(),
+            session,
+        }
+    }
+
+    fn m(&self) -> &Machine {
+        self.emu.machine()
+    }
+
+    /// The index of the live (not exited) thread with kernel id `tid`.
+    fn index(&self, tid: Tid) -> Option<usize> {
+        self.m()
+            .threads
+            .iter()
+            .position(|t| t.tid as usize == tid.get() && t.state != ThreadState::Exited)
+    }
+
+    /// gdb's id of thread `i`.
+    pub fn tid_of(&self, i: usize) -> Tid {
+        Tid::new(self.m().threads[i].tid as usize).unwrap_or(Tid::MIN)
+    }
+
+    /// Runs until something gdb must hear about, or until the hook's poll.
+    pub fn run(&mut self) -> RunEvent {
+        if let Some(out) = &self.ended {
+            // Resuming after the run ended: it ends for gdb too.
+            self.reported_end = true;
+            return RunEvent::Stop(final_reason(out));
+        }
+        self.hook.prepare();
+        let out = self.emu.resume();
+        let cur = self.m().cur;
+        let tid = self.tid_of(cur);
+        match out {
+            Outcome::Paused => match self.hook.stopped {
+                Some(HookStop::Poll) | None => RunEvent::Poll,
+                Some(HookStop::Breakpoint) => RunEvent::Stop(MultiThreadStopReason::SwBreak(tid)),
+                // (A step's stop names its thread, as gdbserver's does.)
+                Some(HookStop::Step) | Some(HookStop::Position) => {
+                    RunEvent::Stop(MultiThreadStopReason::SignalWithThread {
+                        tid,
+                        signal: Signal::SIGTRAP,
+                    })
+                }
+                Some(HookStop::Watch { addr, write }) => {
+                    RunEvent::Stop(MultiThreadStopReason::Watch {
+                        tid,
+                        kind: if write {
+                            WatchKind::Write
+                        } else {
+                            WatchKind::Read
+                        },
+                        addr,
+                    })
+                }
+            },
+            Outcome::Exited(code) => {
+                self.ended = Some(out.clone());
+                self.reported_end = true;
+                RunEvent::Stop(MultiThreadStopReason::Exited((code & 0xff) as u8))
+            }
+            other => {
+                let signal = stop_signal(&other);
+                if let Some(text) = monitor::ending(self.emu, &other, self.session) {
+                    eprintln!("lard: gdb: {text}");
+                }
+                self.ended = Some(other);
+                RunEvent::Stop(MultiThreadStopReason::SignalWithThread { tid, signal })
+            }
+        }
+    }
+
+    /// The stop reason for gdb's interrupt (the run is paused at a poll).
+    pub fn interrupted(&self) -> MultiThreadStopReason<u64> {
+        MultiThreadStopReason::SignalWithThread {
+            tid: self.tid_of(self.m().cur),
+            signal: Signal::SIGINT,
+        }
+    }
+
+    /// Removes every breakpoint and watchpoint (gdb went away).
+    pub fn clear_stops(&mut self) {
+        self.hook.breakpoints.clear();
+        let ws: Vec<Watch> = self.hook.watches().copied().collect();
+        for w in ws {
+            self.hook.remove_watch(w);
+        }
+        self.step = None;
+        self.hook.set_step(None);
+    }
+}
+
+/// The signal gdb sees for a run that ended other than by exiting.
+fn stop_signal(out: &Outcome) -> Signal {
+    match out {
+        Outcome::Signaled { signal, .. } => Signal(*signal as u8),
+        Outcome::ObserverStop { .. } => Signal::SIGTRAP,
+        Outcome::Deadlock(_) => Signal::SIGSTOP,
+        Outcome::UnsupportedSyscall { .. } => Signal(libc::SIGSYS as u8),
+        Outcome::Stopped(StopReason::Signal(s)) => Signal(*s as u8),
+        Outcome::Stopped(_) => Signal::SIGXCPU,
+        Outcome::Exited(_) | Outcome::Paused => Signal::SIGTRAP,
+    }
+}
+
+/// What gdb hears when it resumes a run that ended.
+fn final_reason(out: &Outcome) -> MultiThreadStopReason<u64> {
+    match out {
+        Outcome::Exited(code) => MultiThreadStopReason::Exited((code & 0xff) as u8),
+        other => MultiThreadStopReason::Terminated(stop_signal(other)),
+    }
+}
+
+impl Target for LardTarget<'_> {
+    type Arch = LardX86_64;
+    type Error = TargetFail;
+
+    fn base_ops(&mut self) -> BaseOps<'_, Self::Arch, Self::Error> {
+        BaseOps::MultiThread(self)
+    }
+
+    fn support_breakpoints(&mut self) -> Option<BreakpointsOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_monitor_cmd(&mut self) -> Option<MonitorCmdOps<'_, Self>> {
+        Some(self)
+    }
+
+    // lard implements breakpoints itself (Z0); gdb must not write int3.
+    fn guard_rail_implicit_sw_breakpoints(&self) -> bool {
+        true
+    }
+}
+
+impl MultiThreadBase for LardTarget<'_> {
+    fn read_registers(&mut self, regs: &mut Regs, tid: Tid) -> TargetResult<(), Self> {
+        let i = self.index(tid).ok_or(TargetError::NonFatal)?;
+        let orig = self.orig_rax.get(&i).copied().unwrap_or(u64::MAX);
+        *regs = Regs::load(&self.m().threads[i].ctx, orig);
+        Ok(())
+    }
+
+    fn write_registers(&mut self, regs: &Regs, tid: Tid) -> TargetResult<(), Self> {
+        let i = self.index(tid).ok_or(TargetError::NonFatal)?;
+        self.orig_rax.insert(i, regs.orig_rax);
+        let live = self.emu.live_thread();
+        let m = self.emu.machine_mut();
+        regs.store(&mut m.threads[i].ctx);
+        if i == live {
+            let mut uc = m.uc;
+            regs.store(&mut uc);
+        }
+        Ok(())
+    }
+
+    fn read_addrs(&mut self, start: u64, data: &mut [u8], _tid: Tid) -> TargetResult<usize, Self> {
+        let mem = &self.m().mem;
+        if let Some(b) = mem.peek(start, data.len() as u64) {
+            data.copy_from_slice(b);
+            return Ok(data.len());
+        }
+        // Across mappings, or up to the first unmapped byte.
+        let mut n = 0;
+        for (i, d) in data.iter_mut().enumerate() {
+            match mem.peek(start.wrapping_add(i as u64), 1) {
+                Some(b) => *d = b[0],
+                None => break,
+            }
+            n += 1;
+        }
+        if n == 0 {
+            return Err(TargetError::Errno(14));
+        }
+        Ok(n)
+    }
+
+    fn write_addrs(&mut self, start: u64, data: &[u8], _tid: Tid) -> TargetResult<(), Self> {
+        let m = self.emu.machine_mut();
+        for (i, &b) in data.iter().enumerate() {
+            m.mem
+                .poke(start.wrapping_add(i as u64), &[b])
+                .ok_or(TargetError::Errno(14))?;
+        }
+        // Code may have changed: drop its translations.
+        m.uc.remove_cache(start, start.wrapping_add(data.len() as u64));
+        Ok(())
+    }
+
+    fn list_active_threads(&mut self, f: &mut dyn FnMut(Tid)) -> Result<(), Self::Error> {
+        for t in &self.m().threads {
+            if t.state != ThreadState::Exited {
+                if let Some(tid) = Tid::new(t.tid as usize) {
+                    f(tid);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn support_resume(&mut self) -> Option<MultiThreadResumeOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+impl MultiThreadResume for LardTarget<'_> {
+    fn resume(&mut self) -> Result<(), Self::Error> {
+        self.hook.set_step(self.step);
+        Ok(())
+    }
+
+    fn clear_resume_actions(&mut self) -> Result<(), Self::Error> {
+        self.step = None;
+        Ok(())
+    }
+
+    fn set_resume_action_continue(
+        &mut self,
+        _tid: Tid,
+        _signal: Option<Signal>,
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
+
+    fn support_single_step(&mut self) -> Option<MultiThreadSingleStepOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_scheduler_locking(&mut self) -> Option<MultiThreadSchedulerLockingOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+/// gdb steps one thread alone over a breakpoint. lard's scheduler stays in
+/// charge (a step ends after the stepped thread's next instruction; another
+/// thread may run first if its quantum ends there), so that a debugged run
+/// interleaves exactly as an undebugged one.
+impl MultiThreadSchedulerLocking for LardTarget<'_> {
+    fn set_resume_action_scheduler_lock(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl MultiThreadSingleStep for LardTarget<'_> {
+    fn set_resume_action_step(
+        &mut self,
+        tid: Tid,
+        _signal: Option<Signal>,
+    ) -> Result<(), Self::Error> {
+        self.step = self.index(tid);
+        Ok(())
+    }
+}
+
+impl Breakpoints for LardTarget<'_> {
+    fn support_sw_breakpoint(&mut self) -> Option<SwBreakpointOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_hw_watchpoint(&mut self) -> Option<HwWatchpointOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+impl SwBreakpoint for LardTarget<'_> {
+    fn add_sw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
+        self.hook.breakpoints.insert(addr);
+        Ok(true)
+    }
+
+    fn remove_sw_breakpoint(&mut self, addr: u64, _kind: usize) -> TargetResult<bool, Self> {
+        Ok(self.hook.breakpoints.remove(&addr))
+    }
+}
+
+fn watches(addr: u64, len: u64, kind: WatchKind) -> Vec<Watch> {
+    let w = |write| Watch { addr, len, write };
+    match kind {
+        WatchKind::Write => vec![w(true)],
+        WatchKind::Read => vec![w(false)],
+        WatchKind::ReadWrite => vec![w(true), w(false)],
+    }
+}
+
+impl HwWatchpoint for LardTarget<'_> {
+    fn add_hw_watchpoint(
+        &mut self,
+        addr: u64,
+        len: u64,
+        kind: WatchKind,
+    ) -> TargetResult<bool, Self> {
+        for w in watches(addr, len, kind) {
+            self.hook
+                .add_watch(w)
+                .map_err(|e| TargetError::Fatal(TargetFail::Hook(e.to_string())))?;
+        }
+        Ok(true)
+    }
+
+    fn remove_hw_watchpoint(
+        &mut self,
+        addr: u64,
+        len: u64,
+        kind: WatchKind,
+    ) -> TargetResult<bool, Self> {
+        let mut any = false;
+        for w in watches(addr, len, kind) {
+            any |= self.hook.remove_watch(w);
+        }
+        Ok(any)
+    }
+}
+
+impl MonitorCmd for LardTarget<'_> {
+    fn handle_monitor_cmd(
+        &mut self,
+        cmd: &[u8],
+        mut out: ConsoleOutput<'_>,
+    ) -> Result<(), Self::Error> {
+        let text = monitor::command(self, &String::from_utf8_lossy(cmd));
+        for line in text.lines() {
+            gdbstub::outputln!(out, "{line}");
+        }
+        Ok(())
+    }
+}

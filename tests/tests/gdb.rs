@@ -1,0 +1,249 @@
+//! `lard run --gdb`: the real gdb, in batch mode, debugs a racy guest built
+//! from guests/plain/gdb_race.c under the real emulator (docs/debugging.md).
+//! Ground truth comes from the guest's design: both writers write `shared`
+//! at the line marked RACE after a barrier (three threads alive), main
+//! writes `watched = shared + 40` once at the line marked WATCHED.
+
+use lard_e2e::*;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const SRC: &str = "plain/gdb_race.c";
+
+fn guest() -> PathBuf {
+    build_c_with("gcc", SRC, "gdb_race", &["-O0", "-static"])
+}
+
+/// What one debugging session gave.
+struct Session {
+    /// gdb's stdout and stderr.
+    gdb: String,
+    /// lard's status, stdout and stderr.
+    status: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `lard run LARD_ARGS --gdb 127.0.0.1:0 GUEST`, then gdb in batch mode
+/// on the port lard announces with `-ex` for each of `commands`, and waits
+/// for both.
+fn debug(lard_args: &[&str], guest: &Path, commands: &[&str]) -> Session {
+    let mut lard = Command::new(lard())
+        .arg("run")
+        .args(lard_args)
+        .args(["--gdb", "127.0.0.1:0"])
+        .arg(guest)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start lard");
+    let mut err = BufReader::new(lard.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).expect("lard's announcement");
+    let addr = first
+        .trim()
+        .strip_prefix("lard: waiting for gdb on ")
+        .unwrap_or_else(|| panic!("no announcement: {first}"))
+        .to_string();
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).ok();
+        s
+    });
+    let mut gdb = Command::new("gdb");
+    gdb.args(["-batch", "-nx"])
+        .arg("-ex")
+        .arg(format!("target remote {addr}"));
+    for c in commands {
+        gdb.arg("-ex").arg(c);
+    }
+    let g = gdb.arg(guest).output().expect("run gdb");
+    let mut stdout = String::new();
+    lard.stdout.take().unwrap().read_to_string(&mut stdout).ok();
+    let status = lard.wait().expect("lard ends");
+    Session {
+        gdb: format!(
+            "{}{}",
+            String::from_utf8_lossy(&g.stdout),
+            String::from_utf8_lossy(&g.stderr)
+        ),
+        status: status.code().unwrap_or(-1),
+        stdout,
+        stderr: rest.join().unwrap(),
+    }
+}
+
+/// The race section of a report (from its header on).
+fn races(stderr: &str) -> &str {
+    let at = stderr.find("== lard races").expect("a race report");
+    &stderr[at..]
+}
+
+#[test]
+fn a_race_exception_stops_at_the_racy_line_with_memory_unchanged() {
+    let g = guest();
+    let line = marker_line(SRC, "/* RACE */");
+    let s = debug(
+        &["--on-race", "exception"],
+        &g,
+        &[
+            "continue",
+            "bt",
+            "print shared",
+            "print v",
+            "monitor race",
+            "monitor threads",
+            "monitor seed",
+            "continue",
+        ],
+    );
+    let out = &s.gdb;
+    assert!(out.contains("received signal SIGTRAP"), "{out}");
+    assert!(
+        out.contains("#0  0x") && out.contains("in writer (arg="),
+        "{out}"
+    );
+    assert!(out.contains(&format!("gdb_race.c:{line}")), "{out}");
+    // The racy write did not happen: `shared` holds the other writer's value.
+    let value = |name: &str| -> i64 {
+        let l = out
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in {out}"));
+        l.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let (shared, v) = (value("$1 = "), value("$2 = "));
+    assert!([1, 2].contains(&v), "{out}");
+    assert_eq!(shared, 3 - v, "memory changed by the racy write: {out}");
+    // The monitor commands: the report, the threads, the replay command.
+    assert!(out.contains("race 1: write-write race"), "{out}");
+    assert!(
+        out.contains("<writer+") && out.contains("runnable"),
+        "{out}"
+    );
+    assert!(
+        out.lines().any(|l| l.contains(" run ")
+            && l.contains("--on-race exception")
+            && !l.contains("--gdb")
+            && l.ends_with("gdb_race")),
+        "{out}"
+    );
+    // Continuing ends the run as the undebugged run ends it.
+    assert!(
+        out.contains("Program terminated with signal SIGTRAP"),
+        "{out}"
+    );
+    assert_eq!(s.status, 124, "{}", s.stderr);
+    assert_eq!(s.stdout, "", "the guest went on after the exception");
+    assert!(
+        s.stderr.contains("data-race exception in thread"),
+        "{}",
+        s.stderr
+    );
+}
+
+#[test]
+fn breakpoints_threads_and_steps_leave_the_run_as_without_gdb() {
+    let g = guest();
+    let s = debug(
+        &[],
+        &g,
+        &[
+            "break writer",
+            "continue",
+            "info threads",
+            "delete",
+            "stepi",
+            "next",
+            "next",
+            "info registers fs_base orig_rax",
+            "continue",
+        ],
+    );
+    let out = &s.gdb;
+    assert!(out.contains("hit Breakpoint 1, writer (arg="), "{out}");
+    // main and both writers (the barrier keeps them alive).
+    let threads = out
+        .lines()
+        .filter(|l| {
+            let w: Vec<&str> = l.trim_start_matches('*').split_whitespace().collect();
+            w.len() > 2 && w[0].parse::<u32>().is_ok() && w[1] == "Thread"
+        })
+        .count();
+    assert_eq!(threads, 3, "{out}");
+    let race = marker_line(SRC, "/* RACE */");
+    assert!(
+        out.contains(&format!("{race}\t    shared = v; /* RACE */")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("fs_base") && !l.contains(" 0x0 ")),
+        "{out}"
+    );
+    assert!(out.lines().any(|l| l.starts_with("orig_rax")), "{out}");
+    assert!(out.contains("exited normally"), "{out}");
+    // The debugged run is the undebugged run: output, status, races.
+    let plain = lard_run(&[], &g, &[]);
+    assert_eq!(s.stdout, stdout(&plain));
+    assert_eq!(s.status, shell_status(&plain));
+    assert_eq!(races(&s.stderr), races(&stderr(&plain)));
+}
+
+#[test]
+fn a_write_watchpoint_stops_after_the_writing_instruction() {
+    let g = guest();
+    let line = marker_line(SRC, "/* WATCHED */");
+    let s = debug(
+        &[],
+        &g,
+        &["watch watched", "continue", "info line *$pc", "continue"],
+    );
+    let out = &s.gdb;
+    assert!(out.contains("Hardware watchpoint 1: watched"), "{out}");
+    assert!(out.contains("Old value = 0"), "{out}");
+    let new = out
+        .lines()
+        .find_map(|l| l.strip_prefix("New value = "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(["41", "42"].contains(&new), "{out}");
+    // The stop is in main, on the writing line or the next statement's first
+    // instruction.
+    assert!(
+        out.contains("main () at") || out.contains("in main ()"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("Line {line} of")) || out.contains(&format!("Line {} of", line + 1)),
+        "{out}"
+    );
+    assert_eq!(s.stdout, format!("watched = {new}\n"));
+}
+
+#[test]
+fn a_port_in_use_is_a_one_line_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let o = lard_run(&["--gdb", &format!("127.0.0.1:{port}")], &guest(), &[]);
+    let err = stderr(&o);
+    assert_eq!(shell_status(&o), 119, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("lard: --gdb: cannot listen on 127.0.0.1:"),
+        "{err}"
+    );
+    let bad = lard_run(&["--gdb", "no-such-address"], &guest(), &[]);
+    assert_eq!(shell_status(&bad), 2, "{}", stderr(&bad));
+}
+
+#[test]
+fn detaching_lets_the_run_finish_with_its_report() {
+    let g = guest();
+    let s = debug(&[], &g, &["break writer", "continue", "detach"]);
+    assert!(s.gdb.contains("hit Breakpoint 1"), "{}", s.gdb);
+    let plain = lard_run(&[], &g, &[]);
+    assert_eq!(s.stdout, stdout(&plain));
+    assert_eq!(s.status, 0);
+    assert_eq!(races(&s.stderr), races(&stderr(&plain)));
+}
