@@ -757,13 +757,17 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
         timeout: args.timeout,
         interrupt: interrupt_flag(),
     });
+    let mut gdb_replay = None;
     let outcome = match &args.gdb {
         None => emu.run(),
         Some(addr) => {
             let session = gdb_session(race_log.clone());
             let announce = &mut |a: &str| eprintln!("lard: waiting for gdb on {a}");
             match lard_emu::gdb::serve(&mut emu, addr, &session, announce) {
-                Ok(o) => o,
+                Ok(served) => {
+                    gdb_replay = Some(served.replay);
+                    served.outcome
+                }
                 Err(e) => {
                     eprintln!("lard: --gdb: {e}");
                     return ExitCode::from(EXIT_GDB);
@@ -853,8 +857,13 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
     if let Some(path) = &args.stats_json {
         if let Err(e) = std::fs::write(path, emu.report().json()) {
             eprintln!("lard: cannot write {}: {e}", path.display());
-            return ExitCode::from(EXIT_INTERNAL);
+            status = EXIT_INTERNAL;
         }
+    }
+    // Under --gdb with reverse execution, this process may be a replay's:
+    // the process the shell started exits with the status.
+    if let Some(r) = &gdb_replay {
+        r.relay_exit(status);
     }
     ExitCode::from(status)
 }

@@ -247,3 +247,123 @@ fn detaching_lets_the_run_finish_with_its_report() {
     assert_eq!(s.status, 0);
     assert_eq!(races(&s.stderr), races(&stderr(&plain)));
 }
+
+/// The registers compared after stepping back and forth.
+const REGS: &str = "info registers rax rbx rcx rdx rsi rdi rbp rsp r8 r9 r10 r11 r12 r13 r14 r15 rip eflags fs_base gs_base";
+
+/// The register lines [`REGS`] printed after `marker`.
+fn registers_after(out: &str, marker: &str) -> String {
+    let at = out
+        .find(marker)
+        .unwrap_or_else(|| panic!("no {marker} in {out}"));
+    out[at + marker.len()..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("$"))
+        .filter(|l| l.split_whitespace().count() >= 2 && !l.starts_with("0x"))
+        .take(20)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn reverse_stepi_then_stepi_returns_to_the_same_registers() {
+    let g = guest();
+    let s = debug(
+        &[],
+        &g,
+        &[
+            "break writer",
+            "continue",
+            "stepi",
+            "stepi",
+            "stepi",
+            "stepi",
+            "echo FORWARD\\n",
+            REGS,
+            "reverse-stepi",
+            "reverse-stepi",
+            "reverse-stepi",
+            "reverse-stepi",
+            "echo BACK\\n",
+            "info registers rip",
+            "stepi",
+            "stepi",
+            "stepi",
+            "stepi",
+            "echo AGAIN\\n",
+            REGS,
+            "delete",
+            "continue",
+        ],
+    );
+    let out = &s.gdb;
+    let forward = registers_after(out, "FORWARD");
+    let again = registers_after(out, "AGAIN");
+    assert!(
+        forward.contains("rip") && forward.contains("fs_base"),
+        "{out}"
+    );
+    assert_eq!(forward, again, "{out}");
+    // Four steps back is the breakpoint's instruction.
+    let back = registers_after(out, "BACK");
+    let bp = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Breakpoint 1 at "))
+        .and_then(|l| l.split(':').next())
+        .unwrap_or_else(|| panic!("{out}"))
+        .to_string();
+    assert!(back.contains(&bp), "{bp} not in {back}\n{out}");
+    // The replays wrote nothing twice; the run ends as without gdb.
+    let plain = lard_run(&[], &g, &[]);
+    assert_eq!(s.stdout, stdout(&plain));
+    assert_eq!(s.status, 0);
+    assert_eq!(races(&s.stderr), races(&stderr(&plain)));
+}
+
+#[test]
+fn reverse_continue_and_reverse_next_go_back_to_earlier_stops() {
+    let g = guest();
+    let s = debug(
+        &[],
+        &g,
+        &[
+            "break writer",
+            "continue",
+            "continue",
+            "echo REVERSE-CONTINUE\\n",
+            "reverse-continue",
+            "delete",
+            "next",
+            "next",
+            "echo REVERSE-NEXT\\n",
+            "reverse-next",
+            "continue",
+        ],
+    );
+    let out = &s.gdb;
+    let after = |m: &str| &out[out.find(m).unwrap_or_else(|| panic!("no {m}: {out}"))..];
+    // The second hit is the other writer; reverse-continue goes back to the first.
+    let first = out
+        .lines()
+        .find(|l| l.contains("hit Breakpoint 1, writer (arg="))
+        .unwrap_or_else(|| panic!("{out}"))
+        .to_string();
+    let rc = after("REVERSE-CONTINUE");
+    assert!(
+        rc.lines().any(|l| l == first),
+        "{first} not after reverse-continue:\n{out}"
+    );
+    // Two lines forward, one line back.
+    let line = marker_line(SRC, "pthread_barrier_wait(&meet);");
+    assert!(
+        after("REVERSE-NEXT")
+            .lines()
+            .find(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+            .is_some_and(|l| l.starts_with(&format!("{line}\t"))),
+        "{out}"
+    );
+    let plain = lard_run(&[], &g, &[]);
+    assert_eq!(s.stdout, stdout(&plain));
+    assert_eq!(s.status, 0);
+}

@@ -86,6 +86,16 @@ pub struct Hook {
     pub stopped: Option<HookStop>,
     /// The last run ended at a hook's stop.
     paused: bool,
+    /// Positions where the run pauses silently (as at a poll): replay's
+    /// checkpoints and the end of muted output.
+    pub marks: std::collections::BTreeSet<u64>,
+    /// The position at which each thread (index) took over the CPU, in order.
+    pub switches: Vec<(u64, usize)>,
+    /// Scanning for reverse-continue: breakpoint and watchpoint hits are
+    /// recorded in `last_hit` instead of stopping the run.
+    pub scan: bool,
+    /// The last hit a scan recorded: the position to stop at and why.
+    pub last_hit: Option<(u64, HookStop)>,
 }
 
 impl Hook {
@@ -108,6 +118,10 @@ impl Hook {
             resumed: false,
             stopped: None,
             paused: false,
+            marks: Default::default(),
+            switches: Vec::new(),
+            scan: false,
+            last_hit: None,
         });
         let data = &mut *h as *mut Hook as *mut c_void;
         // SAFETY: on_code has the code-hook signature; the Hook is boxed and
@@ -180,6 +194,27 @@ impl Hook {
         self.watches.keys()
     }
 
+    /// The position of the last instruction thread `t` started before
+    /// position `before`, if any (from the switch log).
+    pub fn previous_of(&self, t: usize, before: u64) -> Option<u64> {
+        let mut end = before;
+        for &(start, thread) in self.switches.iter().rev() {
+            if start >= before {
+                continue;
+            }
+            if thread == t && start < end {
+                return Some(end - 1);
+            }
+            end = start;
+        }
+        None
+    }
+
+    /// Forgets the switch log from position `pos` on (a replay re-creates it).
+    pub fn truncate_switches(&mut self, pos: u64) {
+        self.switches.retain(|&(p, _)| p < pos);
+    }
+
     fn stop(&mut self, m: &mut Machine, pc: u64, why: HookStop) {
         self.stopped = Some(why);
         self.paused = true;
@@ -209,6 +244,9 @@ unsafe extern "C" fn on_code(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
     }
     let first = std::mem::take(&mut h.resumed);
     let cur = m.cur;
+    if h.switches.last().is_none_or(|&(_, t)| t != cur) {
+        h.switches.push((h.pos, cur));
+    }
     if !first {
         if h.stop_at == Some(h.pos) {
             h.stop_at = None;
@@ -217,7 +255,11 @@ unsafe extern "C" fn on_code(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
         if let Some((t, addr, write)) = h.watch_hit {
             if t == cur {
                 h.watch_hit = None;
-                return h.stop(m, pc, HookStop::Watch { addr, write });
+                let why = HookStop::Watch { addr, write };
+                if !h.scan {
+                    return h.stop(m, pc, why);
+                }
+                h.last_hit = Some((h.pos, why));
             }
         }
         if h.step == Some(StepState::Running(cur)) {
@@ -225,7 +267,16 @@ unsafe extern "C" fn on_code(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
             return h.stop(m, pc, HookStop::Step);
         }
         if !h.breakpoints.is_empty() && h.breakpoints.contains(&pc) {
-            return h.stop(m, pc, HookStop::Breakpoint);
+            if !h.scan {
+                return h.stop(m, pc, HookStop::Breakpoint);
+            }
+            h.last_hit = Some((h.pos, HookStop::Breakpoint));
+        }
+        // (Silent pauses come after every other check: the instruction
+        // they pause at runs unchecked when the run resumes.)
+        if h.marks.first().is_some_and(|&p| p <= h.pos) {
+            h.marks.retain(|&p| p > h.pos);
+            return h.stop(m, pc, HookStop::Poll);
         }
         h.poll_left = h.poll_left.saturating_sub(1);
         if h.poll_left == 0 {

@@ -6,6 +6,7 @@ pub mod arch;
 pub mod hook;
 pub mod listen;
 pub mod monitor;
+pub mod replay;
 pub mod target;
 
 use crate::cpu::machine::Machine;
@@ -92,6 +93,15 @@ impl<'a> run_blocking::BlockingEventLoop for EventLoop<'a> {
     }
 }
 
+/// How a debugged run ended.
+pub struct Served {
+    /// The run's outcome, reported as an undebugged run's.
+    pub outcome: Outcome,
+    /// The checkpoints: [`Replay::relay_exit`] hands lard's exit status to
+    /// the process the shell waits for.
+    pub replay: replay::Replay,
+}
+
 /// Waits for gdb on `addr` before the guest's first instruction, serves it
 /// until the run ends or gdb goes away (detach, lost connection: the guest
 /// then runs on to its end undisturbed), and returns how the run ended.
@@ -101,7 +111,7 @@ pub fn serve(
     addr: &ListenAddr,
     session: &Session,
     announce: &mut dyn FnMut(&str),
-) -> Result<Outcome, GdbError> {
+) -> Result<Served, GdbError> {
     let listener = addr.bind().map_err(GdbError::Listen)?;
     announce(&listener.describe());
     let conn = listener.accept().map_err(GdbError::Listen)?;
@@ -124,8 +134,9 @@ pub fn serve(
             Signal::SIGKILL.0 as i32,
         )));
     }
-    // gdb is gone: the run goes on without stops to its end.
+    // gdb is gone: the run goes on without stops (or checkpoints) to its end.
     target.clear_stops();
+    target.replay.unavailable = Some("the debugging session is over".into());
     let out = loop {
         if let Some(out) = target.ended.take() {
             break out;
@@ -135,7 +146,11 @@ pub fn serve(
             RunEvent::Stop(_) => {}
         }
     };
+    let replay = std::mem::take(&mut target.replay);
     drop(target);
     emu.finish();
-    Ok(out)
+    Ok(Served {
+        outcome: out,
+        replay,
+    })
 }

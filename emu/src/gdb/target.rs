@@ -4,6 +4,7 @@
 use super::arch::{LardX86_64, Regs};
 use super::hook::{Hook, HookStop, Watch};
 use super::monitor;
+use super::replay::{Forked, Replay, Report, Restore, INTERVAL, NEAR};
 use super::Session;
 use crate::cpu::machine::{Machine, ThreadState};
 use crate::run::{Emulator, Outcome, StopReason};
@@ -12,6 +13,9 @@ use gdbstub::stub::MultiThreadStopReason;
 use gdbstub::target::ext::base::multithread::{
     MultiThreadBase, MultiThreadResume, MultiThreadResumeOps, MultiThreadSchedulerLocking,
     MultiThreadSchedulerLockingOps, MultiThreadSingleStep, MultiThreadSingleStepOps,
+};
+use gdbstub::target::ext::base::reverse_exec::{
+    ReplayLogPosition, ReverseCont, ReverseContOps, ReverseStep, ReverseStepOps,
 };
 use gdbstub::target::ext::base::BaseOps;
 use gdbstub::target::ext::breakpoints::{
@@ -61,6 +65,14 @@ pub struct LardTarget<'a> {
     orig_rax: HashMap<usize, u64>,
     /// What the session knows beyond the emulator (monitor commands).
     pub session: &'a Session,
+    /// Checkpoints and the muting of replayed output.
+    pub replay: Replay,
+    /// A stop to report without running.
+    pending: Option<MultiThreadStopReason<u64>>,
+    /// What a restored process reports at its target.
+    report: Option<Report>,
+    /// The position of the checkpoint a long replay takes near its target.
+    near: Option<u64>,
 }
 
 impl<'a> LardTarget<'a> {
@@ -74,6 +86,10 @@ impl<'a> LardTarget<'a> {
             step: None,
             orig_rax: HashMap::new(),
             session,
+            replay: Replay::default(),
+            pending: None,
+            report: None,
+            near: None,
         }
     }
 
@@ -96,6 +112,16 @@ impl<'a> LardTarget<'a> {
 
     /// Runs until something gdb must hear about, or until the hook's poll.
     pub fn run(&mut self) -> RunEvent {
+        if let Some(r) = self.pending.take() {
+            return RunEvent::Stop(r);
+        }
+        if self.replay.last_pos().is_none() && self.ended.is_none() {
+            // The first checkpoint, before the first instruction.
+            self.checkpoint();
+            if let Some(r) = self.pending.take() {
+                return RunEvent::Stop(r);
+            }
+        }
         if let Some(out) = &self.ended {
             // Resuming after the run ended: it ends for gdb too.
             self.reported_end = true;
@@ -103,11 +129,20 @@ impl<'a> LardTarget<'a> {
         }
         self.hook.prepare();
         let out = self.emu.resume();
+        // Past the furthest position reached, the guest's output is new.
+        self.replay.unmute_at(self.hook.pos);
         let cur = self.m().cur;
         let tid = self.tid_of(cur);
         match out {
             Outcome::Paused => match self.hook.stopped {
-                Some(HookStop::Poll) | None => RunEvent::Poll,
+                Some(HookStop::Poll) | None => {
+                    self.after_poll();
+                    match self.pending.take() {
+                        Some(r) => RunEvent::Stop(r),
+                        None => RunEvent::Poll,
+                    }
+                }
+                Some(HookStop::Position) if self.report.is_some() => self.reached(tid),
                 Some(HookStop::Breakpoint) => RunEvent::Stop(MultiThreadStopReason::SwBreak(tid)),
                 // (A step's stop names its thread, as gdbserver's does.)
                 Some(HookStop::Step) | Some(HookStop::Position) => {
@@ -142,6 +177,157 @@ impl<'a> LardTarget<'a> {
                 RunEvent::Stop(MultiThreadStopReason::SignalWithThread { tid, signal })
             }
         }
+    }
+
+    /// At a poll: the end of muted output, and checkpoints (periodic, and
+    /// near the target of a long replay).
+    fn after_poll(&mut self) {
+        let pos = self.hook.pos;
+        self.replay.unmute_at(pos);
+        let due = match self.replay.last_pos() {
+            Some(last) => pos >= last + INTERVAL || self.near == Some(pos),
+            None => true,
+        };
+        if due && self.ended.is_none() && self.replay.last_pos() != Some(pos) {
+            self.checkpoint();
+        }
+    }
+
+    /// Makes a checkpoint here; in a process restored from it, sets up the
+    /// run to the restore's target.
+    fn checkpoint(&mut self) {
+        if !self.replay.can_checkpoint() {
+            return;
+        }
+        match self.replay.checkpoint(self.hook.pos) {
+            Ok(Forked::Live) => {}
+            Ok(Forked::Restored(cmd)) => self.apply(cmd),
+            Err(e) => {
+                eprintln!("lard: gdb: no checkpoint: {e}");
+                self.replay.unavailable = Some(e);
+            }
+        }
+    }
+
+    /// Takes gdb's settings from a restore command and aims at its target.
+    fn apply(&mut self, cmd: Restore) {
+        let pos = self.hook.pos;
+        self.hook.breakpoints = cmd.breakpoints.iter().copied().collect();
+        let old: Vec<Watch> = self.hook.watches().copied().collect();
+        for w in old {
+            self.hook.remove_watch(w);
+        }
+        for w in &cmd.watches {
+            let _ = self.hook.add_watch(*w);
+        }
+        self.hook.set_step(None);
+        // Breakpoints and watchpoints on the way are the past: a replay
+        // does not stop there (a reverse-continue's scan records them).
+        self.hook.scan = true;
+        self.hook.last_hit = None;
+        self.hook.marks.clear();
+        if self.replay.high_water > pos {
+            self.hook.marks.insert(self.replay.high_water);
+        }
+        self.near = None;
+        if cmd.target > pos + 2 * NEAR {
+            self.near = Some(cmd.target - NEAR);
+            self.hook.marks.insert(cmd.target - NEAR);
+        }
+        self.report = Some(cmd.report);
+        if cmd.target == pos {
+            let tid = self.tid_of(self.m().cur);
+            if let RunEvent::Stop(r) = self.reached(tid) {
+                self.pending = Some(r);
+            }
+        } else {
+            self.hook.stop_at = Some(cmd.target);
+        }
+    }
+
+    /// The run reached a restore's target.
+    fn reached(&mut self, tid: Tid) -> RunEvent {
+        self.replay.unmute_at(self.hook.pos);
+        self.hook.scan = false;
+        let trap = MultiThreadStopReason::SignalWithThread {
+            tid,
+            signal: Signal::SIGTRAP,
+        };
+        let stop = match self.report.take() {
+            Some(Report::Hit(HookStop::Breakpoint)) => MultiThreadStopReason::SwBreak(tid),
+            Some(Report::Hit(HookStop::Watch { addr, write })) => MultiThreadStopReason::Watch {
+                tid,
+                kind: if write {
+                    WatchKind::Write
+                } else {
+                    WatchKind::Read
+                },
+                addr,
+            },
+            Some(Report::Begin) => MultiThreadStopReason::ReplayLog {
+                tid: Some(tid),
+                pos: ReplayLogPosition::Begin,
+            },
+            Some(Report::ScanEnd) => {
+                // The scan of a reverse-continue is back where it began.
+                let (target, report) = match self.hook.last_hit.take() {
+                    Some((h, why)) => (h, Report::Hit(why)),
+                    None => (0, Report::Begin),
+                };
+                let e = self.go_to(target, report, false);
+                eprintln!("lard: gdb: reverse-continue: {e}");
+                trap
+            }
+            _ => trap,
+        };
+        RunEvent::Stop(stop)
+    }
+
+    /// Replays to `target` (a new live process reports there); returns
+    /// only with the reason it could not.
+    fn go_to(&mut self, target: u64, report: Report, scan: bool) -> String {
+        let cmd = Restore {
+            target,
+            high_water: self.replay.high_water,
+            report,
+            scan,
+            breakpoints: self.hook.breakpoints.iter().copied().collect(),
+            watches: self.hook.watches().copied().collect(),
+        };
+        self.replay.restore(&cmd, self.hook.pos, scan)
+    }
+
+    /// The position of the current stop: an instruction that faulted or
+    /// raised a data-race exception was started but did not complete.
+    fn here(&self) -> u64 {
+        match self.ended {
+            Some(Outcome::ObserverStop { .. }) | Some(Outcome::Signaled { fault: Some(_), .. }) => {
+                self.hook.pos.saturating_sub(1)
+            }
+            _ => self.hook.pos,
+        }
+    }
+
+    /// Why reverse execution cannot run now, if it cannot.
+    fn no_reverse(&mut self) -> Option<String> {
+        if let Some(why) = &self.replay.unavailable {
+            return Some(why.clone());
+        }
+        if self.replay.last_pos().is_none() {
+            return Some("no checkpoint yet".into());
+        }
+        None
+    }
+
+    fn at_begin(&mut self, why: Option<String>) {
+        if let Some(why) = why {
+            eprintln!("lard: gdb: reverse execution: {why}");
+        }
+        let tid = self.tid_of(self.m().cur);
+        self.pending = Some(MultiThreadStopReason::ReplayLog {
+            tid: Some(tid),
+            pos: ReplayLogPosition::Begin,
+        });
     }
 
     /// The stop reason for gdb's interrupt (the run is paused at a poll).
@@ -302,6 +488,52 @@ impl MultiThreadResume for LardTarget<'_> {
 
     fn support_scheduler_locking(&mut self) -> Option<MultiThreadSchedulerLockingOps<'_, Self>> {
         Some(self)
+    }
+
+    fn support_reverse_step(&mut self) -> Option<ReverseStepOps<'_, Tid, Self>> {
+        Some(self)
+    }
+
+    fn support_reverse_cont(&mut self) -> Option<ReverseContOps<'_, Tid, Self>> {
+        Some(self)
+    }
+}
+
+impl ReverseStep<Tid> for LardTarget<'_> {
+    /// Steps back the thread that stopped (gdbstub passes the thread of
+    /// the last `Hc`, which gdb does not set for `bs`).
+    fn reverse_step(&mut self, _tid: Tid) -> Result<(), Self::Error> {
+        if let Some(why) = self.no_reverse() {
+            self.at_begin(Some(why));
+            return Ok(());
+        }
+        let here = self.here();
+        let prev = self.hook.previous_of(self.m().cur, here);
+        match prev {
+            Some(q) => {
+                let e = self.go_to(q, Report::Step, false);
+                self.at_begin(Some(e));
+            }
+            None => self.at_begin(None),
+        }
+        Ok(())
+    }
+}
+
+impl ReverseCont<Tid> for LardTarget<'_> {
+    fn reverse_cont(&mut self) -> Result<(), Self::Error> {
+        if let Some(why) = self.no_reverse() {
+            self.at_begin(Some(why));
+            return Ok(());
+        }
+        let here = self.here();
+        if here == 0 {
+            self.at_begin(None);
+            return Ok(());
+        }
+        let e = self.go_to(here, Report::ScanEnd, true);
+        self.at_begin(Some(e));
+        Ok(())
     }
 }
 
