@@ -892,7 +892,6 @@ fn gdb_session(race_log: Option<Rc<RefCell<RaceLog>>>) -> lard_emu::gdb::Session
         replay_command,
         race_text: race_log
             .map(|log| -> lard_emu::gdb::RaceText { Box::new(move |m| log.borrow().text(m)) }),
-        history: None,
     }
 }
 

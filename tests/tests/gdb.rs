@@ -367,3 +367,84 @@ fn reverse_continue_and_reverse_next_go_back_to_earlier_stops() {
     assert_eq!(s.stdout, stdout(&plain));
     assert_eq!(s.status, 0);
 }
+
+#[test]
+fn monitor_history_names_the_previous_access_and_its_thread() {
+    let g = guest();
+    let line = marker_line(SRC, "/* RACE */");
+    // At the exception the detector has recorded the racy access itself;
+    // one instruction back, the history is the one it was checked against.
+    let s = debug(
+        &["--on-race", "exception"],
+        &g,
+        &[
+            "continue",
+            "reverse-stepi",
+            "echo HISTORY\\n",
+            "monitor history &shared",
+            "monitor history watched",
+            "monitor history nosuch",
+            "continue",
+        ],
+    );
+    let out = &s.gdb;
+    // The stopped writer is one kernel thread; the history names the other.
+    let stopped: u32 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("[Switching to Thread 1."))
+        .and_then(|t| t.trim_end_matches(']').parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    let other = if stopped == 4001 { 4002 } else { 4001 };
+    let h = &out[out.find("HISTORY").unwrap()..];
+    assert!(h.contains("<shared+0x0> (8 byte(s)):"), "{out}");
+    assert!(
+        h.contains("last write by thread T") && h.contains(&format!("(kernel {other}) at clock")),
+        "{out}"
+    );
+    assert!(
+        h.contains("#0 writer ") && h.contains(&format!("gdb_race.c:{line}")),
+        "{out}"
+    );
+    assert!(
+        h.contains("<watched+0x0> (8 byte(s)):\n  no accesses"),
+        "{out}"
+    );
+    assert!(
+        h.contains("monitor history: `nosuch` is neither a number nor a data symbol"),
+        "{out}"
+    );
+    assert_eq!(s.status, 124, "{}", s.stderr);
+}
+
+#[test]
+fn a_unix_socket_serves_gdb_too() {
+    let g = guest();
+    let sock = scratch_file("gdb-sock").with_extension("sock");
+    let mut lard = Command::new(lard())
+        .args(["run", "--gdb"])
+        .arg(&sock)
+        .arg(&g)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start lard");
+    let mut err = BufReader::new(lard.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    assert_eq!(
+        first.trim(),
+        format!("lard: waiting for gdb on {}", sock.display())
+    );
+    let o = Command::new("gdb")
+        .args(["-batch", "-nx", "-ex"])
+        .arg(format!("target remote {}", sock.display()))
+        .args(["-ex", "break main", "-ex", "continue", "-ex", "continue"])
+        .arg(&g)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Breakpoint 1, main ()"), "{out}");
+    assert!(out.contains("exited normally"), "{out}");
+    assert!(lard.wait().unwrap().success());
+    assert!(!sock.exists(), "the socket is removed");
+}

@@ -20,8 +20,6 @@ use target::{LardTarget, RunEvent};
 
 /// The race report text so far, for `monitor race`.
 pub type RaceText = Box<dyn Fn(&Machine) -> String>;
-/// The detector's history of `[addr, addr+len)`, for `monitor history`.
-pub type HistoryText = Box<dyn Fn(&Machine, u64, u64) -> String>;
 
 /// What a session knows beyond the emulator.
 pub struct Session {
@@ -29,8 +27,6 @@ pub struct Session {
     pub replay_command: String,
     /// The race report so far, when a detector runs.
     pub race_text: Option<RaceText>,
-    /// The detector's access history, when it keeps one.
-    pub history: Option<HistoryText>,
 }
 
 /// Why a debugging session could not start or broke off.

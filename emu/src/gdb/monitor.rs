@@ -4,9 +4,12 @@
 
 use super::target::LardTarget;
 use super::Session;
-use crate::cpu::machine::{ThreadState, Wait};
+use crate::cpu::machine::{Machine, ThreadState, Wait};
 use crate::cpu::uc::Reg;
+use crate::observe::detect;
 use crate::run::{describe_pc, Emulator, Outcome};
+use lard_detector_hw::event::ThreadKey;
+use lard_detector_hw::Remembered;
 use std::fmt::Write as _;
 
 /// The help text.
@@ -36,31 +39,107 @@ pub fn command(t: &mut LardTarget<'_>, cmd: &str) -> String {
         },
         ["threads"] => threads(t.emu),
         ["seed"] => t.session.replay_command.clone(),
-        ["history", rest @ ..] => match parse_range(rest) {
-            Ok((addr, len)) => match &t.session.history {
-                Some(f) => f(t.emu.machine(), addr, len),
-                None => "no access history in this run (the detector keeps none)".into(),
-            },
+        ["history", rest @ ..] => match parse_range(t.emu.machine(), rest) {
+            Ok((addr, len)) => history(t.emu.machine(), addr, len),
             Err(e) => format!("monitor history: {e}"),
         },
         [other, ..] => format!("unknown monitor command `{other}` (monitor help lists them)"),
     }
 }
 
-/// `ADDR [LEN]`: numbers in C syntax (0x.., decimal).
-fn parse_range(words: &[&str]) -> Result<(u64, u64), String> {
-    let num = |s: &str| -> Result<u64, String> {
-        let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-            Some(h) => u64::from_str_radix(h, 16),
-            None => s.parse(),
-        };
-        r.map_err(|_| format!("`{s}` is not a number"))
+/// A number in C syntax (`0x..`, decimal).
+fn number(s: &str) -> Result<u64, String> {
+    let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
     };
-    match words {
-        [a] => Ok((num(a)?, 1)),
-        [a, l] => Ok((num(a)?, num(l)?.max(1))),
-        _ => Err("usage: monitor history ADDR [LEN]".into()),
+    r.map_err(|_| format!("`{s}` is neither a number nor a data symbol"))
+}
+
+/// `ADDR [LEN]`: ADDR a number, or a data symbol (`x`, `&x`, `x+8`),
+/// whose size is the default LEN; LEN a number (default 1).
+fn parse_range(m: &Machine, words: &[&str]) -> Result<(u64, u64), String> {
+    let (a, len) = match words {
+        [a] => (*a, None),
+        [a, l] => (*a, Some(number(l)?.max(1))),
+        _ => return Err("usage: monitor history ADDR [LEN]".into()),
+    };
+    let a = a.trim_start_matches('&');
+    let (name, off) = match a.split_once('+') {
+        Some((n, o)) => (n, number(o)?),
+        None => (a, 0),
+    };
+    if let Ok(addr) = number(name) {
+        return Ok((addr + off, len.unwrap_or(1)));
     }
+    let sym = m
+        .objects
+        .all()
+        .iter()
+        .filter_map(|o| o.symbols())
+        .flat_map(|s| s.objects().iter())
+        .find(|s| s.name == name)
+        .ok_or_else(|| format!("`{name}` is neither a number nor a data symbol"))?;
+    Ok((sym.addr + off, len.unwrap_or(sym.size.max(1))))
+}
+
+/// `monitor history`: per stretch of bytes with the same history, the last
+/// write and the reads, with thread, clock, PC, instruction and call stack.
+fn history(m: &Machine, addr: u64, len: u64) -> String {
+    let len = len.min(4096);
+    let mut s = String::new();
+    let mut start = addr;
+    let mut prev: Option<Vec<Remembered>> = None;
+    for a in addr..=addr + len {
+        let h = if a < addr + len {
+            match m.observer.history(a) {
+                Some(h) => Some(h),
+                None => return "no access history in this run (the detector keeps none: use --detector fasttrack)".into(),
+            }
+        } else {
+            None
+        };
+        if a > addr && h != prev {
+            let p = prev.take().unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "{start:#x} <{}> ({} byte(s)):",
+                detect::data_name(m, start),
+                a - start
+            );
+            if p.is_empty() {
+                s += "  no accesses since the history began (or was cleared)\n";
+            }
+            for r in &p {
+                let _ = writeln!(
+                    s,
+                    "  {} by thread {}{} at clock {}\n    at {}{}",
+                    if r.write { "last write" } else { "read" },
+                    r.thread,
+                    kernel_of(m, r.thread),
+                    r.clock,
+                    describe_pc(m, r.pc),
+                    detect::frames_text(m, r.pc)
+                );
+            }
+            start = a;
+        }
+        prev = h;
+    }
+    s
+}
+
+/// ` (kernel N)` for an identity, when a live or exited thread has it.
+fn kernel_of(m: &Machine, key: ThreadKey) -> String {
+    let tid = match key {
+        ThreadKey::Kernel(k) => Some(k),
+        ThreadKey::Lang(l) => m
+            .threads
+            .iter()
+            .find(|t| t.lthread == Some(l))
+            .map(|t| t.tid),
+    };
+    tid.map_or(String::new(), |t| format!(" (kernel {t})"))
 }
 
 /// `monitor threads`.

@@ -26,7 +26,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{FromRawFd, RawFd};
 
 /// Instructions between two periodic checkpoints.
-pub const INTERVAL: u64 = 1 << 24;
+pub const INTERVAL: u64 = 1 << 22;
 /// A replay of more than twice this many instructions checkpoints this far
 /// before its target, so that the next reverse step is short.
 pub const NEAR: u64 = 1 << 16;
