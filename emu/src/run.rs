@@ -280,6 +280,7 @@ impl Emulator {
             binary: None,
             calls: Default::default(),
             access_buffer: None,
+            quiet_output: false,
         });
         machine.add_stack(rsp);
         // The loader's objects are the first to appear executable.

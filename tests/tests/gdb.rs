@@ -29,11 +29,17 @@ struct Session {
 /// on the port lard announces with `-ex` for each of `commands`, and waits
 /// for both.
 fn debug(lard_args: &[&str], guest: &Path, commands: &[&str]) -> Session {
+    debug_with_stdin(lard_args, guest, commands, Stdio::null())
+}
+
+/// [`debug`] with the guest's stdin.
+fn debug_with_stdin(lard_args: &[&str], guest: &Path, commands: &[&str], stdin: Stdio) -> Session {
     let mut lard = Command::new(lard())
         .arg("run")
         .args(lard_args)
         .args(["--gdb", "127.0.0.1:0"])
         .arg(guest)
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -447,4 +453,36 @@ fn a_unix_socket_serves_gdb_too() {
     assert!(out.contains("exited normally"), "{out}");
     assert!(lard.wait().unwrap().success());
     assert!(!sock.exists(), "the socket is removed");
+}
+
+#[test]
+fn replays_read_the_same_input_and_print_it_once() {
+    let g = build_c_with("gcc", "plain/gdb_stdin.c", "gdb_stdin", &["-O0", "-static"]);
+    let input = scratch_file("gdb-stdin").with_extension("txt");
+    let text = "abcdefghijklmnopqrstuvwxyz\n";
+    std::fs::write(&input, text).unwrap();
+    let s = debug_with_stdin(
+        &[],
+        &g,
+        &[
+            "break got",
+            "continue",
+            "continue",
+            "continue",
+            "reverse-continue",
+            "print *b@n",
+            "reverse-stepi",
+            "stepi",
+            "print *b@n",
+            "delete",
+            "continue",
+        ],
+        Stdio::from(std::fs::File::open(&input).unwrap()),
+    );
+    let out = &s.gdb;
+    assert!(out.contains("$1 = \"efgh\""), "{out}");
+    assert!(out.contains("$2 = \"efgh\""), "{out}");
+    assert_eq!(s.stdout, text, "{out}");
+    assert_eq!(s.status, 0);
+    std::fs::remove_file(&input).ok();
 }

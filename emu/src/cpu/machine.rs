@@ -357,6 +357,10 @@ pub struct Machine {
     /// in LARD mode for an observer that never stops on an access
     /// ([`Machine::install_hooks`]).
     pub access_buffer: Option<AccessBuffer>,
+    /// Writes to fds 1 and 2 succeed without output: a replay under
+    /// `lard run --gdb` re-executing what the guest already wrote
+    /// (emu/src/gdb/replay.rs).
+    pub quiet_output: bool,
 }
 
 impl Machine {

@@ -12,9 +12,13 @@
 //! emulator is deterministic, so the re-executed stretch is the original.
 //!
 //! Output the guest already wrote is not written twice: while a replay is
-//! behind the furthest position reached, the guest's stdout and stderr go
-//! to /dev/null. Files the guest writes and stdin it reads are not replayed
-//! (docs/debugging.md). The first checkpoint's process is the one the shell
+//! behind the furthest position reached, the guest's writes to stdout and
+//! stderr succeed without output (`Machine::quiet_output`; the descriptors
+//! stay what they are, so the guest's `fstat` and `isatty` do not change
+//! its course). The offsets of regular files (stdin from a file, files the
+//! guest opened, lard's trace file) are put back to the checkpoint's, so a
+//! replay reads and writes the same bytes; input from a pipe or terminal
+//! is not replayed (docs/debugging.md). The first checkpoint's process is the one the shell
 //! started: the live process hands it the final exit status.
 //!
 //! Checkpoints need a single-threaded lard process (fork copies one
@@ -152,8 +156,9 @@ pub struct Replay {
     list: Vec<Checkpoint>,
     /// The furthest position any live process reached.
     pub high_water: u64,
-    /// The guest's stdout and stderr while muted (saved copies).
-    muted: Option<(RawFd, RawFd)>,
+    /// A replay behind the furthest position: the guest's writes to stdout
+    /// and stderr are dropped (`Machine::quiet_output`).
+    muted: bool,
     /// Why reverse execution is not available, once known.
     pub unavailable: Option<String>,
 }
@@ -178,7 +183,7 @@ impl Replay {
 
     /// True while a replay's output is muted.
     pub fn is_muted(&self) -> bool {
-        self.muted.is_some()
+        self.muted
     }
 
     /// Whether checkpoints can be taken now; records why not.
@@ -205,6 +210,10 @@ impl Replay {
             return Err(format!("pipe: {}", std::io::Error::last_os_error()));
         }
         let (r, w) = (fds[0], fds[1]);
+        // Descriptors share their file offset with the checkpoint's copy:
+        // a replay puts them back where they were (the guest reads and
+        // writes the same bytes again).
+        let offsets = file_offsets();
         // SAFETY: getpid never fails.
         let me = unsafe { libc::getpid() };
         // SAFETY: lard is single-threaded here (checked by can_checkpoint).
@@ -244,10 +253,13 @@ impl Replay {
             if child == 0 {
                 die_with_parent(me);
                 drop(input);
-                self.high_water = cmd.high_water;
-                if cmd.target < cmd.high_water {
-                    self.mute();
+                for &(fd, off) in &offsets {
+                    // SAFETY: lseek on a descriptor this process holds.
+                    unsafe { libc::lseek(fd, off, libc::SEEK_SET) };
                 }
+                self.high_water = cmd.high_water;
+                // Everything up to the furthest position reached was output.
+                self.mute();
                 return Ok(Forked::Restored(cmd));
             }
         }
@@ -299,22 +311,7 @@ impl Replay {
     }
 
     fn mute(&mut self) {
-        if self.muted.is_some() {
-            return;
-        }
-        // SAFETY: dup/open/dup2 on this process's descriptors.
-        unsafe {
-            let out = libc::dup(1);
-            let err = libc::dup(2);
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
-            if out < 0 || err < 0 || null < 0 {
-                return;
-            }
-            libc::dup2(null, 1);
-            libc::dup2(null, 2);
-            libc::close(null);
-            self.muted = Some((out, err));
-        }
+        self.muted = true;
     }
 
     /// Ends the muting of output at the furthest position reached.
@@ -323,16 +320,37 @@ impl Replay {
             return;
         }
         self.high_water = pos;
-        if let Some((out, err)) = self.muted.take() {
-            // SAFETY: the saved copies are this process's.
-            unsafe {
-                libc::dup2(out, 1);
-                libc::dup2(err, 2);
-                libc::close(out);
-                libc::close(err);
+        self.muted = false;
+    }
+}
+
+/// The offsets of this process's descriptors of regular files, except
+/// stdout and stderr (a replay writes nothing there: their offsets move on).
+fn file_offsets() -> Vec<(RawFd, i64)> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    let mut v = Vec::new();
+    for e in dir.flatten() {
+        let Some(fd) = e.file_name().to_str().and_then(|n| n.parse::<RawFd>().ok()) else {
+            continue;
+        };
+        if fd == 1 || fd == 2 {
+            continue;
+        }
+        // SAFETY: fstat and lseek on a descriptor number; a closed one fails.
+        unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            if libc::fstat(fd, &mut st) != 0 || st.st_mode & libc::S_IFMT != libc::S_IFREG {
+                continue;
+            }
+            let off = libc::lseek(fd, 0, libc::SEEK_CUR);
+            if off >= 0 {
+                v.push((fd, off));
             }
         }
     }
+    v
 }
 
 /// A checkpoint's child dies with it (a killed session leaves nothing).

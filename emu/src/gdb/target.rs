@@ -128,6 +128,7 @@ impl<'a> LardTarget<'a> {
             return RunEvent::Stop(final_reason(out));
         }
         self.hook.prepare();
+        self.emu.machine_mut().quiet_output = self.replay.is_muted();
         let out = self.emu.resume();
         // Past the furthest position reached, the guest's output is new.
         self.replay.unmute_at(self.hook.pos);
