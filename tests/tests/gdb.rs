@@ -486,3 +486,31 @@ fn replays_read_the_same_input_and_print_it_once() {
     assert_eq!(s.status, 0);
     std::fs::remove_file(&input).ok();
 }
+
+#[test]
+fn a_lost_connection_lets_the_run_finish_and_kill_stops_it() {
+    let g = guest();
+    let plain = lard_run(&[], &g, &[]);
+    // gdb dies (SIGKILL, no detach) at a breakpoint.
+    let s = debug(
+        &[],
+        &g,
+        &["break writer", "continue", "shell kill -9 $PPID"],
+    );
+    assert!(s.gdb.contains("hit Breakpoint 1"), "{}", s.gdb);
+    assert!(
+        s.stderr
+            .lines()
+            .any(|l| l.starts_with("lard: gdb: ") && l.ends_with("; the guest runs on to its end")),
+        "{}",
+        s.stderr
+    );
+    assert_eq!(s.stdout, stdout(&plain));
+    assert_eq!(s.status, 0);
+    assert_eq!(races(&s.stderr), races(&stderr(&plain)));
+    // gdb's kill stops the guest, which reports as stopped by SIGKILL.
+    let k = debug(&[], &g, &["break writer", "continue", "kill"]);
+    assert_eq!(k.status, 137, "{}", k.stderr);
+    assert!(k.stderr.contains("stopped by signal 9"), "{}", k.stderr);
+    assert_eq!(k.stdout, "");
+}
