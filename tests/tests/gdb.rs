@@ -514,3 +514,41 @@ fn a_lost_connection_lets_the_run_finish_and_kill_stops_it() {
     assert!(k.stderr.contains("stopped by signal 9"), "{}", k.stderr);
     assert_eq!(k.stdout, "");
 }
+
+#[test]
+fn a_fault_and_a_deadlock_stop_where_they_happen() {
+    let seg = build_c_with(
+        "gcc",
+        "plain/segfault.c",
+        "gdb_segfault",
+        &["-O0", "-static"],
+    );
+    let line = marker_line("plain/segfault.c", "*p = 'x';");
+    let s = debug(&[], &seg, &["continue", "bt 1", "continue"]);
+    let out = &s.gdb;
+    assert!(out.contains("received signal SIGSEGV"), "{out}");
+    assert!(out.contains(&format!("segfault.c:{line}")), "{out}");
+    assert!(
+        out.contains("Program terminated with signal SIGSEGV"),
+        "{out}"
+    );
+    assert_eq!(s.status, 139, "{}", s.stderr);
+    assert_eq!(s.stdout, "about to fault\n");
+
+    let dl = build_c_with(
+        "gcc",
+        "plain/deadlock.c",
+        "gdb_deadlock",
+        &["-O0", "-static"],
+    );
+    let s = debug(&[], &dl, &["continue", "monitor threads", "continue"]);
+    let out = &s.gdb;
+    assert!(out.contains("received signal SIGSTOP"), "{out}");
+    assert_eq!(out.matches(": futex wait on 0x").count(), 3, "{out}");
+    assert_eq!(s.status, 122, "{}", s.stderr);
+    assert!(
+        s.stderr.contains("deadlock: every live thread is blocked"),
+        "{}",
+        s.stderr
+    );
+}
