@@ -552,3 +552,30 @@ fn a_fault_and_a_deadlock_stop_where_they_happen() {
         s.stderr
     );
 }
+
+#[test]
+fn ctrl_c_interrupts_a_spinning_guest() {
+    let g = build_c_with(
+        "gcc",
+        "plain/spin_forever.c",
+        "gdb_spin",
+        &["-O0", "-static"],
+    );
+    let line = marker_line("plain/spin_forever.c", "spins++;");
+    // gdb's SIGINT while it waits in `continue` is the user's Ctrl-C.
+    let s = debug(
+        &[],
+        &g,
+        &[
+            "shell (sleep 1; kill -INT $PPID) &",
+            "continue",
+            "print spins > 1000",
+            "kill",
+        ],
+    );
+    let out = &s.gdb;
+    assert!(out.contains("received signal SIGINT"), "{out}");
+    assert!(out.contains(&format!("spin_forever.c:{line}")), "{out}");
+    assert!(out.contains("$1 = 1"), "{out}");
+    assert_eq!(s.status, 137, "{}", s.stderr);
+}
