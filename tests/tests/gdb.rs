@@ -39,6 +39,8 @@ fn debug_with_stdin(lard_args: &[&str], guest: &Path, commands: &[&str], stdin: 
         .args(lard_args)
         .args(["--gdb", "127.0.0.1:0"])
         .arg(guest)
+        // The environment lard_run gives a guest (it is on the guest's stack).
+        .env("LARD_TEST_VAR", "from-the-test")
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -80,10 +82,11 @@ fn debug_with_stdin(lard_args: &[&str], guest: &Path, commands: &[&str], stdin: 
     }
 }
 
-/// The race section of a report (from its header on).
+/// The race section of a report (from its header to the statistics).
 fn races(stderr: &str) -> &str {
     let at = stderr.find("== lard races").expect("a race report");
-    &stderr[at..]
+    let s = &stderr[at..];
+    &s[..s.find("== lard stats").unwrap_or(s.len())]
 }
 
 #[test]
@@ -578,4 +581,62 @@ fn ctrl_c_interrupts_a_spinning_guest() {
     assert!(out.contains(&format!("spin_forever.c:{line}")), "{out}");
     assert!(out.contains("$1 = 1"), "{out}");
     assert_eq!(s.status, 137, "{}", s.stderr);
+}
+
+/// The statistics lines that depend on the schedule.
+fn schedule_stats(stderr: &str) -> (u64, u64) {
+    (
+        stats_number(stderr, "instructions retired"),
+        stats_number(stderr, "context switches"),
+    )
+}
+
+#[test]
+fn stops_steps_and_replays_leave_a_random_schedule_unchanged() {
+    let g = build_c_with(
+        "gcc",
+        "plain/racy_sum.c",
+        "gdb_racy_sum",
+        &["-O0", "-static"],
+    );
+    let args = [
+        "--sched",
+        "random",
+        "--seed",
+        "7",
+        "--quantum",
+        "5",
+        "--stats",
+    ];
+    let plain = lard_run(&args, &g, &[]);
+    let s = debug(
+        &args,
+        &g,
+        &[
+            "break work",
+            "continue",
+            "stepi",
+            "stepi",
+            "stepi",
+            "reverse-stepi",
+            "stepi",
+            "continue",
+            "next",
+            "delete",
+            "watch counter",
+            "continue",
+            "continue",
+            "delete",
+            "continue",
+        ],
+    );
+    assert!(
+        s.gdb.contains("Hardware watchpoint 2: counter"),
+        "{}",
+        s.gdb
+    );
+    assert!(s.gdb.contains("exited normally"), "{}", s.gdb);
+    assert_eq!(s.stdout, stdout(&plain));
+    assert_eq!(schedule_stats(&s.stderr), schedule_stats(&stderr(&plain)));
+    assert_eq!(races(&s.stderr), races(&stderr(&plain)));
 }

@@ -73,6 +73,9 @@ pub struct Hook {
     pub breakpoints: HashSet<u64>,
     watches: BTreeMap<Watch, sys::uc_hook>,
     step: Option<StepState>,
+    /// With `step`: keep stepping while the thread's PC is in `[start, end)`
+    /// (gdb's range stepping, `next` over a line in one resume).
+    range: Option<(u64, u64)>,
     /// A watched access made by the thread (index): stop before its next instruction.
     watch_hit: Option<(usize, u64, bool)>,
     /// Stop once `pos` reaches this.
@@ -111,6 +114,7 @@ impl Hook {
             breakpoints: HashSet::new(),
             watches: BTreeMap::new(),
             step: None,
+            range: None,
             watch_hit: None,
             stop_at: None,
             poll_left: POLL_INTERVAL,
@@ -132,9 +136,11 @@ impl Hook {
         Ok(h)
     }
 
-    /// Sets the thread (index) to step on the next resumes, if any.
-    pub fn set_step(&mut self, step: Option<usize>) {
+    /// Sets the thread (index) to step on the next resumes, if any, and
+    /// the range of PCs it steps through without stopping.
+    pub fn set_step(&mut self, step: Option<usize>, range: Option<(u64, u64)>) {
         self.step = step.map(StepState::Armed);
+        self.range = range;
     }
 
     /// Prepares each `Emulator::resume`.
@@ -262,7 +268,11 @@ unsafe extern "C" fn on_code(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
                 h.last_hit = Some((h.pos, why));
             }
         }
-        if h.step == Some(StepState::Running(cur)) {
+        if h.step == Some(StepState::Running(cur))
+            && !h
+                .range
+                .is_some_and(|(start, end)| (start..end).contains(&pc))
+        {
             h.step = None;
             return h.stop(m, pc, HookStop::Step);
         }

@@ -11,8 +11,9 @@ use crate::run::{Emulator, Outcome, StopReason};
 use gdbstub::common::{Signal, Tid};
 use gdbstub::stub::MultiThreadStopReason;
 use gdbstub::target::ext::base::multithread::{
-    MultiThreadBase, MultiThreadResume, MultiThreadResumeOps, MultiThreadSchedulerLocking,
-    MultiThreadSchedulerLockingOps, MultiThreadSingleStep, MultiThreadSingleStepOps,
+    MultiThreadBase, MultiThreadRangeStepping, MultiThreadRangeSteppingOps, MultiThreadResume,
+    MultiThreadResumeOps, MultiThreadSchedulerLocking, MultiThreadSchedulerLockingOps,
+    MultiThreadSingleStep, MultiThreadSingleStepOps,
 };
 use gdbstub::target::ext::base::reverse_exec::{
     ReplayLogPosition, ReverseCont, ReverseContOps, ReverseStep, ReverseStepOps,
@@ -61,6 +62,8 @@ pub struct LardTarget<'a> {
     pub reported_end: bool,
     /// The thread (index) to step on the next resume.
     step: Option<usize>,
+    /// The PC range it steps through (range stepping).
+    range: Option<(u64, u64)>,
     /// orig_rax values gdb wrote, per thread index (lard keeps none).
     orig_rax: HashMap<usize, u64>,
     /// What the session knows beyond the emulator (monitor commands).
@@ -84,6 +87,7 @@ impl<'a> LardTarget<'a> {
             ended: None,
             reported_end: false,
             step: None,
+            range: None,
             orig_rax: HashMap::new(),
             session,
             replay: Replay::default(),
@@ -221,7 +225,7 @@ impl<'a> LardTarget<'a> {
         for w in &cmd.watches {
             let _ = self.hook.add_watch(*w);
         }
-        self.hook.set_step(None);
+        self.hook.set_step(None, None);
         // Breakpoints and watchpoints on the way are the past: a replay
         // does not stop there (a reverse-continue's scan records them).
         self.hook.scan = true;
@@ -347,7 +351,7 @@ impl<'a> LardTarget<'a> {
             self.hook.remove_watch(w);
         }
         self.step = None;
-        self.hook.set_step(None);
+        self.hook.set_step(None, None);
     }
 }
 
@@ -466,12 +470,13 @@ impl MultiThreadBase for LardTarget<'_> {
 
 impl MultiThreadResume for LardTarget<'_> {
     fn resume(&mut self) -> Result<(), Self::Error> {
-        self.hook.set_step(self.step);
+        self.hook.set_step(self.step, self.range);
         Ok(())
     }
 
     fn clear_resume_actions(&mut self) -> Result<(), Self::Error> {
         self.step = None;
+        self.range = None;
         Ok(())
     }
 
@@ -488,6 +493,10 @@ impl MultiThreadResume for LardTarget<'_> {
     }
 
     fn support_scheduler_locking(&mut self) -> Option<MultiThreadSchedulerLockingOps<'_, Self>> {
+        Some(self)
+    }
+
+    fn support_range_step(&mut self) -> Option<MultiThreadRangeSteppingOps<'_, Self>> {
         Some(self)
     }
 
@@ -544,6 +553,21 @@ impl ReverseCont<Tid> for LardTarget<'_> {
 /// interleaves exactly as an undebugged one.
 impl MultiThreadSchedulerLocking for LardTarget<'_> {
     fn set_resume_action_scheduler_lock(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// `next` and `step` over a line in one resume: the thread steps until its
+/// PC leaves the line's range (or something else stops it).
+impl MultiThreadRangeStepping for LardTarget<'_> {
+    fn set_resume_action_range_step(
+        &mut self,
+        tid: Tid,
+        start: u64,
+        end: u64,
+    ) -> Result<(), Self::Error> {
+        self.step = self.index(tid);
+        self.range = Some((start, end));
         Ok(())
     }
 }
