@@ -287,6 +287,11 @@ struct RunArgs {
     /// status 121).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     timeout: Option<std::time::Duration>,
+    /// CLOCK_REALTIME at the guest's start, in nanoseconds since the epoch
+    /// (default: the host's time; `monitor seed` under --gdb prints the
+    /// run's, so that its command line replays the run exactly).
+    #[arg(long, value_name = "NS")]
+    realtime_start: Option<u64>,
     /// Wait for gdb on ADDR (`host:port`, a port on 127.0.0.1, or a Unix
     /// socket path) before the first instruction (docs/debugging.md).
     #[arg(long, value_name = "ADDR")]
@@ -627,6 +632,7 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
         program_code: args.program_code.clone(),
         prune: !args.no_prune,
         host_fds: Vec::new(),
+        realtime_start: args.realtime_start,
     };
     let stderr_copy = StderrCopy::save();
     config.host_fds.extend(stderr_copy.fd());
@@ -761,7 +767,7 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
     let outcome = match &args.gdb {
         None => emu.run(),
         Some(addr) => {
-            let session = gdb_session(race_log.clone());
+            let session = gdb_session(race_log.clone(), emu.machine().realtime_base);
             let announce = &mut |a: &str| eprintln!("lard: waiting for gdb on {a}");
             match lard_emu::gdb::serve(&mut emu, addr, &session, announce) {
                 Ok(served) => {
@@ -869,8 +875,9 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
 }
 
 /// What `lard run --gdb`'s monitor commands know: the command line that
-/// replays this run (without `--gdb`), the race report so far.
-fn gdb_session(race_log: Option<Rc<RefCell<RaceLog>>>) -> lard_emu::gdb::Session {
+/// replays this run (without `--gdb`, with the run's `--realtime-start`),
+/// the race report so far.
+fn gdb_session(race_log: Option<Rc<RefCell<RaceLog>>>, realtime: u64) -> lard_emu::gdb::Session {
     let mut words: Vec<String> = Vec::new();
     let mut args = std::env::args().peekable();
     while let Some(a) = args.next() {
@@ -882,6 +889,14 @@ fn gdb_session(race_log: Option<Rc<RefCell<RaceLog>>>) -> lard_emu::gdb::Session
             continue;
         }
         words.push(a);
+    }
+    // The guest's only input from the host clock, pinned.
+    if !words.iter().any(|w| w.starts_with("--realtime-start")) {
+        let at = words.len().min(2);
+        words.splice(
+            at..at,
+            ["--realtime-start".to_string(), realtime.to_string()],
+        );
     }
     let replay_command = words
         .iter()

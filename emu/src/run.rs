@@ -216,9 +216,11 @@ impl Emulator {
         let mode = observer.access_mode();
         let report_sync = observer.wants_sync();
         let report_objects = observer.wants_objects();
-        let realtime_base = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
+        let realtime_base = config.realtime_start.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        });
         let exe_path = std::fs::canonicalize(&file.path)
             .unwrap_or_else(|_| file.path.clone())
             .into_os_string()

@@ -640,3 +640,26 @@ fn stops_steps_and_replays_leave_a_random_schedule_unchanged() {
     assert_eq!(schedule_stats(&s.stderr), schedule_stats(&stderr(&plain)));
     assert_eq!(races(&s.stderr), races(&stderr(&plain)));
 }
+
+#[test]
+fn monitor_seed_replays_the_run_including_its_clock() {
+    // date(1) prints CLOCK_REALTIME: its only input from the host.
+    let date = Path::new("/bin/date");
+    let s = debug(&[], date, &["monitor seed", "continue"]);
+    let cmd = s
+        .gdb
+        .lines()
+        .find(|l| l.contains(" run --realtime-start "))
+        .unwrap_or_else(|| panic!("{}", s.gdb));
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    assert_eq!(words.last(), Some(&"/bin/date"), "{cmd}");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let again = Command::new(lard())
+        .args(&words[1..])
+        .env("LARD_TEST_VAR", "from-the-test")
+        .output()
+        .unwrap();
+    assert_eq!(s.status, 0, "{}", s.stderr);
+    assert!(!s.stdout.is_empty());
+    assert_eq!(String::from_utf8_lossy(&again.stdout), s.stdout, "{cmd}");
+}

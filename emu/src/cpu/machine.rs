@@ -243,6 +243,9 @@ pub struct Config {
     /// trace file): the guest can neither close nor replace them
     /// ([`crate::linux::hostfd`]).
     pub host_fds: Vec<i32>,
+    /// CLOCK_REALTIME at the guest's start, in nanoseconds since the epoch
+    /// (`--realtime-start`; `None`: the host's time when the run starts).
+    pub realtime_start: Option<u64>,
 }
 
 /// Which race-detection mode a run uses.
@@ -271,6 +274,7 @@ impl Default for Config {
             program_code: Vec::new(),
             prune: true,
             host_fds: Vec::new(),
+            realtime_start: None,
         }
     }
 }
