@@ -663,3 +663,32 @@ fn monitor_seed_replays_the_run_including_its_clock() {
     assert!(!s.stdout.is_empty());
     assert_eq!(String::from_utf8_lossy(&again.stdout), s.stdout, "{cmd}");
 }
+
+#[test]
+fn gdb_writes_memory_and_registers() {
+    let g = guest();
+    let line = marker_line(SRC, "/* WATCHED */");
+    // At `watched = shared + 40`: memory first, then the loaded register.
+    let s = debug(
+        &[],
+        &g,
+        &[
+            &format!("break {line}"),
+            "continue",
+            "set var shared = 100",
+            "stepi",
+            "info registers rax",
+            "set $rax = 1000",
+            "delete",
+            "continue",
+        ],
+    );
+    assert!(
+        s.gdb
+            .lines()
+            .any(|l| l.starts_with("rax") && l.ends_with(" 100")),
+        "{}",
+        s.gdb
+    );
+    assert_eq!(s.stdout, "watched = 1040\n", "{}", s.gdb);
+}
