@@ -692,3 +692,49 @@ fn gdb_writes_memory_and_registers() {
     );
     assert_eq!(s.stdout, "watched = 1040\n", "{}", s.gdb);
 }
+
+#[test]
+fn reverse_continue_stops_before_each_watched_write() {
+    let g = guest();
+    let line = marker_line(SRC, "/* RACE */");
+    let s = debug(
+        &[],
+        &g,
+        &[
+            "watch shared",
+            "continue",
+            "continue",
+            "echo BACK\\n",
+            "reverse-continue",
+            "print shared",
+            "reverse-continue",
+            "print shared",
+            "delete",
+            "continue",
+        ],
+    );
+    let out = &s.gdb;
+    // Forward: 0 -> first writer's value -> second writer's value.
+    let news: Vec<i64> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("New value = "))
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(news.len(), 4, "{out}");
+    let (first, second) = (news[0], news[1]);
+    // Backwards: stopped before the second write (the first's value), then
+    // before the first write (0), each at the writing line.
+    assert_eq!(news[2..], [first, 0], "{out}");
+    let back = &out[out.find("BACK").unwrap()..];
+    assert!(
+        back.contains(&format!("$1 = {first}")) && back.contains("$2 = 0"),
+        "{out}"
+    );
+    assert_eq!(
+        back.matches(&format!("gdb_race.c:{line}")).count(),
+        2,
+        "{out}"
+    );
+    assert!([1, 2].contains(&second) && first + second == 3, "{out}");
+    assert_eq!(s.stdout, format!("watched = {}\n", second + 40));
+}

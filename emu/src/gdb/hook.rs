@@ -301,7 +301,8 @@ unsafe extern "C" fn on_code(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
 }
 
 /// A watched access, about to happen: the thread stops before its next
-/// instruction (the access's own instruction completes, as on hardware).
+/// instruction (the access's own instruction completes, as on hardware);
+/// a reverse-continue's scan records the access's instruction instead.
 unsafe extern "C" fn on_mem(
     _uc: *mut sys::uc_engine,
     kind: sys::MemType,
@@ -313,7 +314,14 @@ unsafe extern "C" fn on_mem(
     // SAFETY: as in on_code.
     let h = &mut *(data as *mut Hook);
     let m = &*h.machine;
+    let write = kind == sys::MemType::WRITE;
+    if h.scan {
+        // Going backwards, a watched access stops before its instruction
+        // (the one the code hook counted last).
+        h.last_hit = Some((h.pos.saturating_sub(1), HookStop::Watch { addr, write }));
+        return;
+    }
     if h.watch_hit.is_none() {
-        h.watch_hit = Some((m.cur, addr, kind == sys::MemType::WRITE));
+        h.watch_hit = Some((m.cur, addr, write));
     }
 }
