@@ -6,7 +6,7 @@ use super::hook::{Hook, HookStop, Watch};
 use super::monitor;
 use super::replay::{Forked, Replay, Report, Restore, INTERVAL, NEAR};
 use super::Session;
-use crate::cpu::machine::{Machine, ThreadState};
+use crate::cpu::machine::{Machine, ThreadState, Wait};
 use crate::run::{Emulator, Outcome, StopReason};
 use gdbstub::common::{Signal, Tid};
 use gdbstub::stub::MultiThreadStopReason;
@@ -24,6 +24,7 @@ use gdbstub::target::ext::breakpoints::{
     WatchKind,
 };
 use gdbstub::target::ext::monitor_cmd::{ConsoleOutput, MonitorCmd, MonitorCmdOps};
+use gdbstub::target::ext::thread_extra_info::{ThreadExtraInfo, ThreadExtraInfoOps};
 use gdbstub::target::{Target, TargetError, TargetResult};
 use std::collections::HashMap;
 
@@ -465,6 +466,32 @@ impl MultiThreadBase for LardTarget<'_> {
 
     fn support_resume(&mut self) -> Option<MultiThreadResumeOps<'_, Self>> {
         Some(self)
+    }
+
+    fn support_thread_extra_info(&mut self) -> Option<ThreadExtraInfoOps<'_, Self>> {
+        Some(self)
+    }
+}
+
+/// `info threads` shows each thread's detector identity and state.
+impl ThreadExtraInfo for LardTarget<'_> {
+    fn thread_extra_info(&self, tid: Tid, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        let Some(t) = self.index(tid).map(|i| &self.m().threads[i]) else {
+            return Ok(0);
+        };
+        let state = match t.state {
+            ThreadState::Runnable => "runnable".to_string(),
+            ThreadState::Blocked(Wait::Futex { addr, .. }) => format!("futex wait on {addr:#x}"),
+            ThreadState::Blocked(Wait::Sleep { .. }) => "sleeping".into(),
+            ThreadState::Exited => "exited".into(),
+        };
+        let text = match t.lthread {
+            Some(l) => format!("T{l}, {state}"),
+            None => state,
+        };
+        let n = text.len().min(buf.len());
+        buf[..n].copy_from_slice(&text.as_bytes()[..n]);
+        Ok(n)
     }
 }
 
