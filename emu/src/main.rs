@@ -767,9 +767,9 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
     let outcome = match &args.gdb {
         None => emu.run(),
         Some(addr) => {
-            let session = gdb_session(race_log.clone(), emu.machine().realtime_base);
+            let facts = gdb_facts(race_log.clone(), emu.machine().realtime_base);
             let announce = &mut |a: &str| eprintln!("lard: waiting for gdb on {a}");
-            match lard_emu::gdb::serve(&mut emu, addr, &session, announce) {
+            match lard_emu::gdb::serve(&mut emu, addr, &facts, announce) {
                 Ok(served) => {
                     gdb_replay = Some(served.replay);
                     served.outcome
@@ -877,7 +877,7 @@ fn run_guest(mut args: RunArgs) -> ExitCode {
 /// What `lard run --gdb`'s monitor commands know: the command line that
 /// replays this run (without `--gdb`, with the run's `--realtime-start`),
 /// the race report so far.
-fn gdb_session(race_log: Option<Rc<RefCell<RaceLog>>>, realtime: u64) -> lard_emu::gdb::Session {
+fn gdb_facts(race_log: Option<Rc<RefCell<RaceLog>>>, realtime: u64) -> lard_emu::gdb::MonitorData {
     let mut words: Vec<String> = Vec::new();
     let mut args = std::env::args().peekable();
     while let Some(a) = args.next() {
@@ -903,7 +903,7 @@ fn gdb_session(race_log: Option<Rc<RefCell<RaceLog>>>, realtime: u64) -> lard_em
         .map(|w| shell_quote(w))
         .collect::<Vec<_>>()
         .join(" ");
-    lard_emu::gdb::Session {
+    lard_emu::gdb::MonitorData {
         replay_command,
         race_text: race_log
             .map(|log| -> lard_emu::gdb::RaceText { Box::new(move |m| log.borrow().text(m)) }),

@@ -15,8 +15,8 @@ fn guest() -> PathBuf {
     build_c_with("gcc", SRC, "gdb_race", &["-O0", "-static"])
 }
 
-/// What one debugging session gave.
-struct Session {
+/// What one debugged run gave.
+struct Debugged {
     /// gdb's stdout and stderr.
     gdb: String,
     /// lard's status, stdout and stderr.
@@ -28,12 +28,12 @@ struct Session {
 /// Runs `lard run LARD_ARGS --gdb 127.0.0.1:0 GUEST`, then gdb in batch mode
 /// on the port lard announces with `-ex` for each of `commands`, and waits
 /// for both.
-fn debug(lard_args: &[&str], guest: &Path, commands: &[&str]) -> Session {
+fn debug(lard_args: &[&str], guest: &Path, commands: &[&str]) -> Debugged {
     debug_with_stdin(lard_args, guest, commands, Stdio::null())
 }
 
 /// [`debug`] with the guest's stdin.
-fn debug_with_stdin(lard_args: &[&str], guest: &Path, commands: &[&str], stdin: Stdio) -> Session {
+fn debug_with_stdin(lard_args: &[&str], guest: &Path, commands: &[&str], stdin: Stdio) -> Debugged {
     let mut lard = Command::new(lard())
         .arg("run")
         .args(lard_args)
@@ -70,7 +70,7 @@ fn debug_with_stdin(lard_args: &[&str], guest: &Path, commands: &[&str], stdin: 
     let mut stdout = String::new();
     lard.stdout.take().unwrap().read_to_string(&mut stdout).ok();
     let status = lard.wait().expect("lard ends");
-    Session {
+    Debugged {
         gdb: format!(
             "{}{}",
             String::from_utf8_lossy(&g.stdout),

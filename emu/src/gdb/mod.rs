@@ -21,15 +21,15 @@ use target::{LardTarget, RunEvent};
 /// The race report text so far, for `monitor race`.
 pub type RaceText = Box<dyn Fn(&Machine) -> String>;
 
-/// What a session knows beyond the emulator.
-pub struct Session {
+/// What the monitor commands know beyond the emulator.
+pub struct MonitorData {
     /// The `lard run` command line that replays this run (`monitor seed`).
     pub replay_command: String,
     /// The race report so far, when a detector runs.
     pub race_text: Option<RaceText>,
 }
 
-/// Why a debugging session could not start or broke off.
+/// Why debugging could not start or broke off.
 #[derive(Debug)]
 pub enum GdbError {
     /// The address could not be listened on or accepted from.
@@ -105,14 +105,14 @@ pub struct Served {
 pub fn serve(
     emu: &mut Emulator,
     addr: &ListenAddr,
-    session: &Session,
+    facts: &MonitorData,
     announce: &mut dyn FnMut(&str),
 ) -> Result<Served, GdbError> {
     let listener = addr.bind().map_err(GdbError::Listen)?;
     announce(&listener.describe());
     let conn = listener.accept().map_err(GdbError::Listen)?;
     let hook = Hook::install(emu.machine_mut()).map_err(|e| GdbError::Hook(e.to_string()))?;
-    let mut target = LardTarget::new(emu, hook, session);
+    let mut target = LardTarget::new(emu, hook, facts);
     let gdb = GdbStub::new(conn);
     let end = gdb.run_blocking::<EventLoop<'_>>(&mut target);
     let killed = match end {
@@ -132,7 +132,7 @@ pub fn serve(
     }
     // gdb is gone: the run goes on without stops (or checkpoints) to its end.
     target.clear_stops();
-    target.replay.unavailable = Some("the debugging session is over".into());
+    target.replay.unavailable = Some("gdb is gone".into());
     let out = loop {
         if let Some(out) = target.ended.take() {
             break out;

@@ -3,7 +3,7 @@
 //! run).
 
 use super::target::LardTarget;
-use super::Session;
+use super::MonitorData;
 use crate::cpu::machine::{Machine, ThreadState, Wait};
 use crate::cpu::uc::Reg;
 use crate::observe::detect;
@@ -26,7 +26,7 @@ pub fn command(t: &mut LardTarget<'_>, cmd: &str) -> String {
     let words: Vec<&str> = cmd.split_whitespace().collect();
     match words.as_slice() {
         [] | ["help"] => HELP.into(),
-        ["race"] | ["races"] => match &t.session.race_text {
+        ["race"] | ["races"] => match &t.facts.race_text {
             Some(f) => {
                 let s = f(t.emu.machine());
                 if s.trim().is_empty() {
@@ -38,7 +38,7 @@ pub fn command(t: &mut LardTarget<'_>, cmd: &str) -> String {
             None => "no race detector in this run".into(),
         },
         ["threads"] => threads(t.emu),
-        ["seed"] => t.session.replay_command.clone(),
+        ["seed"] => t.facts.replay_command.clone(),
         ["history", rest @ ..] => match parse_range(t.emu.machine(), rest) {
             Ok((addr, len)) => history(t.emu.machine(), addr, len),
             Err(e) => format!("monitor history: {e}"),
@@ -172,7 +172,7 @@ fn threads(emu: &Emulator) -> String {
 
 /// What ended the run, in one line, for a run that ends at a stop gdb
 /// can inspect (not an exit).
-pub fn ending(emu: &Emulator, out: &Outcome, _session: &Session) -> Option<String> {
+pub fn ending(emu: &Emulator, out: &Outcome, _facts: &MonitorData) -> Option<String> {
     let m = emu.machine();
     let tid = m.threads[m.cur].tid;
     Some(match out {

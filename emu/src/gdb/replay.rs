@@ -2,7 +2,7 @@
 //!
 //! A checkpoint is a copy of the whole lard process made with `fork()` at a
 //! pause of the run (copy-on-write: cheap, and exact — guest memory, CPU
-//! contexts, detector state, the gdb session are all process memory). The
+//! contexts, detector state, the gdb connection's state are all process memory). The
 //! process that forks stays frozen as the checkpoint, waiting on a pipe;
 //! its child goes on as the live process serving gdb. To go back to
 //! position P, the live process sends the nearest checkpoint at or before
@@ -293,7 +293,7 @@ impl Replay {
             return format!("checkpoint at {}: {e}", c.pos);
         }
         for later in self.list.iter().filter(|l| l.pos > c.pos) {
-            // SAFETY: a checkpoint process this session made.
+            // SAFETY: a checkpoint process this run made.
             unsafe { libc::kill(later.pid, libc::SIGKILL) };
         }
         exit_now(0)
@@ -353,7 +353,7 @@ fn file_offsets() -> Vec<(RawFd, i64)> {
     v
 }
 
-/// A checkpoint's child dies with it (a killed session leaves nothing).
+/// A checkpoint's child dies with it (killing lard leaves nothing behind).
 fn die_with_parent(parent: libc::pid_t) {
     // SAFETY: prctl with an int argument.
     unsafe {

@@ -5,7 +5,7 @@ use super::arch::{LardX86_64, Regs};
 use super::hook::{Hook, HookStop, Watch};
 use super::monitor;
 use super::replay::{Forked, Replay, Report, Restore, INTERVAL, NEAR};
-use super::Session;
+use super::MonitorData;
 use crate::cpu::machine::{Machine, ThreadState, Wait};
 use crate::run::{Emulator, Outcome, StopReason};
 use gdbstub::common::{Signal, Tid};
@@ -28,7 +28,7 @@ use gdbstub::target::ext::thread_extra_info::{ThreadExtraInfo, ThreadExtraInfoOp
 use gdbstub::target::{Target, TargetError, TargetResult};
 use std::collections::HashMap;
 
-/// A fatal error of the target (ends the session).
+/// A fatal error of the target (ends the connection).
 #[derive(Debug)]
 pub enum TargetFail {
     /// Unicorn refused to add a hook.
@@ -67,8 +67,8 @@ pub struct LardTarget<'a> {
     range: Option<(u64, u64)>,
     /// orig_rax values gdb wrote, per thread index (lard keeps none).
     orig_rax: HashMap<usize, u64>,
-    /// What the session knows beyond the emulator (monitor commands).
-    pub session: &'a Session,
+    /// What the monitor commands know beyond the emulator.
+    pub facts: &'a MonitorData,
     /// Checkpoints and the muting of replayed output.
     pub replay: Replay,
     /// A stop to report without running.
@@ -81,7 +81,7 @@ pub struct LardTarget<'a> {
 
 impl<'a> LardTarget<'a> {
     /// Wraps `emu`, whose code hook is `hook`.
-    pub fn new(emu: &'a mut Emulator, hook: Box<Hook>, session: &'a Session) -> Self {
+    pub fn new(emu: &'a mut Emulator, hook: Box<Hook>, facts: &'a MonitorData) -> Self {
         LardTarget {
             emu,
             hook,
@@ -90,7 +90,7 @@ impl<'a> LardTarget<'a> {
             step: None,
             range: None,
             orig_rax: HashMap::new(),
-            session,
+            facts,
             replay: Replay::default(),
             pending: None,
             report: None,
@@ -176,7 +176,7 @@ impl<'a> LardTarget<'a> {
             }
             other => {
                 let signal = stop_signal(&other);
-                if let Some(text) = monitor::ending(self.emu, &other, self.session) {
+                if let Some(text) = monitor::ending(self.emu, &other, self.facts) {
                     eprintln!("lard: gdb: {text}");
                 }
                 self.ended = Some(other);
