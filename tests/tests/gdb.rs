@@ -741,3 +741,35 @@ fn reverse_continue_stops_before_each_watched_write() {
     assert!([1, 2].contains(&second) && first + second == 3, "{out}");
     assert_eq!(s.stdout, format!("watched = {}\n", second + 40));
 }
+
+#[test]
+fn reverse_execution_is_refused_in_one_line_with_a_detector_thread() {
+    let g = guest();
+    let plain = lard_run(&["--detector", "lardish"], &g, &[]);
+    let s = debug(
+        &["--detector", "lardish"],
+        &g,
+        &[
+            "break writer",
+            "continue",
+            "stepi",
+            "reverse-stepi",
+            "delete",
+            "continue",
+        ],
+    );
+    assert!(
+        s.gdb.contains("No more reverse-execution history."),
+        "{}",
+        s.gdb
+    );
+    let why: Vec<&str> = s
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("lard: gdb: reverse execution: "))
+        .collect();
+    assert_eq!(why.len(), 1, "{}", s.stderr);
+    assert!(why[0].contains("detector thread"), "{}", s.stderr);
+    assert_eq!(s.stdout, stdout(&plain));
+    assert_eq!(races(&s.stderr), races(&stderr(&plain)));
+}

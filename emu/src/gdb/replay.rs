@@ -193,7 +193,7 @@ impl Replay {
         }
         if threads_in_process() > 1 {
             self.unavailable = Some(
-                "reverse execution needs a single-threaded lard (no detector thread: not with --detector lardish or --detector-thread)".into(),
+                "not available while lard runs a detector thread (--detector lardish, --detector-thread): fork() would not copy it".into(),
             );
             return false;
         }
