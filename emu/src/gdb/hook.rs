@@ -248,6 +248,11 @@ unsafe extern "C" fn on_code(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
     if let Some(c) = h.fixup.take() {
         m.clock.set_insns(c);
     }
+    // Something already stopped the run (an instruction call, a system
+    // call): this instruction does not execute now.
+    if m.stop.is_some() {
+        return;
+    }
     let first = std::mem::take(&mut h.resumed);
     let cur = m.cur;
     if h.switches.last().is_none_or(|&(_, t)| t != cur) {
