@@ -455,7 +455,8 @@ impl Emulator {
                 m.stats.switches += 1;
                 live = next;
             }
-            if next != m.cur || m.stats.switches == 0 {
+            // (Resuming a paused quantum is no new quantum: no event.)
+            if paused.is_none() && (next != m.cur || m.stats.switches == 0) {
                 m.cur = next;
                 let pc = uc.reg(Reg::RIP);
                 m.emit(pc, EventKind::ContextSwitch);

@@ -773,3 +773,48 @@ fn reverse_execution_is_refused_in_one_line_with_a_detector_thread() {
     assert_eq!(s.stdout, stdout(&plain));
     assert_eq!(races(&s.stderr), races(&stderr(&plain)));
 }
+
+#[test]
+fn the_event_stream_of_a_debugged_run_is_the_undebugged_one() {
+    let g = build_c_with(
+        "gcc",
+        "plain/racy_sum.c",
+        "gdb_racy_sum",
+        &["-O0", "-static"],
+    );
+    let args = [
+        "--detector",
+        "none",
+        "--observe",
+        "all",
+        "--observe-sync",
+        "--sched",
+        "random",
+        "--seed",
+        "3",
+        "--stats",
+    ];
+    let plain = lard_run(&args, &g, &[]);
+    let hash = |e: &str| stats_line(e, "event stream hash").to_string();
+    // Pauses before the first thread switch, in the middle of blocks, and
+    // replays (every event the observer sees, in order, is hashed).
+    let s = debug(
+        &args,
+        &g,
+        &[
+            "break main",
+            "continue",
+            "stepi",
+            "stepi",
+            "reverse-stepi",
+            "break work",
+            "continue",
+            "next",
+            "delete",
+            "continue",
+        ],
+    );
+    assert!(s.gdb.contains("exited normally"), "{}", s.gdb);
+    assert_eq!(hash(&s.stderr), hash(&stderr(&plain)));
+    assert_eq!(schedule_stats(&s.stderr), schedule_stats(&stderr(&plain)));
+}
