@@ -361,6 +361,13 @@ impl Emulator {
         self.limits = limits;
     }
 
+    /// The signal lard received (SIGINT, SIGTERM), if one arrived since the
+    /// limits were set (a caller waiting outside [`Emulator::resume`]).
+    pub fn interrupted(&self) -> Option<i32> {
+        let sig = self.limits.interrupt.as_ref()?.load(Ordering::Relaxed);
+        (sig != 0).then_some(sig as i32)
+    }
+
     /// The reason to stop now, if a wall-clock or signal limit was hit.
     fn external_stop(&self, start: Instant) -> Option<StopReason> {
         if let Some(flag) = &self.limits.interrupt {

@@ -818,3 +818,28 @@ fn the_event_stream_of_a_debugged_run_is_the_undebugged_one() {
     assert_eq!(hash(&s.stderr), hash(&stderr(&plain)));
     assert_eq!(schedule_stats(&s.stderr), schedule_stats(&stderr(&plain)));
 }
+
+#[test]
+fn ctrl_c_while_waiting_for_gdb_ends_lard() {
+    let mut lard = Command::new(lard())
+        .args(["run", "--gdb", "127.0.0.1:0"])
+        .arg(guest())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start lard");
+    let mut err = BufReader::new(lard.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    assert!(first.starts_with("lard: waiting for gdb on "), "{first}");
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(lard.id() as i32, libc::SIGINT) };
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    let status = lard.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(
+        rest.contains("stopped by signal 2 after 0 instructions"),
+        "{rest}"
+    );
+}

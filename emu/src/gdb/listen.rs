@@ -72,18 +72,40 @@ impl Listener {
         }
     }
 
-    /// Waits for gdb.
-    pub fn accept(&self) -> Result<Box<dyn ConnectionExt<Error = std::io::Error>>, String> {
-        match self {
-            Listener::Tcp(l) => {
-                let (s, _) = l.accept().map_err(|e| format!("accept: {e}"))?;
-                // Small packets, answered one at a time.
-                let _ = s.set_nodelay(true);
-                Ok(Box::new(s))
-            }
-            Listener::Unix(l, _) => {
-                let (s, _) = l.accept().map_err(|e| format!("accept: {e}"))?;
-                Ok(Box::new(s))
+    /// Waits for gdb; `stop` is asked every 50 ms whether to give up
+    /// (lard received a signal): then `Ok(None)`.
+    pub fn accept(
+        &self,
+        stop: &mut dyn FnMut() -> bool,
+    ) -> Result<Option<Box<dyn ConnectionExt<Error = std::io::Error>>>, String> {
+        let nonblocking = match self {
+            Listener::Tcp(l) => l.set_nonblocking(true),
+            Listener::Unix(l, _) => l.set_nonblocking(true),
+        };
+        nonblocking.map_err(|e| format!("accept: {e}"))?;
+        loop {
+            let got: std::io::Result<Box<dyn ConnectionExt<Error = std::io::Error>>> = match self {
+                Listener::Tcp(l) => l.accept().and_then(|(s, _)| {
+                    s.set_nonblocking(false)?;
+                    // Small packets, answered one at a time.
+                    let _ = s.set_nodelay(true);
+                    Ok(Box::new(s) as Box<dyn ConnectionExt<Error = std::io::Error>>)
+                }),
+                Listener::Unix(l, _) => l.accept().and_then(|(s, _)| {
+                    s.set_nonblocking(false)?;
+                    Ok(Box::new(s) as Box<dyn ConnectionExt<Error = std::io::Error>>)
+                }),
+            };
+            match got {
+                Ok(c) => return Ok(Some(c)),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if stop() {
+                        return Ok(None);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("accept: {e}")),
             }
         }
     }

@@ -110,7 +110,20 @@ pub fn serve(
 ) -> Result<Served, GdbError> {
     let listener = addr.bind().map_err(GdbError::Listen)?;
     announce(&listener.describe());
-    let conn = listener.accept().map_err(GdbError::Listen)?;
+    // A signal to lard while it waits ends the run before it starts, as
+    // it would end a running one.
+    let conn = match listener.accept(&mut || emu.interrupted().is_some()) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            let sig = emu.interrupted().unwrap_or(libc::SIGINT);
+            emu.finish();
+            return Ok(Served {
+                outcome: Outcome::Stopped(StopReason::Signal(sig)),
+                replay: replay::Replay::default(),
+            });
+        }
+        Err(e) => return Err(GdbError::Listen(e)),
+    };
     let hook = Hook::install(emu.machine_mut()).map_err(|e| GdbError::Hook(e.to_string()))?;
     let mut target = LardTarget::new(emu, hook, facts);
     let gdb = GdbStub::new(conn);
