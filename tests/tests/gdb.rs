@@ -843,3 +843,42 @@ fn ctrl_c_while_waiting_for_gdb_ends_lard() {
         "{rest}"
     );
 }
+
+#[test]
+fn reverse_continue_goes_back_across_checkpoint_intervals() {
+    let g = build_c_with("gcc", "plain/gdb_long.c", "gdb_long", &["-O0", "-static"]);
+    let plain = lard_run(&["--stats"], &g, &[]);
+    let insns = stats_number(&stderr(&plain), "instructions retired");
+    assert!(
+        insns > 3 << 22,
+        "{insns} instructions: fewer than 3 checkpoint intervals"
+    );
+    let s = debug(
+        &[],
+        &g,
+        &[
+            "break mark",
+            "continue",
+            "continue",
+            "echo BACK\\n",
+            "reverse-continue",
+            "reverse-continue",
+            "echo FORWARD\\n",
+            "continue",
+            "continue",
+            "delete",
+            "continue",
+        ],
+    );
+    let out = &s.gdb;
+    let back = &out[out.find("BACK").unwrap()..out.find("FORWARD").unwrap()];
+    assert!(back.contains("Breakpoint 1, mark (which=1)"), "{out}");
+    assert!(back.contains("No more reverse-execution history."), "{out}");
+    let forward = &out[out.find("FORWARD").unwrap()..];
+    assert!(
+        forward.contains("mark (which=1)") && forward.contains("mark (which=2)"),
+        "{out}"
+    );
+    assert_eq!(s.stdout, stdout(&plain));
+    assert_eq!(s.status, 0);
+}

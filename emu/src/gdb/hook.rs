@@ -299,6 +299,11 @@ unsafe extern "C" fn on_code(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
             return h.stop(m, pc, HookStop::Poll);
         }
     }
+    if first && h.scan && h.breakpoints.contains(&pc) {
+        // (A scan's stretch starts at a checkpoint: the stop before it
+        // checked this instruction; the stretch records its hit.)
+        h.last_hit = Some((h.pos, HookStop::Breakpoint));
+    }
     if h.step == Some(StepState::Armed(cur)) {
         h.step = Some(StepState::Running(cur));
     }

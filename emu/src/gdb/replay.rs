@@ -65,8 +65,10 @@ pub struct Restore {
     pub high_water: u64,
     /// What to report there.
     pub report: Report,
-    /// Scan for breakpoint hits on the way (reverse-continue).
-    pub scan: bool,
+    /// The checkpoint (its position) to replay from: a reverse-continue
+    /// scans one checkpoint interval at a time, latest first; `None`: the
+    /// last checkpoint at or before `target`.
+    pub from: Option<u64>,
     /// gdb's breakpoints.
     pub breakpoints: Vec<u64>,
     /// gdb's watchpoints.
@@ -96,7 +98,7 @@ impl Restore {
             self.target,
             self.high_water,
             report,
-            u8::from(self.scan),
+            self.from.map_or("-".to_string(), |f| f.to_string()),
             bps.join(","),
             ws.join(",")
         )
@@ -130,7 +132,7 @@ impl Restore {
             target: w[1].parse().ok()?,
             high_water: w[2].parse().ok()?,
             report,
-            scan: w[4] == "1",
+            from: w[4].parse().ok(),
             breakpoints: list(w[5].strip_prefix('b')?)
                 .iter()
                 .filter_map(|x| x.parse().ok())
@@ -265,6 +267,16 @@ impl Replay {
         }
     }
 
+    /// The position of the last checkpoint strictly before `pos`.
+    pub fn before(&self, pos: u64) -> Option<u64> {
+        self.list.iter().rev().map(|c| c.pos).find(|&p| p < pos)
+    }
+
+    /// The position of the first checkpoint.
+    pub fn first_pos(&self) -> Option<u64> {
+        self.list.first().map(|c| c.pos)
+    }
+
     /// The checkpoint to replay from for `target`: the last at or before it.
     fn from(&self, target: u64) -> Option<Checkpoint> {
         self.list.iter().rev().find(|c| c.pos <= target).copied()
@@ -272,17 +284,15 @@ impl Replay {
 
     /// Hands `cmd` to the checkpoint it replays from and ends this live
     /// process (and the checkpoints after that one). Returns only on error.
-    /// A scan (`first`) replays from the first checkpoint.
-    pub fn restore(&mut self, cmd: &Restore, pos: u64, first: bool) -> String {
+    pub fn restore(&mut self, cmd: &Restore, pos: u64) -> String {
         let high_water = self.high_water.max(pos);
         let cmd = Restore {
             high_water,
             ..cmd.clone()
         };
-        let c = if first {
-            self.list.first().copied()
-        } else {
-            self.from(cmd.target)
+        let c = match cmd.from {
+            Some(p) => self.list.iter().find(|c| c.pos == p).copied(),
+            None => self.from(cmd.target),
         };
         let Some(c) = c else {
             return "no checkpoint before that position".into();

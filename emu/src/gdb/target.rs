@@ -77,6 +77,8 @@ pub struct LardTarget<'a> {
     report: Option<Report>,
     /// The position of the checkpoint a long replay takes near its target.
     near: Option<u64>,
+    /// Where the stretch a reverse-continue's scan replays began.
+    scan_from: Option<u64>,
 }
 
 impl<'a> LardTarget<'a> {
@@ -95,6 +97,7 @@ impl<'a> LardTarget<'a> {
             pending: None,
             report: None,
             near: None,
+            scan_from: None,
         }
     }
 
@@ -241,6 +244,7 @@ impl<'a> LardTarget<'a> {
             self.hook.marks.insert(cmd.target - NEAR);
         }
         self.report = Some(cmd.report);
+        self.scan_from = Some(pos);
         if cmd.target == pos {
             let tid = self.tid_of(self.m().cur);
             if let RunEvent::Stop(r) = self.reached(tid) {
@@ -275,12 +279,21 @@ impl<'a> LardTarget<'a> {
                 pos: ReplayLogPosition::Begin,
             },
             Some(Report::ScanEnd) => {
-                // The scan of a reverse-continue is back where it began.
-                let (target, report) = match self.hook.last_hit.take() {
-                    Some((h, why)) => (h, Report::Hit(why)),
-                    None => (0, Report::Begin),
+                // The scan of one stretch is done: its last hit, else the
+                // stretch before it, else the start.
+                let e = match self.hook.last_hit.take() {
+                    Some((h, why)) => self.go_to(h, Report::Hit(why), None),
+                    None => match self
+                        .scan_from
+                        .and_then(|f| Some((f, self.replay.before(f)?)))
+                    {
+                        Some((end, from)) => self.go_to(end, Report::ScanEnd, Some(from)),
+                        None => {
+                            let first = self.replay.first_pos().unwrap_or(0);
+                            self.go_to(first, Report::Begin, None)
+                        }
+                    },
                 };
-                let e = self.go_to(target, report, false);
                 eprintln!("lard: gdb: reverse-continue: {e}");
                 trap
             }
@@ -291,16 +304,16 @@ impl<'a> LardTarget<'a> {
 
     /// Replays to `target` (a new live process reports there); returns
     /// only with the reason it could not.
-    fn go_to(&mut self, target: u64, report: Report, scan: bool) -> String {
+    fn go_to(&mut self, target: u64, report: Report, from: Option<u64>) -> String {
         let cmd = Restore {
             target,
             high_water: self.replay.high_water,
             report,
-            scan,
+            from,
             breakpoints: self.hook.breakpoints.iter().copied().collect(),
             watches: self.hook.watches().copied().collect(),
         };
-        self.replay.restore(&cmd, self.hook.pos, scan)
+        self.replay.restore(&cmd, self.hook.pos)
     }
 
     /// The position of the current stop: an instruction that faulted or
@@ -548,7 +561,7 @@ impl ReverseStep<Tid> for LardTarget<'_> {
         let prev = self.hook.previous_of(self.m().cur, here);
         match prev {
             Some(q) => {
-                let e = self.go_to(q, Report::Step, false);
+                let e = self.go_to(q, Report::Step, None);
                 self.at_begin(Some(e));
             }
             None => self.at_begin(None),
@@ -564,11 +577,11 @@ impl ReverseCont<Tid> for LardTarget<'_> {
             return Ok(());
         }
         let here = self.here();
-        if here == 0 {
+        let Some(from) = self.replay.before(here) else {
             self.at_begin(None);
             return Ok(());
-        }
-        let e = self.go_to(here, Report::ScanEnd, true);
+        };
+        let e = self.go_to(here, Report::ScanEnd, Some(from));
         self.at_begin(Some(e));
         Ok(())
     }
