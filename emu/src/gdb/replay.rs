@@ -29,8 +29,14 @@ use super::hook::{HookStop, Watch};
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{FromRawFd, RawFd};
 
-/// Instructions between two periodic checkpoints.
+/// Instructions between two periodic checkpoints, while there are fewer
+/// than [`SPREAD`] of them.
 pub const INTERVAL: u64 = 1 << 22;
+/// From this many checkpoints on, the interval grows with their number
+/// (n checkpoints: `INTERVAL * n / SPREAD`): a run of N instructions keeps
+/// about `sqrt(2 * SPREAD * N / INTERVAL)` processes (≈ 130 at 10^9), and a
+/// reverse step replays at most one interval.
+pub const SPREAD: usize = 32;
 /// A replay of more than twice this many instructions checkpoints this far
 /// before its target, so that the next reverse step is short.
 pub const NEAR: u64 = 1 << 16;
@@ -181,6 +187,11 @@ impl Replay {
     /// The position of the last checkpoint (0 if none).
     pub fn last_pos(&self) -> Option<u64> {
         self.list.last().map(|c| c.pos)
+    }
+
+    /// Instructions from the last checkpoint to the next periodic one.
+    pub fn interval(&self) -> u64 {
+        INTERVAL * (self.list.len() / SPREAD).max(1) as u64
     }
 
     /// True while a replay's output is muted.

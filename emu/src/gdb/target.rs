@@ -4,7 +4,7 @@
 use super::arch::{LardX86_64, Regs};
 use super::hook::{Hook, HookStop, Watch};
 use super::monitor;
-use super::replay::{Forked, Replay, Report, Restore, INTERVAL, NEAR};
+use super::replay::{Forked, Replay, Report, Restore, NEAR};
 use super::MonitorData;
 use crate::cpu::machine::{Machine, ThreadState, Wait};
 use crate::run::{Emulator, Outcome, StopReason};
@@ -194,7 +194,7 @@ impl<'a> LardTarget<'a> {
         let pos = self.hook.pos;
         self.replay.unmute_at(pos);
         let due = match self.replay.last_pos() {
-            Some(last) => pos >= last + INTERVAL || self.near == Some(pos),
+            Some(last) => pos >= last + self.replay.interval() || self.near == Some(pos),
             None => true,
         };
         if due && self.ended.is_none() && self.replay.last_pos() != Some(pos) {
