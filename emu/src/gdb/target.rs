@@ -179,8 +179,11 @@ impl<'a> LardTarget<'a> {
             }
             other => {
                 let signal = stop_signal(&other);
+                // (Said once: not again by a replay going through it.)
                 if let Some(text) = monitor::ending(self.emu, &other, self.facts) {
-                    eprintln!("lard: gdb: {text}");
+                    if !self.replay.is_muted() {
+                        eprintln!("lard: gdb: {text}");
+                    }
                 }
                 self.ended = Some(other);
                 RunEvent::Stop(MultiThreadStopReason::SignalWithThread { tid, signal })
