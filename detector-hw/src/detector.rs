@@ -21,6 +21,20 @@ use crate::event::{Access, Event, EventKind, LardOp, LowLevelSync, Origin, Progr
 use crate::lard::MAX_ACCESS_SIZE;
 use crate::race::Race;
 
+/// One access a detector's history holds for a byte ([`Detector::history`]):
+/// what a later access of the byte is checked against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Remembered {
+    /// The identity that made it.
+    pub thread: crate::event::ThreadKey,
+    /// Its clock entry (epoch) then.
+    pub clock: u64,
+    /// Where it was made (a site: the PC or an attributed call site).
+    pub pc: u64,
+    /// A write (else a read).
+    pub write: bool,
+}
+
 /// A data-race detector consuming the [`crate::event`] model.
 pub trait Detector {
     /// A short name for reports ("canonical", "fasttrack", ...).
@@ -42,6 +56,14 @@ pub trait Detector {
     /// default; byte-granular FastTrack says true.
     fn repeats_in_epoch_are_noops(&self) -> bool {
         false
+    }
+
+    /// The access history of byte `addr`: the last write and the reads a
+    /// later access is checked against; `None` if the detector keeps no
+    /// per-byte history it can show.
+    fn history(&self, addr: u64) -> Option<Vec<Remembered>> {
+        let _ = addr;
+        None
     }
 
     /// Low-level synchronization; LARD detectors ignore it (Rule 2).

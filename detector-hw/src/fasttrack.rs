@@ -567,6 +567,46 @@ impl Detector for FastTrack {
         "fasttrack"
     }
 
+    fn history(&self, addr: u64) -> Option<Vec<crate::detector::Remembered>> {
+        use crate::detector::Remembered;
+        let (page, off) = PagedShadow::<UnitPage>::split(addr);
+        let mut v = Vec::new();
+        let Some(c) = self
+            .shadow
+            .existing_page(page)
+            .and_then(|p| p.cell_of(off / GRANULE, off % GRANULE))
+        else {
+            return Some(v);
+        };
+        let mut add = |t: ThreadIdx, clock: u64, pc: u64, write: bool| {
+            if t != NONE && t != SHARED {
+                v.push(Remembered {
+                    thread: self.clocks.key(t),
+                    clock,
+                    pc,
+                    write,
+                });
+            }
+        };
+        if c.w != 0 {
+            add(self.wide.tid(c.w), c.w_clock, self.wide.pc(c.w), true);
+        }
+        if c.is_shared() {
+            for e in self
+                .reads
+                .sets
+                .get(c.r_clock as usize)
+                .into_iter()
+                .flatten()
+            {
+                add(e.tid, e.clock, e.pc, false);
+            }
+        } else if c.r != 0 {
+            add(self.wide.tid(c.r), c.r_clock, self.wide.pc(c.r), false);
+        }
+        Some(v)
+    }
+
     fn access(&mut self, a: &Access) -> Option<Race> {
         self.work = FtWork::default();
         if !lard::is_checked(a) {

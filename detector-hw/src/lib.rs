@@ -40,7 +40,7 @@ pub mod trace;
 pub mod variants;
 
 pub use canonical::Canonical;
-pub use detector::{Detector, Granularity};
+pub use detector::{Detector, Granularity, Remembered};
 pub use fasttrack::{FastTrack, FtPath, FtWork};
 pub use lardish::{HwConfig, HwStats, Lardish};
 pub use object::ObjectDetector;

@@ -12,13 +12,15 @@
 //!   program events;
 //! * [`cmd`]: subcommands beyond `lard run` (`lard accuracy`) and the guest
 //!   manifest they read;
-//! * [`run`]: setting up a process and running it to completion.
+//! * [`run`]: setting up a process and running it to completion;
+//! * [`gdb`]: `lard run --gdb`, the GDB remote-protocol server.
 
 #![deny(missing_docs)]
 
 pub mod binary;
 pub mod cmd;
 pub mod cpu;
+pub mod gdb;
 pub mod intercept;
 pub mod linux;
 pub mod observe;

@@ -10,7 +10,7 @@ use lard_emu::cpu::sched::SchedPolicy;
 use lard_emu::linux::hostfd::{self, StderrCopy};
 use lard_emu::linux::process::{self, Identity};
 use lard_emu::observe::accuracy::{parse_variants, AccuracyObserver};
-use lard_emu::observe::detect::DetectorObserver;
+use lard_emu::observe::detect::{DetectorObserver, RaceLog};
 use lard_emu::observe::objects;
 use lard_emu::observe::observer::{AccessMode, CountingObserver, Observer, Simd};
 use lard_emu::run::{Emulator, Outcome, RunLimits, StopReason};
@@ -35,6 +35,8 @@ const EXIT_UNSUPPORTED_SYSCALL: u8 = 123;
 /// `lard run --on-race exception`: a data-race exception stopped the guest
 /// before the racy access took effect.
 const EXIT_RACE_EXCEPTION: u8 = 124;
+/// `lard run --gdb`: lard could not listen for or accept gdb.
+const EXIT_GDB: u8 = 119;
 /// `lard run`: lard itself failed (cannot write a report, emulator error).
 const EXIT_INTERNAL: u8 = 125;
 /// `lard run`: the guest is not a runnable x86-64 executable (or its
@@ -304,6 +306,15 @@ struct RunArgs {
     /// given.
     #[arg(long, hide = true)]
     options_dir: Option<PathBuf>,
+    /// CLOCK_REALTIME at the guest's start, in nanoseconds since the epoch
+    /// (default: the host's time; `monitor seed` under --gdb prints the
+    /// run's, so that its command line replays the run exactly).
+    #[arg(long, value_name = "NS")]
+    realtime_start: Option<u64>,
+    /// Wait for gdb on ADDR (`host:port`, a port on 127.0.0.1, or a Unix
+    /// socket path) before the first instruction (docs/debugging.md).
+    #[arg(long, value_name = "ADDR")]
+    gdb: Option<lard_emu::gdb::ListenAddr>,
     /// Print run statistics on stderr.
     #[arg(long)]
     stats: bool,
@@ -712,6 +723,7 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
         host_fds: Vec::new(),
         process: identity,
         trace_children: args.trace_children == "yes",
+        realtime_start: args.realtime_start,
     };
     let stderr_copy = match args.report_fd {
         Some(fd) => StderrCopy::adopt(fd),
@@ -846,7 +858,24 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
         timeout: args.timeout,
         interrupt: interrupt_flag(),
     });
-    let outcome = emu.run();
+    let mut gdb_replay = None;
+    let outcome = match &args.gdb {
+        None => emu.run(),
+        Some(addr) => {
+            let facts = gdb_facts(race_log.clone(), emu.machine().realtime_base);
+            let announce = &mut |a: &str| eprintln!("lard: waiting for gdb on {a}");
+            match lard_emu::gdb::serve(&mut emu, addr, &facts, announce) {
+                Ok(served) => {
+                    gdb_replay = Some(served.replay);
+                    served.outcome
+                }
+                Err(e) => {
+                    eprintln!("lard: --gdb: {e}");
+                    return ExitCode::from(EXIT_GDB);
+                }
+            }
+        }
+    };
     // After a fork this is the child's identity.
     let identity = emu.machine().config.process;
     // Everything this process reports goes out in one write at the end
@@ -975,7 +1004,60 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
             process::die_of(signal);
         }
     }
+    // Under --gdb with reverse execution, this process may be a replay's:
+    // the process the shell started exits with the status.
+    if let Some(r) = &gdb_replay {
+        r.relay_exit(status);
+    }
     ExitCode::from(status)
+}
+
+/// What `lard run --gdb`'s monitor commands know: the command line that
+/// replays this run (without `--gdb`, with the run's `--realtime-start`),
+/// the race report so far.
+fn gdb_facts(race_log: Option<Rc<RefCell<RaceLog>>>, realtime: u64) -> lard_emu::gdb::MonitorData {
+    let mut words: Vec<String> = Vec::new();
+    let mut args = std::env::args().peekable();
+    while let Some(a) = args.next() {
+        if a == "--gdb" {
+            args.next();
+            continue;
+        }
+        if a.starts_with("--gdb=") {
+            continue;
+        }
+        words.push(a);
+    }
+    // The guest's only input from the host clock, pinned.
+    if !words.iter().any(|w| w.starts_with("--realtime-start")) {
+        let at = words.len().min(2);
+        words.splice(
+            at..at,
+            ["--realtime-start".to_string(), realtime.to_string()],
+        );
+    }
+    let replay_command = words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    lard_emu::gdb::MonitorData {
+        replay_command,
+        race_text: race_log
+            .map(|log| -> lard_emu::gdb::RaceText { Box::new(move |m| log.borrow().text(m)) }),
+    }
+}
+
+/// `w` as one shell word.
+fn shell_quote(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
 }
 
 /// `text` with every line prefixed by the process's `==PID==` label, after
@@ -1085,6 +1167,10 @@ fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path, out: &mut Str
                     (128 + sig).clamp(0, 255) as u8
                 }
             }
+        }
+        Outcome::Paused => {
+            let _ = writeln!(out, "lard: {g}: the run was left paused");
+            EXIT_INTERNAL
         }
         Outcome::ObserverStop { pc } => {
             let t = &emu.machine().threads[emu.machine().cur];

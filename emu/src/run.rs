@@ -57,6 +57,9 @@ pub enum Outcome {
     /// lard stopped the guest from outside (a limit or a signal to lard);
     /// everything observed up to that point is reported.
     Stopped(StopReason),
+    /// A debugger paused the guest (`lard run --gdb`): [`Emulator::resume`]
+    /// continues it exactly where it stopped.
+    Paused,
 }
 
 /// Why lard stopped a guest that had not ended by itself.
@@ -92,6 +95,13 @@ pub struct Emulator {
     started: Option<Instant>,
     wall: Duration,
     limits: RunLimits,
+    /// The thread whose registers are in the CPU (kept across a pause).
+    live: usize,
+    /// The scheduler must pick the next thread (kept across a pause).
+    rotate: bool,
+    /// Blocks left of the quantum a debugger's pause interrupted: the
+    /// resumed quantum continues it rather than drawing a new one.
+    paused_quantum: Option<i64>,
 }
 
 /// Why a process could not be set up.
@@ -207,9 +217,11 @@ impl Emulator {
         let mode = observer.access_mode();
         let report_sync = observer.wants_sync();
         let report_objects = observer.wants_objects();
-        let realtime_base = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
+        let realtime_base = config.realtime_start.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        });
         let exe_path = std::fs::canonicalize(&file.path)
             .unwrap_or_else(|_| file.path.clone())
             .into_os_string()
@@ -274,6 +286,7 @@ impl Emulator {
             calls: Default::default(),
             access_buffer: None,
             host_retry_rounds: 0,
+            quiet_output: false,
         });
         machine.add_stack(rsp);
         // The loader's objects are the first to appear executable.
@@ -330,6 +343,9 @@ impl Emulator {
             started: None,
             wall: Duration::ZERO,
             limits: RunLimits::default(),
+            live: 0,
+            rotate: false,
+            paused_quantum: None,
         })
     }
 
@@ -349,6 +365,13 @@ impl Emulator {
         self.limits = limits;
     }
 
+    /// The signal lard received (SIGINT, SIGTERM), if one arrived since the
+    /// limits were set (a caller waiting outside [`Emulator::resume`]).
+    pub fn interrupted(&self) -> Option<i32> {
+        let sig = self.limits.interrupt.as_ref()?.load(Ordering::Relaxed);
+        (sig != 0).then_some(sig as i32)
+    }
+
     /// The reason to stop now, if a wall-clock or signal limit was hit.
     fn external_stop(&self, start: Instant) -> Option<StopReason> {
         if let Some(flag) = &self.limits.interrupt {
@@ -365,19 +388,37 @@ impl Emulator {
 
     /// Runs until the process ends, deadlocks, faults or is stopped.
     pub fn run(&mut self) -> Outcome {
-        let start = Instant::now();
-        self.started = Some(start);
+        let out = self.resume();
+        self.finish();
+        out
+    }
+
+    /// Runs until the process ends, deadlocks, faults, is stopped or a
+    /// debugger pauses it ([`Outcome::Paused`]: call again to continue);
+    /// [`Emulator::finish`] ends the run.
+    pub fn resume(&mut self) -> Outcome {
+        let start = *self.started.get_or_insert_with(Instant::now);
         let out = self.run_loop();
-        self.machine.observer.finish();
         self.wall = start.elapsed();
         out
+    }
+
+    /// Ends the run: the observer finishes (a detector thread drains).
+    pub fn finish(&mut self) {
+        self.machine.observer.finish();
+    }
+
+    /// The index of the thread whose registers are in the CPU (the others'
+    /// are in their saved contexts).
+    pub fn live_thread(&self) -> usize {
+        self.live
     }
 
     fn run_loop(&mut self) -> Outcome {
         let start = self.started.unwrap_or_else(Instant::now);
         let uc = self.machine.uc;
-        let mut live = 0usize; // whose registers are in the CPU
-        let mut rotate = false;
+        let mut live = self.live; // whose registers are in the CPU
+        let mut rotate = self.rotate;
         let mut rounds = 0u32;
         loop {
             if let Some(why) = self.external_stop(start) {
@@ -430,7 +471,11 @@ impl Emulator {
                     None => return Outcome::Deadlock(deadlock_report(m)),
                 }
             }
-            let next = if !rotate && m.threads[m.cur].state == ThreadState::Runnable {
+            // A paused quantum continues in the thread that was running.
+            let paused = self.paused_quantum.take();
+            let next = if paused.is_some()
+                || (!rotate && m.threads[m.cur].state == ThreadState::Runnable)
+            {
                 m.cur
             } else {
                 m.sched.pick(&runnable, m.cur)
@@ -442,7 +487,8 @@ impl Emulator {
                 m.stats.switches += 1;
                 live = next;
             }
-            if next != m.cur || m.stats.switches == 0 {
+            // (Resuming a paused quantum is no new quantum: no event.)
+            if paused.is_none() && (next != m.cur || m.stats.switches == 0) {
                 m.cur = next;
                 let pc = uc.reg(Reg::RIP);
                 m.emit(pc, EventKind::ContextSwitch);
@@ -451,7 +497,12 @@ impl Emulator {
             // The block hook this replaces stopped at the entry of the
             // quantum-th block, so quantum - 1 blocks ran: keep those
             // interleavings (but always make progress).
-            let blocks = m.sched.next_quantum().saturating_sub(1).max(1);
+            // (A debugger's pause left the block it stopped in counted; the
+            // block re-entered on resuming is given back: gdb/hook.rs.)
+            let blocks = match paused {
+                Some(left) => u64::try_from(left + 1).unwrap_or(1).max(1),
+                None => m.sched.next_quantum().saturating_sub(1).max(1),
+            };
             m.clock.set_budget(blocks, m.insn_limit);
             m.stop = None;
             m.bad_access = None;
@@ -494,6 +545,12 @@ impl Emulator {
                 (Some(Stop::Exec(req)), _) => return Outcome::Exec(req),
                 (Some(Stop::InsnLimit), _) => {
                     return Outcome::Stopped(StopReason::MaxInsns(m.stats.insns))
+                }
+                (Some(Stop::Debug), _) => {
+                    self.paused_quantum = Some(m.clock.blocks_left());
+                    self.live = live;
+                    self.rotate = false;
+                    return Outcome::Paused;
                 }
                 (_, Err(e)) => {
                     return Outcome::Signaled {

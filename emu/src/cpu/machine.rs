@@ -176,6 +176,21 @@ pub enum ThreadState {
     Exited,
 }
 
+impl ThreadState {
+    /// The state in a few words, for `monitor threads` and gdb's thread
+    /// list.
+    pub fn describe(&self) -> String {
+        match *self {
+            ThreadState::Runnable => "runnable".into(),
+            ThreadState::Exited => "exited".into(),
+            ThreadState::Blocked(Wait::Futex { addr, .. }) => format!("futex wait on {addr:#x}"),
+            ThreadState::Blocked(Wait::Sleep { .. }) => "sleeping".into(),
+            ThreadState::Blocked(Wait::Io { fd, .. }) => format!("waits on descriptor {fd}"),
+            ThreadState::Blocked(Wait::Retry { .. }) => "waits on the host".into(),
+        }
+    }
+}
+
 /// One guest thread.
 pub struct Thread {
     /// Kernel thread id.
@@ -223,6 +238,9 @@ pub enum Stop {
     /// The process called `execve` of a runnable program: lard hands it
     /// over to a new lard ([`crate::linux::process`]).
     Exec(Box<ExecRequest>),
+    /// A debugger stopped the running thread before the instruction at its
+    /// RIP (`lard run --gdb`, emu/src/gdb/); the run can resume.
+    Debug,
 }
 
 /// A guest fault.
@@ -271,6 +289,9 @@ pub struct Config {
     /// Whether programs the guest `execve`s run under lard too
     /// (`--trace-children`); when not, they run natively.
     pub trace_children: bool,
+    /// CLOCK_REALTIME at the guest's start, in nanoseconds since the epoch
+    /// (`--realtime-start`; `None`: the host's time when the run starts).
+    pub realtime_start: Option<u64>,
 }
 
 /// Which race-detection mode a run uses.
@@ -301,6 +322,7 @@ impl Default for Config {
             host_fds: Vec::new(),
             process: Identity::root(),
             trace_children: true,
+            realtime_start: None,
         }
     }
 }
@@ -390,6 +412,10 @@ pub struct Machine {
     /// in LARD mode for an observer that never stops on an access
     /// ([`Machine::install_hooks`]).
     pub access_buffer: Option<AccessBuffer>,
+    /// Writes to fds 1 and 2 succeed without output: a replay under
+    /// `lard run --gdb` re-executing what the guest already wrote
+    /// (emu/src/gdb/replay.rs).
+    pub quiet_output: bool,
 }
 
 impl Machine {

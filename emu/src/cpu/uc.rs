@@ -124,6 +124,23 @@ impl UcRef {
         unsafe { sys::uc_reg_write(self.0, r as i32, &v as *const u64 as *const c_void) };
     }
 
+    /// Reads a register of any width (up to 16 bytes: x87, XMM) into `buf`,
+    /// little-endian; false if unicorn refuses.
+    pub fn reg_bytes(self, r: Reg, buf: &mut [u8; 16]) -> bool {
+        // SAFETY: the engine is live; buf holds the widest register read here.
+        unsafe {
+            sys::uc_reg_read(self.0, r as i32, buf.as_mut_ptr() as *mut c_void) == sys::uc_error::OK
+        }
+    }
+
+    /// Writes a register of any width (up to 16 bytes) from `buf`.
+    pub fn set_reg_bytes(self, r: Reg, buf: &[u8; 16]) -> bool {
+        // SAFETY: as above.
+        unsafe {
+            sys::uc_reg_write(self.0, r as i32, buf.as_ptr() as *const c_void) == sys::uc_error::OK
+        }
+    }
+
     /// Maps host memory at `addr` (page-aligned, `len` a page multiple).
     ///
     /// # Safety
@@ -227,6 +244,49 @@ impl UcRef {
         end: u64,
     ) -> Result<(), UcError> {
         self.hook_raw(sys::HookType::CODE, cb as *mut c_void, data, begin, end)
+    }
+
+    /// Adds a hook of `kind` on `[begin, end]` and returns its handle, for
+    /// [`UcRef::hook_del`] (a debugger's hooks come and go).
+    ///
+    /// # Safety
+    /// `cb` must have the signature unicorn expects for `kind`, and `data`
+    /// must stay valid until the hook is deleted or the engine closed.
+    pub unsafe fn hook_add(
+        self,
+        kind: sys::HookType,
+        cb: *mut c_void,
+        data: *mut c_void,
+        begin: u64,
+        end: u64,
+    ) -> Result<sys::uc_hook, UcError> {
+        let mut h: sys::uc_hook = 0;
+        // SAFETY: as the caller promised.
+        check(sys::uc_hook_add(
+            self.0,
+            &mut h,
+            kind.0 as i32,
+            cb,
+            data,
+            begin,
+            end,
+        ))?;
+        Ok(h)
+    }
+
+    /// Deletes a hook added with [`UcRef::hook_add`].
+    pub fn hook_del(self, h: sys::uc_hook) {
+        // SAFETY: the engine is live; an unknown handle is refused.
+        unsafe { sys::uc_hook_del(self.0, h) };
+    }
+
+    /// Drops every TLB entry, so that memory hooks added since take effect
+    /// (unicorn decides the slow path per page when it fills the TLB).
+    pub fn flush_tlb(self) {
+        // UC_CTL_WRITE(UC_CTL_TLB_FLUSH, 0)
+        let ctl = sys::ControlType(sys::ControlType::TLB_FLUSH.0 | (1 << 30));
+        // SAFETY: this control takes no arguments.
+        unsafe { sys::uc_ctl(self.0, ctl) };
     }
 
     /// Adds a block hook everywhere.
@@ -340,6 +400,13 @@ impl Clock {
     pub fn blocks_left(self) -> i64 {
         // SAFETY: as above.
         unsafe { std::ptr::addr_of!((*self.0).blocks_left).read_volatile() }
+    }
+
+    /// Sets the instruction count (a debugger undoing the count of a
+    /// translation block it re-entered in the middle: emu/src/gdb/hook.rs).
+    pub fn set_insns(self, insns: u64) {
+        // SAFETY: as above; called from a code hook on the emulation thread.
+        unsafe { std::ptr::addr_of_mut!((*self.0).insns).write_volatile(insns) };
     }
 
     /// Sets the quantum (blocks to execute) and the instruction limit for the
@@ -580,6 +647,24 @@ impl Context {
         // SAFETY: valid context and out buffer.
         unsafe { sys::uc_context_reg_read(self.0, r as i32, &mut v as *mut u64 as *mut c_void) };
         v
+    }
+
+    /// Reads a register of any width (up to 16 bytes) of the saved context.
+    pub fn reg_bytes(&self, r: Reg, buf: &mut [u8; 16]) -> bool {
+        // SAFETY: valid context; buf holds the widest register read here.
+        unsafe {
+            sys::uc_context_reg_read(self.0, r as i32, buf.as_mut_ptr() as *mut c_void)
+                == sys::uc_error::OK
+        }
+    }
+
+    /// Writes a register of any width (up to 16 bytes) of the saved context.
+    pub fn set_reg_bytes(&mut self, r: Reg, buf: &[u8; 16]) -> bool {
+        // SAFETY: valid context and input buffer.
+        unsafe {
+            sys::uc_context_reg_write(self.0, r as i32, buf.as_ptr() as *const c_void)
+                == sys::uc_error::OK
+        }
     }
 
     /// Writes a register of the saved context.

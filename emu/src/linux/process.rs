@@ -266,8 +266,9 @@ pub const HIDDEN_OPTIONS: [&str; 4] = ["--process", "--argv0", "--report-fd", "-
 
 /// The options of this `lard run` to pass on to the lard of an exec'd
 /// program: `args` is lard's command line after `run`, up to the guest
-/// (exclusive). Hidden options, a final `--` and `--record-trace` (the
-/// trace is the first process's) are left out.
+/// (exclusive). Hidden options, a final `--`, `--record-trace` (the trace
+/// is the first process's) and `--gdb` (gdb debugs the first process) are
+/// left out.
 pub fn inherited_options(args: &[std::ffi::OsString]) -> Vec<std::ffi::OsString> {
     let mut out = Vec::new();
     let mut skip_value = false;
@@ -278,7 +279,7 @@ pub fn inherited_options(args: &[std::ffi::OsString]) -> Vec<std::ffi::OsString>
         let b = a.as_bytes();
         let name = b.split(|&c| c == b'=').next().unwrap_or(b);
         let hidden = HIDDEN_OPTIONS.iter().any(|h| h.as_bytes() == name);
-        if hidden || name == b"--record-trace" {
+        if hidden || name == b"--record-trace" || name == b"--gdb" {
             skip_value = !b.contains(&b'=');
             continue;
         }
@@ -455,6 +456,7 @@ mod tests {
                 &["--stats"],
             ),
             (&["--record-trace", "t.bin", "--stats"], &["--stats"]),
+            (&["--gdb", ":1234", "--seed", "2"], &["--seed", "2"]),
             (
                 &["--record-trace=t.bin", "--detector", "canonical"],
                 &["--detector", "canonical"],

@@ -207,6 +207,13 @@ impl Observer for DetectorObserver {
     fn finish(&mut self) {
         self.flush();
     }
+
+    fn history(&self, addr: u64) -> Option<Vec<lard_detector_hw::Remembered>> {
+        match &self.engine {
+            Engine::Software(d) => d.history(addr),
+            _ => None,
+        }
+    }
 }
 
 pub(crate) fn kind_name(k: RaceKind) -> &'static str {

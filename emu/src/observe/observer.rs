@@ -96,6 +96,12 @@ pub trait Observer {
     fn stream_hash(&self) -> Option<u64> {
         None
     }
+    /// The detector's access history of byte `addr`, if it keeps one
+    /// (`monitor history` under `lard run --gdb`).
+    fn history(&self, addr: u64) -> Option<Vec<lard_detector_hw::Remembered>> {
+        let _ = addr;
+        None
+    }
 }
 
 /// One access of a batch ([`Observer::accesses`]), packed in three words
@@ -555,6 +561,10 @@ impl Observer for RecordingObserver {
 
     fn stream_hash(&self) -> Option<u64> {
         self.inner.stream_hash()
+    }
+
+    fn history(&self, addr: u64) -> Option<Vec<lard_detector_hw::Remembered>> {
+        self.inner.history(addr)
     }
 }
 
