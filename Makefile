@@ -98,3 +98,5 @@ bench: unicorn
 	CARGO="$(CARGO)" python3 bench/ft_cost.py
 	CARGO="$(CARGO)" python3 bench/lardish_table.py
 	CARGO="$(CARGO)" python3 bench/adversarial.py
+	CARGO="$(CARGO)" python3 bench/processes.py
+	python3 bench/debugging.py

@@ -723,6 +723,12 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
         host_fds: Vec::new(),
         process: identity,
         trace_children: args.trace_children == "yes",
+        // Accesses before a process's first thread cannot race: the
+        // happens-before detectors need not see them (not the object
+        // detector, whose ownership states do; not LARDISH, whose
+        // statistics count every access; not the variants).
+        skip_single_threaded: args.detectors.is_none()
+            && matches!(args.detector.as_str(), "fasttrack" | "canonical"),
         realtime_start: args.realtime_start,
     };
     let stderr_copy = match args.report_fd {

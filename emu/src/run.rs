@@ -311,11 +311,11 @@ impl Emulator {
         };
         if binary && mode != AccessMode::None {
             let patterns = machine.config.program_code.clone();
-            machine.binary = Some(Box::new(BinaryRuntime::new(
-                patterns,
-                machine.config.prune,
-                mode,
-            )));
+            let mut rt = BinaryRuntime::new(patterns, machine.config.prune, mode);
+            if machine.config.skip_single_threaded {
+                rt.skip_single_threaded();
+            }
+            machine.binary = Some(Box::new(rt));
             // Every access is seen (the memory hook filters by program
             // code); atomics are hooked as sync.
             machine.mode = AccessMode::All;

@@ -284,23 +284,43 @@ fn trace_children_no_runs_exec_d_programs_natively() {
 
 #[test]
 fn make_builds_a_small_c_project_with_gcc() {
+    // Four objects with -j2: make waits for its jobs in pselect, which a
+    // child's SIGCHLD must interrupt.
     let dir = scratch_dir("make");
-    std::fs::write(dir.join("a.c"), "int f(void) { return 41; }\n").unwrap();
+    let mut objs = Vec::new();
+    let mut decls = String::new();
+    let mut sum = Vec::new();
+    for i in 0..4 {
+        std::fs::write(
+            dir.join(format!("u{i}.c")),
+            format!("int f{i}(void) {{ return {}; }}\n", 10 + i),
+        )
+        .unwrap();
+        objs.push(format!("u{i}.o"));
+        decls.push_str(&format!("int f{i}(void);\n"));
+        sum.push(format!("f{i}()"));
+    }
     std::fs::write(
         dir.join("main.c"),
-        "#include <stdio.h>\nint f(void);\nint main(void) { printf(\"%d\\n\", f() + 1); return 0; }\n",
+        format!(
+            "#include <stdio.h>\n{decls}int main(void) {{ printf(\"%d\\n\", {}); return 0; }}\n",
+            sum.join(" + ")
+        ),
     )
     .unwrap();
     std::fs::write(
         dir.join("Makefile"),
-        "prog: a.o main.o\n\tgcc -o $@ $^\n%.o: %.c\n\tgcc -O2 -c $< -o $@\n",
+        format!(
+            "prog: {} main.o\n\tgcc -o $@ $^\n%.o: %.c\n\tgcc -O2 -c $< -o $@\n",
+            objs.join(" ")
+        ),
     )
     .unwrap();
-    let run = lard_in(&dir, None, &["make", "-j2"]);
+    let run = lard_in(&dir, None, &["--timeout", "600", "make", "-j2"]);
     assert_eq!(shell_status(&run), 0, "{}", stderr(&run));
     let prog = Command::new(dir.join("prog"))
         .output()
         .expect("make built prog");
-    assert_eq!(stdout(&prog), "42\n");
+    assert_eq!(stdout(&prog), "46\n");
     let _ = std::fs::remove_dir_all(&dir);
 }

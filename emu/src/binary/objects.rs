@@ -289,9 +289,10 @@ impl ObjectRegistry {
         self.at(addr)?.symbols()?.object(addr)
     }
 
-    /// `name+0xoff` for a code address. In a library without a covering
-    /// symbol, `libfoo.so+0xoff` (offset from the load bias), so every PC in
-    /// a mapped object gets a name a person can look up.
+    /// `name+0xoff` for a code address. In an object without a covering
+    /// symbol (a library, or a stripped executable), `file+0xoff` (offset
+    /// from the load bias), so every PC in a mapped object gets a name a
+    /// person can look up.
     pub fn describe_pc(&self, pc: u64) -> Option<String> {
         let o = self.at(pc)?;
         if let Some(s) = o.symbols().and_then(|s| s.describe_pc(pc)) {
@@ -300,8 +301,9 @@ impl ObjectRegistry {
                 _ => format!("{s} in {}", o.short_name()),
             });
         }
-        (o.kind != ObjectKind::Executable)
-            .then(|| format!("{}+{:#x}", o.short_name(), pc.wrapping_sub(o.bias)))
+        // No symbol (a stripped executable or library): the object and the
+        // offset `objdump -d` of the file shows.
+        Some(format!("{}+{:#x}", o.short_name(), pc.wrapping_sub(o.bias)))
     }
 
     /// A name for a data address: `symbol+0xoff` (with the library for data

@@ -30,6 +30,7 @@
 //! would need a pointer to the frame in another thread, which the escape
 //! check rules out.
 
+use crate::binary::program::ProgramCode;
 use crate::cpu::code::AddrMap;
 use iced_x86::{
     Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess,
@@ -111,10 +112,6 @@ impl Image {
         self.readonly
             .iter()
             .any(|&(s, e)| addr >= s && addr.saturating_add(len) <= e)
-    }
-
-    fn is_unstructured(&self, pc: u64) -> bool {
-        self.unstructured.iter().any(|&(s, e)| pc >= s && pc < e)
     }
 }
 
@@ -228,6 +225,17 @@ pub fn prune(code: &[u8], base: u64, functions: &[(u64, u64)], image: &Image) ->
         );
     }
     let (leaders, jump_tables) = control_flow(&decoded, image);
+    // Where control may arrive from anywhere, as a sorted range set: a
+    // stripped C++ executable has thousands of such ranges, and the
+    // redundancy analysis asks for every instruction.
+    let entered_anywhere = ProgramCode::from_ranges(
+        image
+            .unstructured
+            .iter()
+            .chain(jump_tables.iter())
+            .copied()
+            .collect(),
+    );
     let mut info = InstructionInfoFactory::new();
     for insns in &decoded {
         stack_analyses(insns, &mut out);
@@ -243,9 +251,8 @@ pub fn prune(code: &[u8], base: u64, functions: &[(u64, u64)], image: &Image) ->
         }
         redundant(
             insns,
-            image,
             &leaders,
-            &jump_tables,
+            &entered_anywhere,
             &mut walk,
             &mut info,
             &mut out,
@@ -520,9 +527,8 @@ fn addr_key(i: &Instruction, size: u64) -> AddrKey {
 /// cannot race; and `x`'s record answers every later check as `y`'s would.
 fn redundant(
     insns: &[Instruction],
-    image: &Image,
     leaders: &HashSet<u64>,
-    jump_tables: &[(u64, u64)],
+    entered_anywhere: &ProgramCode,
     walk: &mut Walk,
     info: &mut InstructionInfoFactory,
     out: &mut Pruning,
@@ -544,9 +550,7 @@ fn redundant(
         *since_block += 1;
         let end = ends_block(i);
         *after_end = end;
-        let entered_anywhere =
-            image.is_unstructured(pc) || jump_tables.iter().any(|&(s, e)| pc >= s && pc < e);
-        if end || entered_anywhere || *since_block > TB_SAFE_INSNS {
+        if end || entered_anywhere.contains(pc) || *since_block > TB_SAFE_INSNS {
             written.clear();
             continue;
         }

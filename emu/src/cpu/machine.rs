@@ -289,6 +289,9 @@ pub struct Config {
     /// Whether programs the guest `execve`s run under lard too
     /// (`--trace-children`); when not, they run natively.
     pub trace_children: bool,
+    /// Binary mode: check no access while the process has one thread
+    /// (for detectors whose verdicts depend on happens-before only).
+    pub skip_single_threaded: bool,
     /// CLOCK_REALTIME at the guest's start, in nanoseconds since the epoch
     /// (`--realtime-start`; `None`: the host's time when the run starts).
     pub realtime_start: Option<u64>,
@@ -322,6 +325,7 @@ impl Default for Config {
             host_fds: Vec::new(),
             process: Identity::root(),
             trace_children: true,
+            skip_single_threaded: false,
             realtime_start: None,
         }
     }
@@ -1099,6 +1103,9 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
         if tracked {
             if rt.atomic_objects.contains(addr) {
                 plain_atomic = true;
+                tracked = false;
+            } else if rt.single_threaded {
+                rt.single_threaded_accesses += 1;
                 tracked = false;
             } else {
                 tracked = rt.observe_checked(pc, addr, kind);

@@ -110,6 +110,13 @@ pub struct BinaryRuntime {
     prune: bool,
     /// Program-code accesses delivered as checked.
     pub checked_accesses: u64,
+    /// The process has had one thread only (no clone, no task): its
+    /// accesses happen before those of every thread it will create, so
+    /// none can race and none is checked (cleared by the first thread or
+    /// task; only when [`BinaryRuntime::skip_single_threaded`] was asked).
+    pub single_threaded: bool,
+    /// Program-code accesses made while [`BinaryRuntime::single_threaded`].
+    pub single_threaded_accesses: u64,
     /// Program-code accesses pruned, per analysis ([`Pruned::index`]).
     pub pruned: [u64; 4],
     /// The executable's segments mapped without write permission: program
@@ -151,6 +158,8 @@ impl BinaryRuntime {
             pruning: Pruning::default(),
             prune,
             checked_accesses: 0,
+            single_threaded: false,
+            single_threaded_accesses: 0,
             pruned: [0; 4],
             readonly: Vec::new(),
             calls: 0,
@@ -190,6 +199,12 @@ impl BinaryRuntime {
         }
     }
 
+    /// Checks no access while the process has one thread (a pruning of its
+    /// own: such accesses happen before every other thread's).
+    pub fn skip_single_threaded(&mut self) {
+        self.single_threaded = self.prune && self.observer_mode != AccessMode::All;
+    }
+
     /// The pruning table (HardRace Tables 2-4 style): static memory
     /// instructions and dynamic accesses per analysis, and what is left.
     pub fn pruning_table(&self) -> String {
@@ -227,6 +242,13 @@ impl BinaryRuntime {
             p.memory_insns - pruned_static,
             self.checked_accesses,
         );
+        if self.single_threaded_accesses > 0 {
+            s.push_str(&format!(
+                "  not checked: {} access(es) made before the process's first thread or task \
+                 (they happen before all of that thread's)\n",
+                self.single_threaded_accesses
+            ));
+        }
         s
     }
 
@@ -465,6 +487,7 @@ impl Machine {
     pub fn binary_clone(&mut self, child: usize, pc: u64) {
         let parent = self.lang();
         let rt = self.binary.as_mut().expect("binary mode");
+        rt.single_threaded = false;
         let id = rt.next_lang;
         rt.next_lang += 1;
         rt.thread(child).lang = id;
@@ -492,6 +515,7 @@ impl Machine {
     /// event, as LARD's Thread op).
     fn switch_lang(&mut self, id: u64, pc: u64) {
         let cur = self.cur;
+        self.rt().single_threaded = false;
         self.rt().thread(cur).lang = id;
         self.threads[cur].lthread = Some(id);
         self.emit(pc, EventKind::Lard(EvOp::Thread { id }));

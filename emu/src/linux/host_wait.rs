@@ -124,7 +124,11 @@ impl Machine {
         a: [u64; 6],
         call: &mut dyn FnMut(&mut Machine, [u64; 6]) -> Ret,
     ) -> Option<Ret> {
-        if !self.others_alive() {
+        // A guest with a SIGCHLD handler may rely on the signal to end a
+        // wait (GNU make's jobserver pselect): without signal delivery,
+        // such waits end with EINTR when a child has ended.
+        let interruptible = self.sigchld_handled() && matches!(nr, 7 | 23 | 270 | 271 | 232 | 281);
+        if !self.others_alive() && !interruptible {
             return None;
         }
         match self.probe(nr, a)? {
@@ -182,6 +186,13 @@ impl Machine {
     /// 0, "nothing yet") a wait for the call to be made again.
     fn retry_unless_done(&mut self, r: Ret, timeout: Option<u64>, nr: u64) -> Ret {
         match r {
+            Val(0)
+                if matches!(nr, 7 | 23 | 270 | 271 | 232 | 281)
+                    && self.sigchld_handled()
+                    && child_waitable() =>
+            {
+                Val(-i64::from(libc::EINTR))
+            }
             Val(0) => {
                 let deadline = self.wait_deadline(timeout);
                 // epoll's descriptor is itself pollable; the others are
@@ -207,6 +218,14 @@ impl Machine {
     /// it runs next.
     fn wait_host(&mut self, w: Wait) -> Ret {
         self.block(w)
+    }
+
+    /// Whether the guest installed a SIGCHLD handler (not the default
+    /// action, not ignored).
+    fn sigchld_handled(&self) -> bool {
+        self.sigactions
+            .get(libc::SIGCHLD as usize)
+            .is_some_and(|act| u64::from_le_bytes(act[..8].try_into().expect("8 bytes")) > 1)
     }
 
     /// Whether some thread waits on the host.
@@ -296,6 +315,22 @@ impl Machine {
         t.state = ThreadState::Runnable;
         let rip = t.ctx.reg(Reg::RIP);
         t.ctx.set_reg(Reg::RIP, rip.wrapping_sub(2));
+    }
+}
+
+/// Whether a child of this process has ended and not been waited for.
+fn child_waitable() -> bool {
+    // SAFETY: waitid with a valid siginfo; WNOWAIT leaves the child
+    // waitable.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let r = libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        r == 0 && info.si_pid() != 0
     }
 }
 
