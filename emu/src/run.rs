@@ -244,6 +244,7 @@ impl Emulator {
                 insns: 0,
                 parent: None,
                 restart_deadline: None,
+                ctx_changed: false,
             }],
             cur: 0,
             sched: Scheduler::new(config.sched, config.seed, config.quantum),
@@ -480,13 +481,18 @@ impl Emulator {
             } else {
                 m.sched.pick(&runnable, m.cur)
             };
-            if next != live {
+            // A thread whose saved registers changed while it waited (a
+            // wake's return value) is loaded even if the CPU holds it.
+            if next != live || m.threads[next].ctx_changed {
                 if let Err(e) = m.threads[next].ctx.restore(uc) {
                     return internal(m, &format!("cannot switch threads: {e}"));
                 }
-                m.stats.switches += 1;
+                if next != live {
+                    m.stats.switches += 1;
+                }
                 live = next;
             }
+            m.threads[next].ctx_changed = false;
             // (Resuming a paused quantum is no new quantum: no event.)
             if paused.is_none() && (next != m.cur || m.stats.switches == 0) {
                 m.cur = next;

@@ -324,3 +324,62 @@ fn make_builds_a_small_c_project_with_gcc() {
     assert_eq!(stdout(&prog), "46\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// OpenJDK, when the machine has it: `java -version` and a four-thread
+/// program (compiled by the test with `javac`) match their native runs.
+#[test]
+fn java_runs_when_installed() {
+    let (Ok(java), Ok(javac)) = (which("java"), which("javac")) else {
+        eprintln!("java_runs_when_installed: no java/javac on PATH; skipped");
+        return;
+    };
+    let dir = scratch_dir("java");
+    let version_native = sh(&dir, None, &[&java, "-version"]);
+    let version = lard_in(&dir, None, &[&java, "-version"]);
+    assert_eq!(shell_status(&version), 0, "{}", stderr(&version));
+    let banner = |o: &Output| {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .find(|l| l.contains(" version "))
+            .map(str::to_string)
+    };
+    assert!(
+        banner(&version_native).is_some(),
+        "{}",
+        stderr(&version_native)
+    );
+    assert_eq!(
+        banner(&version),
+        banner(&version_native),
+        "{}",
+        stderr(&version)
+    );
+    let src = root().join("guests/java/Counter.java");
+    let built = Command::new(&javac)
+        .arg("-d")
+        .arg(&dir)
+        .arg(&src)
+        .output()
+        .expect("run javac");
+    assert!(built.status.success(), "{}", stderr(&built));
+    let cp = dir.to_string_lossy().to_string();
+    let native = sh(&dir, None, &[&java, "-cp", &cp, "Counter"]);
+    assert_eq!(stdout(&native), "total 4000\n");
+    let run = lard_in(
+        &dir,
+        None,
+        &["--timeout", "300", &java, "-cp", &cp, "Counter"],
+    );
+    assert_same("java Counter", &native, &run);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A program on PATH, as a string.
+fn which(name: &str) -> Result<String, ()> {
+    let path = std::env::var_os("PATH").ok_or(())?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .map(|p| p.to_string_lossy().to_string())
+        .ok_or(())
+}

@@ -212,6 +212,10 @@ pub struct Thread {
     /// The deadline of a host wait whose call is being made again
     /// (linux::host_wait): the new call keeps it.
     pub restart_deadline: Option<u64>,
+    /// `ctx` was changed while the thread waited (a wake's return value, a
+    /// restarted call's RIP): the run loop loads it into the CPU even if
+    /// the CPU still holds this thread's registers.
+    pub ctx_changed: bool,
 }
 
 /// Why `uc_emu_start` returned.

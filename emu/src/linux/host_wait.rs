@@ -315,6 +315,7 @@ impl Machine {
         t.state = ThreadState::Runnable;
         let rip = t.ctx.reg(Reg::RIP);
         t.ctx.set_reg(Reg::RIP, rip.wrapping_sub(2));
+        t.ctx_changed = true;
     }
 }
 

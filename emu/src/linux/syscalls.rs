@@ -184,6 +184,7 @@ impl Machine {
         };
         self.threads[i].state = ThreadState::Runnable;
         self.threads[i].ctx.set_reg(Reg::RAX, ret as u64);
+        self.threads[i].ctx_changed = true;
         if self.report_objects {
             let t = &self.threads[i];
             let e = Event {
@@ -1211,6 +1212,7 @@ impl Machine {
             insns: 0,
             parent: Some(parent),
             restart_deadline: None,
+            ctx_changed: false,
         });
         if stack != 0 {
             self.add_stack(stack);
