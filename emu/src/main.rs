@@ -26,6 +26,10 @@ use std::sync::Arc;
 const EXIT_MAX_INSNS: u8 = 120;
 /// `lard run --timeout`: the wall-clock limit stopped the guest.
 const EXIT_TIMEOUT: u8 = 121;
+/// `lard run --sched pct` without `--pct-depth`.
+const PCT_DEPTH: u32 = 2;
+/// `lard run --sched pct` without `--pct-steps`.
+const PCT_STEPS: u64 = 100_000;
 /// Exit status of `lard disasm` when its input is unusable.
 const EXIT_BAD_INPUT: u8 = 1;
 /// `lard run`: every live guest thread blocked forever.
@@ -52,6 +56,9 @@ enum SchedArg {
     Rr,
     /// Seeded random thread choice and quantum length.
     Random,
+    /// Probabilistic concurrency testing: seeded random priorities and
+    /// `--pct-depth` - 1 priority change points among `--pct-steps` steps.
+    Pct,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -192,6 +199,13 @@ struct RunArgs {
     /// Quantum in basic blocks.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     quantum: u64,
+    /// With --sched pct: the bug depth D (D - 1 priority change points).
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pct_depth: Option<u32>,
+    /// With --sched pct: the change points are drawn from scheduling steps
+    /// 1..=K (the steps of a run: `--stats`; docs/explore.md).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    pct_steps: Option<u64>,
     /// Number of simulated cores.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=64))]
     cores: u16,
@@ -662,8 +676,9 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
                     let sched = match args.sched {
                         SchedArg::Rr => "rr",
                         SchedArg::Random => "random",
+                        SchedArg::Pct => "pct",
                     };
-                    let run_args: Vec<String> = [
+                    let mut run_args: Vec<String> = [
                         "--seed".to_string(),
                         args.seed.to_string(),
                         "--sched".into(),
@@ -674,6 +689,14 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
                         args.cores.to_string(),
                     ]
                     .into();
+                    for (name, v) in [
+                        ("--pct-depth", args.pct_depth.map(u64::from)),
+                        ("--pct-steps", args.pct_steps),
+                    ] {
+                        if let Some(v) = v {
+                            run_args.extend([name.to_string(), v.to_string()]);
+                        }
+                    }
                     lard_emu::cmd::adversarial::first_fasttrack_pass(
                         &me,
                         &run_args,
@@ -700,12 +723,21 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
             }
         }
     };
+    let sched = match args.sched {
+        SchedArg::Rr | SchedArg::Random if args.pct_depth.is_some() || args.pct_steps.is_some() => {
+            eprintln!("lard: --pct-depth and --pct-steps need --sched pct");
+            return ExitCode::from(2);
+        }
+        SchedArg::Rr => SchedPolicy::RoundRobin,
+        SchedArg::Random => SchedPolicy::Random,
+        SchedArg::Pct => SchedPolicy::Pct {
+            depth: args.pct_depth.unwrap_or(PCT_DEPTH),
+            steps: args.pct_steps.unwrap_or(PCT_STEPS),
+        },
+    };
     let mut config = Config {
         seed: args.seed,
-        sched: match args.sched {
-            SchedArg::Rr => SchedPolicy::RoundRobin,
-            SchedArg::Random => SchedPolicy::Random,
-        },
+        sched,
         quantum: args.quantum,
         cores: args.cores,
         strict_syscalls: args.strict_syscalls,

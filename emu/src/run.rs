@@ -505,15 +505,23 @@ impl Emulator {
             // interleavings (but always make progress).
             // (A debugger's pause left the block it stopped in counted; the
             // block re-entered on resuming is given back: gdb/hook.rs.)
+            let contended = runnable.len() >= 2;
             let blocks = match paused {
                 Some(left) => u64::try_from(left + 1).unwrap_or(1).max(1),
-                None => m.sched.next_quantum().saturating_sub(1).max(1),
+                None => m.sched.next_quantum(contended).saturating_sub(1).max(1),
             };
             m.clock.set_budget(blocks, m.insn_limit);
             m.stop = None;
             m.bad_access = None;
             let rip = uc.reg(Reg::RIP);
             let result = uc.start(rip);
+            // Scheduling steps: the blocks this quantum ran, if it had
+            // competition (emu/src/cpu/sched.rs).
+            let ran = blocks.saturating_sub(u64::try_from(m.clock.blocks_left()).unwrap_or(0));
+            m.sched.ran(ran, contended);
+            if contended {
+                m.stats.steps += ran;
+            }
             // Accesses still buffered come before anything that follows.
             m.flush_accesses();
             // The quantum may end right after a Tracked instruction whose

@@ -481,6 +481,7 @@ impl Machine {
             22 => Val(host(nr, [p!(a[0], 8, W), 0, 0, 0, 0, 0])),
             293 => Val(host(nr, [p!(a[0], 8, W), a[1], 0, 0, 0, 0])),
             24 => {
+                self.sched.yielded(self.cur);
                 self.stop = Some(Stop::Preempt);
                 self.uc.stop();
                 Val(0)

@@ -25,6 +25,9 @@ pub struct Stats {
     pub program_events: u64,
     /// Context switches.
     pub switches: u64,
+    /// Scheduling steps: basic blocks run while at least two threads were
+    /// runnable when their quantum began (emu/src/cpu/sched.rs).
+    pub steps: u64,
     /// System calls.
     pub syscalls: u64,
 }
@@ -198,6 +201,7 @@ impl Report<'_> {
         let _ = writeln!(o, "program events         {}", s.program_events);
         let _ = writeln!(o, "system calls           {}", s.syscalls);
         let _ = writeln!(o, "context switches       {}", s.switches);
+        let _ = writeln!(o, "scheduling steps       {}", s.steps);
         let _ = writeln!(o, "wall time              {:.3} s", self.wall.as_secs_f64());
         let _ = writeln!(o, "guest MIPS             {:.1}", self.mips());
         if let Some(h) = self.event_hash {
@@ -223,7 +227,7 @@ impl Report<'_> {
             .map(|(k, n)| format!("\"{}\":{n}", k.mnemonic()))
             .collect();
         format!(
-            "{{\"instructions\":{},\"threads\":[{}],\"accesses_observed\":\"{}\",\"tracked\":{{\"reads\":{},\"writes\":{}}},\"untracked\":{{\"reads\":{},\"writes\":{}}},\"stack\":{{\"reads\":{},\"writes\":{}}},\"lard_ops\":{{{}}},\"sync_events\":{},\"program_events\":{},\"syscalls\":{},\"context_switches\":{},\"wall_seconds\":{:.6},\"guest_mips\":{:.3},\"event_hash\":{}}}\n",
+            "{{\"instructions\":{},\"threads\":[{}],\"accesses_observed\":\"{}\",\"tracked\":{{\"reads\":{},\"writes\":{}}},\"untracked\":{{\"reads\":{},\"writes\":{}}},\"stack\":{{\"reads\":{},\"writes\":{}}},\"lard_ops\":{{{}}},\"sync_events\":{},\"program_events\":{},\"syscalls\":{},\"context_switches\":{},\"steps\":{},\"wall_seconds\":{:.6},\"guest_mips\":{:.3},\"event_hash\":{}}}\n",
             s.insns,
             threads.join(","),
             self.observed,
@@ -238,6 +242,7 @@ impl Report<'_> {
             s.program_events,
             s.syscalls,
             s.switches,
+            s.steps,
             self.wall.as_secs_f64(),
             self.mips(),
             self.event_hash.map_or("null".to_string(), |h| format!("\"{h:016x}\""))
