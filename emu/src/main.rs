@@ -28,6 +28,8 @@ const EXIT_MAX_INSNS: u8 = 120;
 const EXIT_TIMEOUT: u8 = 121;
 /// `lard run --sched pct` without `--pct-depth`.
 const PCT_DEPTH: u32 = 2;
+/// `lard explore`: the runs' quantum.
+const EXPLORE_QUANTUM: u64 = 20;
 /// `lard run --sched pct` without `--pct-steps`.
 const PCT_STEPS: u64 = 100_000;
 /// Exit status of `lard disasm` when its input is unusable.
@@ -120,6 +122,10 @@ enum Command {
     /// one racy location at a time, and tell destructive races from benign
     /// ones (docs/jumble.md).
     Jumble(JumbleCli),
+    /// Run the program under many schedules (PCT or random) and report
+    /// crashes, deadlocks, hangs, other results and new races, each with
+    /// the `lard run` command that replays it (docs/explore.md).
+    Explore(ExploreCli),
     /// Every manifest guest under all detector variants: the LARD paper's
     /// Table 3 for this project's guests, LARD checked against ground truth.
     Accuracy {
@@ -178,6 +184,56 @@ struct JumbleCli {
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
     /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    /// The guest program (after `--`).
+    #[arg(required = true)]
+    guest: PathBuf,
+    /// Arguments for the guest.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum UntilArg {
+    /// Stop after the first run with a finding.
+    First,
+    /// Make every run.
+    All,
+}
+
+#[derive(clap::Args)]
+struct ExploreCli {
+    /// PCT schedules for bugs of depth D (`lard run --sched pct
+    /// --pct-depth D`); the default, with D = 2.
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=64), conflicts_with = "random")]
+    pct: Option<u32>,
+    /// Random schedules (`lard run --sched random`) instead of PCT.
+    #[arg(long)]
+    random: bool,
+    /// Schedules to try after the first run.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    runs: u64,
+    /// Child processes at a time (default: the host's cores).
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    jobs: Option<u64>,
+    /// Stop after the first run with a finding, or make all runs.
+    #[arg(long, value_enum, default_value = "all")]
+    until: UntilArg,
+    /// Run i (1..N) uses `--seed SEED+i`.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// The runs' quantum in basic blocks (the first run keeps lard run's
+    /// default).
+    #[arg(long, value_name = "Q", default_value_t = EXPLORE_QUANTUM, value_parser = clap::value_parser!(u64).range(1..))]
+    quantum: u64,
+    /// Wall-clock limit of each run (fractions allowed).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value = "60")]
+    timeout: std::time::Duration,
+    /// Write the result as JSON to FILE (docs/cli.md).
+    #[arg(long, value_name = "FILE")]
+    report_json: Option<PathBuf>,
+    /// No progress bar (there is none anyway unless stderr is a terminal).
     #[arg(long)]
     no_progress: bool,
     /// The guest program (after `--`).
@@ -388,6 +444,7 @@ fn main() -> ExitCode {
         Command::Disasm { elf, symbol } => run_disasm(&elf, symbol.as_deref()),
         Command::Run(args) => run_guest(*args, &log_fd),
         Command::Jumble(args) => run_jumble(args),
+        Command::Explore(args) => run_explore(args),
         Command::Accuracy {
             guests,
             build,
@@ -499,6 +556,64 @@ fn run_jumble(a: JumbleCli) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+fn run_explore(a: ExploreCli) -> ExitCode {
+    use lard_emu::cmd::explore::{self, command::Strategy, report, ExploreArgs, Until};
+    use std::io::IsTerminal;
+    let argv0 = std::env::args().next().unwrap_or_default();
+    let args = ExploreArgs {
+        lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),
+        lard_name: if argv0.contains('/') {
+            argv0
+        } else {
+            "lard".into()
+        },
+        guest: a.guest.clone(),
+        args: a.args.clone(),
+        strategy: if a.random {
+            Strategy::Random
+        } else {
+            Strategy::Pct {
+                depth: a.pct.unwrap_or(PCT_DEPTH),
+            }
+        },
+        runs: a.runs,
+        jobs: a.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            |j| j as usize,
+        ),
+        until: match a.until {
+            UntilArg::First => Until::First,
+            UntilArg::All => Until::All,
+        },
+        seed: a.seed,
+        quantum: a.quantum,
+        timeout: a.timeout,
+        progress: !a.no_progress && std::io::stderr().is_terminal(),
+        interrupt: interrupt_flag(),
+    };
+    let result = match explore::explore(&args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("lard: {}: {e}", a.guest.display());
+            return ExitCode::from(e.exit_status());
+        }
+    };
+    print!("{}", report::text(&result, &a.guest));
+    if let Some(path) = &a.report_json {
+        if let Err(e) = std::fs::write(path, report::json(&result, &a.guest, &a.args)) {
+            eprintln!("lard: cannot write {}: {e}", path.display());
+            return ExitCode::from(EXIT_INTERNAL);
+        }
+    }
+    if result.interrupted {
+        ExitCode::from(130)
+    } else if result.findings.list().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>) -> ExitCode {

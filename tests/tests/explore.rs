@@ -96,3 +96,159 @@ fn pct_schedules_crash_the_lazy_initialisation_and_replay() {
     // The same seed is the same schedule.
     assert_eq!(pct_seeds("lazy_init", 2, 1000, 40, 139), hits);
 }
+
+/// `lard explore OPTS -- GUEST` with a JSON report: the process output and
+/// the parsed report.
+fn explore(opts: &[&str], g: &std::path::Path) -> (std::process::Output, serde_json::Value) {
+    let json = scratch_file("explore.json");
+    let o = std::process::Command::new(lard())
+        .arg("explore")
+        .args(opts)
+        .arg("--report-json")
+        .arg(&json)
+        .arg("--")
+        .arg(g)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&json).unwrap_or_default();
+    let _ = std::fs::remove_file(&json);
+    let v = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+    (o, v)
+}
+
+/// The findings of `kind` in an explore report.
+fn findings<'a>(v: &'a serde_json::Value, kind: &str) -> Vec<&'a serde_json::Value> {
+    v["findings"]
+        .as_array()
+        .map(|a| a.iter().filter(|f| f["kind"] == kind).collect())
+        .unwrap_or_default()
+}
+
+/// Runs a finding's replay command (printed for a shell) and returns its
+/// output.
+fn replay(f: &serde_json::Value) -> std::process::Output {
+    let cmd = f["command"].as_str().unwrap();
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn explore_finds_the_crash_and_its_command_replays_it() {
+    let g = guest("lazy_init");
+    let (o, v) = explore(&["--runs", "40", "--jobs", "2"], &g);
+    assert_eq!(shell_status(&o), 1, "{}", stderr(&o));
+    let crashes = findings(&v, "crash");
+    assert_eq!(crashes.len(), 1, "{v}");
+    // The design's crash: a null `table` dereferenced in `worker`.
+    assert!(
+        crashes[0]["detail"].as_str().unwrap().contains("<worker+"),
+        "{v}"
+    );
+    let r = replay(crashes[0]);
+    assert_eq!(shell_status(&r), 139, "{}", stderr(&r));
+    // The first run is the default schedule, which misses the bug.
+    assert_eq!(v["first_run"]["exit"], 0);
+    assert_eq!(v["completed"], 40);
+    let text = stdout(&o);
+    assert!(text.contains("replay: "), "{text}");
+}
+
+#[test]
+fn explore_finds_the_lost_wakeup_deadlock() {
+    let g = guest("lost_wakeup");
+    let (o, v) = explore(&["--runs", "80"], &g);
+    assert_eq!(shell_status(&o), 1, "{}", stderr(&o));
+    let d = findings(&v, "deadlock");
+    assert!(!d.is_empty(), "{v}");
+    let r = replay(d[0]);
+    assert_eq!(shell_status(&r), 122, "{}", stderr(&r));
+}
+
+#[test]
+fn explore_finds_the_race_on_the_busy_path_only_with_its_lines() {
+    let g = guest("busy_path");
+    let (o, v) = explore(&["--runs", "40", "--random"], &g);
+    assert_eq!(shell_status(&o), 1, "{}", stderr(&o));
+    assert_eq!(v["strategy"], "random");
+    let races = findings(&v, "race");
+    assert!(!races.is_empty(), "{v}");
+    let read = marker_line("explore/busy_path.c", "busy path: unlocked read");
+    let write = marker_line("explore/busy_path.c", "written under the lock");
+    for r in &races {
+        let d = r["detail"].as_str().unwrap();
+        assert!(d.contains(&format!("busy_path.c:{read}")), "{d}");
+        assert!(d.contains(&format!("busy_path.c:{write}")), "{d}");
+    }
+    let r = replay(races[0]);
+    assert_eq!(shell_status(&r), 0);
+    let e = stderr(&r);
+    assert!(e.contains("racy dynamic accesses (DRE): "), "{e}");
+    assert!(!e.contains("racy dynamic accesses (DRE): 0,"), "{e}");
+}
+
+#[test]
+fn until_first_stops_at_the_first_finding() {
+    let g = guest("lazy_init");
+    let (o, v) = explore(&["--runs", "400", "--jobs", "1", "--until", "first"], &g);
+    assert_eq!(shell_status(&o), 1, "{}", stderr(&o));
+    let first = v["first_finding"].as_u64().unwrap();
+    assert_eq!(v["completed"].as_u64().unwrap(), first, "{v}");
+    assert!(first < 400);
+}
+
+#[test]
+fn a_correct_program_explores_clean() {
+    let g = build_c("plain/mutex_counter.c", Libc::Glibc);
+    let (o, v) = explore(&["--runs", "20"], &g);
+    assert_eq!(shell_status(&o), 0, "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(v["clean"], 20, "{v}");
+    assert!(v["findings"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn explore_of_a_missing_program_is_one_line_and_127() {
+    let o = std::process::Command::new(lard())
+        .args(["explore", "--runs", "2", "--", "/nonexistent/prog"])
+        .output()
+        .unwrap();
+    assert_eq!(shell_status(&o), 127, "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn an_interrupted_exploration_reports_what_it_found() {
+    let g = guest("lazy_init");
+    let json = scratch_file("explore-int.json");
+    let child = std::process::Command::new(lard())
+        .args([
+            "explore",
+            "--runs",
+            "100000",
+            "--jobs",
+            "2",
+            "--report-json",
+        ])
+        .arg(&json)
+        .arg("--")
+        .arg(&g)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    // SAFETY: kill(2) on a child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(shell_status(&o), 130, "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(v["interrupted"], true);
+    let done = v["completed"].as_u64().unwrap();
+    assert!(done > 0 && done < 100000, "{v}");
+    // Four seconds of PCT schedules crash the lazy initialisation.
+    assert!(!findings(&v, "crash").is_empty(), "{v}");
+}

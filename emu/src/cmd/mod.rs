@@ -3,5 +3,6 @@
 pub mod accuracy;
 pub mod adversarial;
 pub mod cc_accuracy;
+pub mod explore;
 pub mod jumble;
 pub mod manifest;
