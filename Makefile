@@ -9,8 +9,9 @@ CARGO ?= cargo
 # patch: applies emu/unicorn-patches to unicorn's source (`make unicorn`);
 # zlib1g-dev: `make bench` builds pigz (bench/pigz.py); pigz: Debian's binary
 # is a row of bench/binary.py. gdb: tests/tests/gdb.rs drives it against
-# `lard run --gdb` (docs/debugging.md).
-APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb
+# `lard run --gdb` (docs/debugging.md). slurm-wlm + munge: tests/tests/campaign.rs
+# runs a campaign as a job array on a private single-node Slurm cluster.
+APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb slurm-wlm munge
 GUEST_BUILD := $(CURDIR)/target/guests
 
 .PHONY: all prereqs unicorn build demo test lint bench clean install

@@ -126,6 +126,12 @@ enum Command {
     /// crashes, deadlocks, hangs, other results and new races, each with
     /// the `lard run` command that replays it (docs/explore.md).
     Explore(ExploreCli),
+    /// Many-run jobs from a campaign file: programs crossed with detectors,
+    /// hardware configurations, environments, seeds and schedulers; run
+    /// here or as a Slurm job array, then collected into tables and
+    /// figures (docs/campaigns.md).
+    #[command(subcommand)]
+    Campaign(CampaignCmd),
     /// Every manifest guest under all detector variants: the LARD paper's
     /// Table 3 for this project's guests, LARD checked against ground truth.
     Accuracy {
@@ -242,6 +248,59 @@ struct ExploreCli {
     /// Arguments for the guest.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
+}
+
+#[derive(Subcommand)]
+enum CampaignCmd {
+    /// Make this shard's runs that have no result yet.
+    Run {
+        /// The campaign file (TOML).
+        file: PathBuf,
+        /// The results directory (default: FILE without `.toml`, plus
+        /// `.results`).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Runs at a time (default: the host's cores).
+        #[arg(long, value_name = "J", value_parser = clap::value_parser!(u64).range(1..=4096))]
+        jobs: Option<u64>,
+        /// Make only the runs whose index is I modulo N.
+        #[arg(long, value_name = "I/N", value_parser = lard_emu::cmd::campaign::spec::parse_shard)]
+        shard: Option<(usize, usize)>,
+        /// No progress bar (there is none anyway unless stderr is a terminal).
+        #[arg(long)]
+        no_progress: bool,
+    },
+    /// Merge a results directory into runs.csv/json, summary.csv/json, SVG
+    /// figures and index.html.
+    Collect {
+        /// The results directory.
+        dir: PathBuf,
+    },
+    /// Write a Slurm job array that runs the campaign in shards (and submit
+    /// it with --submit).
+    Slurm {
+        /// The campaign file (TOML).
+        file: PathBuf,
+        /// The results directory, on storage every node sees (default as
+        /// for `run`).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Array tasks, one shard each.
+        #[arg(long, value_name = "N", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        tasks: u64,
+        /// CPUs per task (each task's --jobs).
+        #[arg(long, value_name = "C", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        cpus_per_task: u64,
+        /// An extra `#SBATCH` option (repeatable): `--sbatch=--time=1:00:00`.
+        #[arg(long, value_name = "OPTION", allow_hyphen_values = true)]
+        sbatch: Vec<String>,
+        /// Submit the script with sbatch.
+        #[arg(long)]
+        submit: bool,
+        /// With --submit: wait until every task has ended (sbatch --wait).
+        #[arg(long, requires = "submit")]
+        wait: bool,
+    },
 }
 
 #[derive(clap::Args)]
@@ -445,6 +504,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run_guest(*args, &log_fd),
         Command::Jumble(args) => run_jumble(args),
         Command::Explore(args) => run_explore(args),
+        Command::Campaign(c) => run_campaign(c),
         Command::Accuracy {
             guests,
             build,
@@ -556,6 +616,145 @@ fn run_jumble(a: JumbleCli) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `lard campaign`'s exit status when the campaign file or the results
+/// directory is unusable.
+const EXIT_CAMPAIGN_INPUT: u8 = 1;
+
+/// The results directory of `file` when `--out` is not given.
+fn campaign_out(file: &Path, out: Option<PathBuf>) -> PathBuf {
+    out.unwrap_or_else(|| file.with_extension("results"))
+}
+
+/// `p` made absolute (for the Slurm script, which runs elsewhere).
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn run_campaign(c: CampaignCmd) -> ExitCode {
+    use lard_emu::cmd::campaign::{self, runner, slurm, spec::Campaign};
+    use std::io::IsTerminal;
+    match c {
+        CampaignCmd::Run {
+            file,
+            out,
+            jobs,
+            shard,
+            no_progress,
+        } => {
+            let camp = match Campaign::load(&file) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("lard: {e}");
+                    return ExitCode::from(EXIT_CAMPAIGN_INPUT);
+                }
+            };
+            let out = absolute(&campaign_out(&file, out));
+            let args = runner::RunArgs {
+                lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),
+                out: out.clone(),
+                jobs: jobs.map_or_else(
+                    || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+                    |j| j as usize,
+                ),
+                shard: shard.unwrap_or((0, 1)),
+                progress: !no_progress && std::io::stderr().is_terminal(),
+                interrupt: interrupt_flag(),
+            };
+            match runner::run(&camp, &args) {
+                Ok(s) => {
+                    println!(
+                        "lard campaign {}: shard {}/{}: {} run(s), {} already done, {} made ({} failed){}; results in {}",
+                        camp.name,
+                        args.shard.0,
+                        args.shard.1,
+                        s.shard_runs,
+                        s.already,
+                        s.made,
+                        s.failed,
+                        if s.build_failures.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; build failed: {}", s.build_failures.join(", "))
+                        },
+                        out.display()
+                    );
+                    if s.interrupted {
+                        ExitCode::from(130)
+                    } else if s.build_failures.is_empty() {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::from(EXIT_CAMPAIGN_INPUT)
+                    }
+                }
+                Err(e) => {
+                    eprintln!("lard: campaign {}: {e}", camp.name);
+                    ExitCode::from(EXIT_INTERNAL)
+                }
+            }
+        }
+        CampaignCmd::Collect { dir } => match campaign::collect_dir(&dir) {
+            Ok(c) => {
+                print!("{}", c.text);
+                println!(
+                    "{} run(s) collected into {}: {}",
+                    c.runs,
+                    dir.display(),
+                    c.files.join(", ")
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("lard: {e}");
+                ExitCode::from(EXIT_CAMPAIGN_INPUT)
+            }
+        },
+        CampaignCmd::Slurm {
+            file,
+            out,
+            tasks,
+            cpus_per_task,
+            sbatch,
+            submit,
+            wait,
+        } => {
+            let camp = match Campaign::load(&file) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("lard: {e}");
+                    return ExitCode::from(EXIT_CAMPAIGN_INPUT);
+                }
+            };
+            let a = slurm::SlurmArgs {
+                lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),
+                campaign: absolute(&file),
+                out: absolute(&campaign_out(&file, out)),
+                name: camp.name.clone(),
+                tasks: tasks as usize,
+                cpus: cpus_per_task as usize,
+                sbatch,
+            };
+            let script = match slurm::write(&a) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("lard: {e}");
+                    return ExitCode::from(EXIT_INTERNAL);
+                }
+            };
+            println!("{}", script.display());
+            if submit {
+                match slurm::submit(&script, wait) {
+                    Ok(id) => println!("submitted job {id}"),
+                    Err(e) => {
+                        eprintln!("lard: {e}");
+                        return ExitCode::from(EXIT_INTERNAL);
+                    }
+                }
+            }
+            ExitCode::SUCCESS
+        }
+    }
 }
 
 fn run_explore(a: ExploreCli) -> ExitCode {

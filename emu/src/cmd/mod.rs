@@ -2,6 +2,7 @@
 
 pub mod accuracy;
 pub mod adversarial;
+pub mod campaign;
 pub mod cc_accuracy;
 pub mod explore;
 pub mod jumble;

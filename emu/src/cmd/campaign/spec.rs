@@ -1,0 +1,552 @@
+//! A campaign file (TOML) and the runs it names: every program crossed
+//! with every value of every axis (docs/campaigns.md).
+//!
+//! ```toml
+//! name = "detectors"
+//! timeout = 120
+//!
+//! [[program]]
+//! name = "racy_counter"
+//! build = "gcc -O2 -g -pthread -o racy_counter racy_counter.c"
+//! command = ["./racy_counter", "4"]
+//! racy = true
+//!
+//! [axes]
+//! detector = ["none", "fasttrack", "lardish"]
+//! seed = [1, 2, 3]
+//! env.OMP_NUM_THREADS = ["1", "2"]
+//! variant = { default = [], no-prune = ["--no-prune"] }
+//! ```
+//!
+//! An axis named like a `lard run` option (`detector`, `seed`, `sched`,
+//! `hw-config`, …) gives that option each of its values (`true` gives a
+//! flag alone, `false` leaves it out); `env.NAME` sets an environment
+//! variable; `variant` names sets of extra options. A top-level `[env]`
+//! table sets variables for every run.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Value;
+
+/// `timeout` when the campaign file gives none (seconds per run).
+pub const DEFAULT_TIMEOUT: f64 = 600.0;
+
+/// One program of a campaign.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    /// Its name in results and figures.
+    pub name: String,
+    /// The guest and its arguments.
+    pub command: Vec<String>,
+    /// A shell command that builds it, run once before its runs.
+    pub build: Option<String>,
+    /// Ground truth: whether the program has a race (`None`: unknown).
+    pub racy: Option<bool>,
+}
+
+/// One value of an axis: how it is named in results, and what it adds to
+/// a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AxisValue {
+    /// The value as results and figures show it.
+    pub label: String,
+    /// Options it adds to `lard run`.
+    pub options: Vec<String>,
+    /// Environment it sets.
+    pub env: Vec<(String, String)>,
+}
+
+/// An axis: a name and its values, in the file's order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    /// `detector`, `env.OMP_NUM_THREADS`, `variant`, …
+    pub name: String,
+    /// Its values.
+    pub values: Vec<AxisValue>,
+}
+
+/// A parsed campaign file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Campaign {
+    /// Its name.
+    pub name: String,
+    /// The directory commands and relative paths are taken from (the
+    /// file's).
+    pub dir: PathBuf,
+    /// Seconds each run may take (`lard run --timeout`).
+    pub timeout: f64,
+    /// Environment every run gets (the file's `[env]`).
+    pub env: Vec<(String, String)>,
+    /// The programs.
+    pub programs: Vec<Program>,
+    /// The axes, crossed.
+    pub axes: Vec<Axis>,
+}
+
+/// One run of a campaign.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    /// Its position in the campaign's order (shards split on it).
+    pub index: usize,
+    /// The program's index in [`Campaign::programs`].
+    pub program: usize,
+    /// Per axis, the value's label.
+    pub params: BTreeMap<String, String>,
+    /// `lard run` options (before the guest).
+    pub options: Vec<String>,
+    /// Environment for the run.
+    pub env: Vec<(String, String)>,
+    /// The result's name: a hash of everything that makes the run.
+    pub key: String,
+}
+
+/// Why a campaign file is unusable: one line naming the problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError(pub String);
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, SpecError> {
+    Err(SpecError(msg.into()))
+}
+
+/// A scalar as an option value or label.
+fn scalar(v: &Value, what: &str) -> Result<String, SpecError> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        Value::Integer(i) => Ok(i.to_string()),
+        Value::Float(f) => Ok(f.to_string()),
+        Value::Boolean(b) => Ok(b.to_string()),
+        _ => err(format!("{what}: expected a string or a number")),
+    }
+}
+
+/// The values of an option axis `name = [...]`.
+fn option_axis(name: &str, v: &Value) -> Result<Axis, SpecError> {
+    let Value::Array(items) = v else {
+        return err(format!("axes.{name}: expected a list of values"));
+    };
+    if items.is_empty() {
+        return err(format!("axes.{name}: no values"));
+    }
+    let values = items
+        .iter()
+        .map(|item| {
+            let option = format!("--{name}");
+            Ok(match item {
+                Value::Boolean(true) => AxisValue {
+                    label: "yes".into(),
+                    options: vec![option],
+                    env: Vec::new(),
+                },
+                Value::Boolean(false) => AxisValue {
+                    label: "no".into(),
+                    options: Vec::new(),
+                    env: Vec::new(),
+                },
+                _ => {
+                    let s = scalar(item, &format!("axes.{name}"))?;
+                    AxisValue {
+                        label: s.clone(),
+                        options: vec![option, s],
+                        env: Vec::new(),
+                    }
+                }
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Axis {
+        name: name.into(),
+        values,
+    })
+}
+
+/// `env.NAME = [...]` axes.
+fn env_axes(v: &Value) -> Result<Vec<Axis>, SpecError> {
+    let Value::Table(t) = v else {
+        return err("axes.env: expected a table of NAME = [values]");
+    };
+    t.iter()
+        .map(|(var, vals)| {
+            let Value::Array(items) = vals else {
+                return err(format!("axes.env.{var}: expected a list of values"));
+            };
+            if items.is_empty() {
+                return err(format!("axes.env.{var}: no values"));
+            }
+            let values = items
+                .iter()
+                .map(|i| {
+                    let s = scalar(i, &format!("axes.env.{var}"))?;
+                    Ok(AxisValue {
+                        label: s.clone(),
+                        options: Vec::new(),
+                        env: vec![(var.clone(), s)],
+                    })
+                })
+                .collect::<Result<Vec<_>, SpecError>>()?;
+            Ok(Axis {
+                name: format!("env.{var}"),
+                values,
+            })
+        })
+        .collect()
+}
+
+/// `variant = { name = [options...] }`.
+fn variant_axis(v: &Value) -> Result<Axis, SpecError> {
+    let Value::Table(t) = v else {
+        return err("axes.variant: expected a table of name = [options]");
+    };
+    if t.is_empty() {
+        return err("axes.variant: no variants");
+    }
+    let values = t
+        .iter()
+        .map(|(name, opts)| {
+            let Value::Array(items) = opts else {
+                return err(format!("axes.variant.{name}: expected a list of options"));
+            };
+            Ok(AxisValue {
+                label: name.clone(),
+                options: items
+                    .iter()
+                    .map(|i| scalar(i, &format!("axes.variant.{name}")))
+                    .collect::<Result<_, _>>()?,
+                env: Vec::new(),
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Axis {
+        name: "variant".into(),
+        values,
+    })
+}
+
+/// Options `lard campaign` sets itself; an axis may not.
+const RESERVED: &[&str] = &[
+    "report-json",
+    "stats-json",
+    "hw-stats-json",
+    "timeout",
+    "gdb",
+];
+
+fn program(i: usize, v: &Value) -> Result<Program, SpecError> {
+    let Value::Table(t) = v else {
+        return err(format!("program {}: expected a table", i + 1));
+    };
+    let command: Vec<String> = match t.get("command") {
+        Some(Value::Array(a)) if !a.is_empty() => a
+            .iter()
+            .map(|w| scalar(w, &format!("program {}: command", i + 1)))
+            .collect::<Result<_, _>>()?,
+        Some(Value::String(s)) if !s.trim().is_empty() => {
+            s.split_whitespace().map(str::to_string).collect()
+        }
+        _ => return err(format!("program {}: no command", i + 1)),
+    };
+    let name = match t.get("name") {
+        Some(Value::String(s)) => s.clone(),
+        None => Path::new(&command[0])
+            .file_name()
+            .map_or_else(|| command[0].clone(), |n| n.to_string_lossy().into_owned()),
+        Some(_) => return err(format!("program {}: name must be a string", i + 1)),
+    };
+    let build = match t.get("build") {
+        Some(Value::String(s)) => Some(s.clone()),
+        None => None,
+        Some(_) => return err(format!("program {name}: build must be a string")),
+    };
+    let racy = match t.get("racy") {
+        Some(Value::Boolean(b)) => Some(*b),
+        None => None,
+        Some(_) => return err(format!("program {name}: racy must be true or false")),
+    };
+    for k in t.keys() {
+        if !["name", "command", "build", "racy"].contains(&k.as_str()) {
+            return err(format!("program {name}: unknown key `{k}`"));
+        }
+    }
+    Ok(Program {
+        name,
+        command,
+        build,
+        racy,
+    })
+}
+
+impl Campaign {
+    /// Parses campaign text; `dir` is where its relative paths start.
+    pub fn parse(text: &str, dir: &Path, default_name: &str) -> Result<Campaign, SpecError> {
+        let doc: toml::Table =
+            toml::from_str(text).map_err(|e| SpecError(e.message().replace('\n', " ")))?;
+        for k in doc.keys() {
+            if !["name", "timeout", "env", "program", "axes"].contains(&k.as_str()) {
+                return err(format!("unknown key `{k}`"));
+            }
+        }
+        let name = match doc.get("name") {
+            Some(Value::String(s)) => s.clone(),
+            None => default_name.to_string(),
+            Some(_) => return err("name must be a string"),
+        };
+        let timeout = match doc.get("timeout") {
+            Some(Value::Integer(i)) if *i > 0 => *i as f64,
+            Some(Value::Float(f)) if *f > 0.0 => *f,
+            None => DEFAULT_TIMEOUT,
+            Some(_) => return err("timeout must be a positive number of seconds"),
+        };
+        let env = match doc.get("env") {
+            None => Vec::new(),
+            Some(Value::Table(t)) => t
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), scalar(v, &format!("env.{k}"))?)))
+                .collect::<Result<Vec<_>, SpecError>>()?,
+            Some(_) => return err("env must be a table of NAME = value"),
+        };
+        let programs = match doc.get("program") {
+            Some(Value::Array(a)) if !a.is_empty() => a
+                .iter()
+                .enumerate()
+                .map(|(i, p)| program(i, p))
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => return err("no [[program]]"),
+        };
+        let mut names = std::collections::BTreeSet::new();
+        for p in &programs {
+            if !names.insert(&p.name) {
+                return err(format!("two programs are named {}", p.name));
+            }
+        }
+        let mut axes = Vec::new();
+        match doc.get("axes") {
+            None => {}
+            Some(Value::Table(t)) => {
+                for (k, v) in t {
+                    match k.as_str() {
+                        "env" => axes.extend(env_axes(v)?),
+                        "variant" => axes.push(variant_axis(v)?),
+                        o if RESERVED.contains(&o) => {
+                            return err(format!("axes.{o}: lard campaign sets --{o} itself"))
+                        }
+                        o => axes.push(option_axis(o, v)?),
+                    }
+                }
+            }
+            Some(_) => return err("axes must be a table"),
+        }
+        Ok(Campaign {
+            name,
+            dir: dir.to_path_buf(),
+            timeout,
+            env,
+            programs,
+            axes,
+        })
+    }
+
+    /// Reads and parses a campaign file.
+    pub fn load(path: &Path) -> Result<Campaign, SpecError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SpecError(format!("{}: {e}", path.display())))?;
+        let dir = path
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_else(|| PathBuf::from("."));
+        let stem = path
+            .file_stem()
+            .map_or_else(|| "campaign".into(), |s| s.to_string_lossy().into_owned());
+        Campaign::parse(&text, &dir, &stem)
+            .map_err(|e| SpecError(format!("{}: {e}", path.display())))
+    }
+
+    /// Every run: programs in order, each crossed with the axes (the last
+    /// axis varies fastest).
+    pub fn runs(&self) -> Vec<RunSpec> {
+        let mut out = Vec::new();
+        for (pi, p) in self.programs.iter().enumerate() {
+            let mut combos: Vec<Vec<&AxisValue>> = vec![Vec::new()];
+            for a in &self.axes {
+                combos = combos
+                    .into_iter()
+                    .flat_map(|c| {
+                        a.values.iter().map(move |v| {
+                            let mut c = c.clone();
+                            c.push(v);
+                            c
+                        })
+                    })
+                    .collect();
+            }
+            for combo in combos {
+                let mut params = BTreeMap::new();
+                let (mut options, mut env) = (Vec::new(), Vec::new());
+                for (a, v) in self.axes.iter().zip(&combo) {
+                    params.insert(a.name.clone(), v.label.clone());
+                    options.extend(v.options.iter().cloned());
+                    env.extend(v.env.iter().cloned());
+                }
+                let all_env: Vec<(String, String)> = self.env.iter().chain(&env).cloned().collect();
+                let key = run_key(p, &options, &all_env, self.timeout);
+                out.push(RunSpec {
+                    index: out.len(),
+                    program: pi,
+                    params,
+                    options,
+                    env,
+                    key,
+                });
+            }
+        }
+        out
+    }
+}
+
+/// FNV-1a, 64 bits: a hash that stays the same across builds and hosts.
+fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// A run's result name: the hash of its program (name, command, build),
+/// its options, its environment and its timeout, as 16 hex digits.
+pub fn run_key(p: &Program, options: &[String], env: &[(String, String)], timeout: f64) -> String {
+    let mut h = 0xcbf2_9ce4_8422_2325;
+    let mut add = |s: &str| h = fnv1a(&[s.as_bytes(), b"\0"].concat(), h);
+    add(&p.name);
+    p.command.iter().for_each(|w| add(w));
+    add("--build");
+    add(p.build.as_deref().unwrap_or(""));
+    add("--options");
+    options.iter().for_each(|w| add(w));
+    add("--env");
+    for (k, v) in env {
+        add(k);
+        add(v);
+    }
+    add(&timeout.to_string());
+    format!("{h:016x}")
+}
+
+/// `I/N`: this process runs the runs whose index is I modulo N.
+pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("`{s}`: expected I/N"))?;
+    let i: usize = i.parse().map_err(|_| format!("`{s}`: I is not a number"))?;
+    let n: usize = n.parse().map_err(|_| format!("`{s}`: N is not a number"))?;
+    if n == 0 || i >= n {
+        return Err(format!("`{s}`: need 0 <= I < N"));
+    }
+    Ok((i, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+name = "t"
+timeout = 30
+env = { LC_ALL = "C" }
+[[program]]
+name = "a"
+command = ["./a", "4"]
+racy = true
+[[program]]
+command = "./b"
+[axes]
+detector = ["none", "fasttrack"]
+seed = [1, 2, 3]
+no-prune = [false, true]
+env.OMP_NUM_THREADS = ["2"]
+variant = { plain = [], fast = ["--quantum", "20"] }
+"#;
+
+    #[test]
+    fn every_program_crosses_every_axis() {
+        let c = Campaign::parse(FILE, Path::new("/x"), "d").unwrap();
+        assert_eq!(c.name, "t");
+        assert_eq!(c.timeout, 30.0);
+        assert_eq!(c.programs[1].name, "b");
+        assert_eq!(c.programs[0].racy, Some(true));
+        let runs = c.runs();
+        assert_eq!(runs.len(), 2 * 2 * 3 * 2 * 2);
+        let keys: std::collections::BTreeSet<_> = runs.iter().map(|r| &r.key).collect();
+        assert_eq!(keys.len(), runs.len(), "keys collide");
+        let r = runs
+            .iter()
+            .find(|r| {
+                r.params["detector"] == "fasttrack"
+                    && r.params["seed"] == "2"
+                    && r.params["no-prune"] == "yes"
+                    && r.params["variant"] == "fast"
+            })
+            .unwrap();
+        for w in [
+            "--detector",
+            "fasttrack",
+            "--seed",
+            "2",
+            "--no-prune",
+            "--quantum",
+            "20",
+        ] {
+            assert!(r.options.contains(&w.to_string()), "{:?}", r.options);
+        }
+        assert_eq!(r.env, vec![("OMP_NUM_THREADS".into(), "2".into())]);
+        assert_eq!(c.env, vec![("LC_ALL".into(), "C".into())]);
+        // Parsing again gives the same names: results are found again.
+        let again = Campaign::parse(FILE, Path::new("/y"), "d").unwrap().runs();
+        assert_eq!(runs, again.into_iter().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn bad_campaigns_are_one_line_errors() {
+        for (text, needle) in [
+            ("", "no [[program]]"),
+            ("[[program]]\nname = \"a\"", "no command"),
+            (
+                "[[program]]\ncommand = [\"a\"]\n[axes]\nseed = []",
+                "no values",
+            ),
+            (
+                "[[program]]\ncommand = [\"a\"]\n[axes]\nreport-json = [\"x\"]",
+                "sets --report-json",
+            ),
+            (
+                "[[program]]\ncommand = [\"a\"]\n[[program]]\ncommand = [\"a\"]",
+                "two programs",
+            ),
+            (
+                "[[program]]\ncommand = [\"a\"]\ncmd = 1",
+                "unknown key `cmd`",
+            ),
+            ("timeout = -1\n[[program]]\ncommand = [\"a\"]", "timeout"),
+            ("[[program]\n", ""),
+        ] {
+            let e = Campaign::parse(text, Path::new("."), "d").unwrap_err();
+            assert!(e.0.contains(needle), "{text:?}: {e}");
+            assert!(!e.0.contains('\n'), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn shards() {
+        assert_eq!(parse_shard("0/3"), Ok((0, 3)));
+        assert!(parse_shard("3/3").is_err());
+        assert!(parse_shard("1").is_err());
+        assert!(parse_shard("a/2").is_err());
+    }
+}
