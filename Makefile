@@ -11,7 +11,8 @@ CARGO ?= cargo
 # is a row of bench/binary.py. gdb: tests/tests/gdb.rs drives it against
 # `lard run --gdb` (docs/debugging.md). slurm-wlm + munge: tests/tests/campaign.rs
 # runs a campaign as a job array on a private single-node Slurm cluster.
-APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb slurm-wlm munge
+# nodejs + openjdk-17-jdk-headless: tests/tests/processes.rs runs node and java.
+APT_PACKAGES := cmake libclang-dev clang pkg-config musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb slurm-wlm munge nodejs openjdk-17-jdk-headless
 GUEST_BUILD := $(CURDIR)/target/guests
 
 .PHONY: all prereqs unicorn build demo test lint bench clean install

@@ -245,6 +245,12 @@ impl Emulator {
                 parent: None,
                 restart_deadline: None,
                 ctx_changed: false,
+                name: crate::cpu::machine::thread_name(
+                    file.path
+                        .file_name()
+                        .map(|n| n.as_encoded_bytes())
+                        .unwrap_or_default(),
+                ),
             }],
             cur: 0,
             sched: Scheduler::new(config.sched, config.seed, config.quantum),
@@ -566,6 +572,11 @@ impl Emulator {
                     self.rotate = false;
                     return Outcome::Paused;
                 }
+                (_, Err(_)) if vsyscall(m) => {
+                    if let Err(e) = m.threads[m.cur].ctx.save(uc) {
+                        return internal(m, &format!("cannot save thread state: {e}"));
+                    }
+                }
                 (_, Err(e)) => {
                     return Outcome::Signaled {
                         signal: signal_of(e),
@@ -626,6 +637,47 @@ fn internal(m: &Machine, why: &str) -> Outcome {
             what: format!("internal emulator error: {why}"),
         }),
     }
+}
+
+/// The legacy vsyscall page's entry points (`gettimeofday`, `time`,
+/// `getcpu` at 0xffffffffff600000, +0x400, +0x800), by their address's low
+/// 47 bits: the CPU reports a fetch there truncated.
+const VSYSCALLS: [(u64, u64); 3] = [
+    (0x7fff_ff60_0000, 96),
+    (0x7fff_ff60_0400, 201),
+    (0x7fff_ff60_0800, 309),
+];
+
+/// If the thread faulted fetching a vsyscall entry point (old binaries
+/// and the JVM call `time` there), makes the call as the kernel's
+/// vsyscall emulation does — the system call, then a return to the caller
+/// — and returns true.
+fn vsyscall(m: &mut Machine) -> bool {
+    const LOW47: u64 = (1 << 47) - 1;
+    let Some((addr, what)) = m.bad_access else {
+        return false;
+    };
+    let Some(&(_, nr)) = VSYSCALLS.iter().find(|(a, _)| addr & LOW47 == *a) else {
+        return false;
+    };
+    if what != "execution of unmapped memory" {
+        return false;
+    }
+    let uc = m.uc;
+    let rsp = uc.reg(Reg::RSP);
+    let Some(ret) = m
+        .mem
+        .slice(rsp, 8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+    else {
+        return false;
+    };
+    uc.set_reg(Reg::RAX, nr);
+    m.syscall();
+    uc.set_reg(Reg::RSP, rsp + 8);
+    uc.set_reg(Reg::RIP, ret);
+    m.bad_access = None;
+    true
 }
 
 fn signal_of(e: UcError) -> i32 {

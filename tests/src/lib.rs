@@ -441,8 +441,17 @@ pub fn source_lines(bin: &Path, source: &str, pcs: &[u64]) -> BTreeSet<i64> {
     } else {
         0
     };
+    let stmt_rows = statement_rows(bin, &file);
     let mut set = BTreeSet::new();
     for pc in pcs.iter().map(|pc| pc - bias) {
+        // Several line rows at one address (gcc gives the load of
+        // `return x;` at a function's entry the rows of `{`, `return x;`
+        // and `}`): the last that starts a statement is the access's line,
+        // as gdb takes it; binutils' addr2line takes the last row.
+        if let Some(&line) = stmt_rows.get(&pc) {
+            set.insert(line);
+            continue;
+        }
         let out = Command::new("addr2line")
             .arg("-i")
             .arg("-e")
@@ -465,6 +474,39 @@ pub fn source_lines(bin: &Path, source: &str, pcs: &[u64]) -> BTreeSet<i64> {
         set.insert(line);
     }
     set
+}
+
+/// For each address of `bin` with more than one line-table row in `file`,
+/// the line of its last row that starts a statement (`is_stmt`), from
+/// `objdump --dwarf=decodedline` (rows: file, line, address, [view], [x]).
+fn statement_rows(bin: &Path, file: &str) -> std::collections::BTreeMap<u64, i64> {
+    let out = Command::new("objdump")
+        .arg("--dwarf=decodedline")
+        .arg(bin)
+        .output()
+        .expect("objdump (binutils)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut rows: std::collections::BTreeMap<u64, Vec<(i64, bool)>> = Default::default();
+    for l in text.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if w.len() < 3 || w[0] != file {
+            continue;
+        }
+        let (Ok(line), Some(addr)) = (
+            w[1].parse::<i64>(),
+            w[2].strip_prefix("0x")
+                .and_then(|a| u64::from_str_radix(a, 16).ok()),
+        ) else {
+            continue;
+        };
+        rows.entry(addr)
+            .or_default()
+            .push((line, w.last() == Some(&"x")));
+    }
+    rows.into_iter()
+        .filter(|(_, r)| r.len() > 1)
+        .filter_map(|(a, r)| r.iter().rev().find(|(_, stmt)| *stmt).map(|&(l, _)| (a, l)))
+        .collect()
 }
 
 /// The `racy_pcs` of a `--report-json` report.

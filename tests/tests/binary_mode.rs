@@ -35,13 +35,14 @@ fn run_checked(bin: &Path, extra: &[&str]) -> (String, String) {
     (stderr(&l), report)
 }
 
-const GUESTS: [&str; 6] = [
+const GUESTS: [&str; 7] = [
     "binary/sync_free.c",
     "binary/racy_heap.c",
     "binary/atomics.c",
     "binary/stack_shared.c",
     "binary/atomic_objects.c",
     "binary/prune_kinds.c",
+    "binary/text_data_island.c",
 ];
 
 /// The `dre` of the first detector in a report.

@@ -56,6 +56,7 @@ fn plain_guests_built_without_static_match_their_native_runs() {
         ("plain/mutex_counter.c", &[][..]),
         ("plain/condvar_pc.c", &[][..]),
         ("plain/exit_code.c", &["42", "thread"][..]),
+        ("plain/runtime_calls.c", &[][..]),
     ] {
         let name = Path::new(src).file_stem().unwrap().to_string_lossy();
         let guest = build_c_dynamic(src, &name, &[]);

@@ -325,13 +325,13 @@ fn make_builds_a_small_c_project_with_gcc() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// OpenJDK, when the machine has it: `java -version` and a four-thread
-/// program (compiled by the test with `javac`) match their native runs.
+/// OpenJDK (`make prereqs` installs it): `java -version` and a
+/// four-thread program (compiled by the test with `javac`) match their
+/// native runs.
 #[test]
-fn java_runs_when_installed() {
+fn java_runs() {
     let (Ok(java), Ok(javac)) = (which("java"), which("javac")) else {
-        eprintln!("java_runs_when_installed: no java/javac on PATH; skipped");
-        return;
+        panic!("no java/javac on PATH: `make prereqs` installs openjdk-17-jdk-headless");
     };
     let dir = scratch_dir("java");
     let version_native = sh(&dir, None, &[&java, "-version"]);
@@ -371,6 +371,32 @@ fn java_runs_when_installed() {
         &["--timeout", "300", &java, "-cp", &cp, "Counter"],
     );
     assert_same("java Counter", &native, &run);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Node.js (`make prereqs` installs it): `node -e` and a program of four
+/// `worker_threads` give their native output under lard, in binary mode
+/// (V8 reserves its code range at a hinted address, libuv sets
+/// non-blocking descriptors with FIONBIO, node names its threads with
+/// prctl).
+#[test]
+fn node_runs() {
+    let Ok(node) = which("node") else {
+        panic!("no node on PATH: `make prereqs` installs nodejs");
+    };
+    let dir = scratch_dir("node");
+    let script = "console.log([1, 2, 3].map((x) => x * 7).join(','))";
+    let native = sh(&dir, None, &[&node, "-e", script]);
+    assert_eq!(stdout(&native), "7,14,21\n");
+    let run = lard_in(&dir, None, &["--timeout", "300", &node, "-e", script]);
+    assert_same("node -e", &native, &run);
+    assert!(stderr(&run).contains("mode: binary"), "{}", stderr(&run));
+    let workers = root().join("guests/node/workers.js");
+    let w = workers.to_string_lossy().to_string();
+    let native = sh(&dir, None, &[&node, &w]);
+    assert_eq!(stdout(&native), "total 1799970\n");
+    let run = lard_in(&dir, None, &["--timeout", "300", &node, &w]);
+    assert_same("node worker_threads", &native, &run);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

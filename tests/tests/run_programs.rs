@@ -39,6 +39,21 @@ fn code_written_at_run_time_runs_as_natively() {
 }
 
 #[test]
+fn the_vsyscall_page_answers_as_the_system_calls_do() {
+    // Its answers are checked by the guest itself against the system calls
+    // (the native kernel may have no vsyscall page at all).
+    for libc in Libc::ALL {
+        let out = lard_run(
+            &["--detector", "none"],
+            &build_c("plain/vsyscall.c", libc),
+            &[],
+        );
+        assert_eq!(stdout(&out), "vsyscall ok\n", "{libc:?}: {}", stderr(&out));
+        assert_eq!(shell_status(&out), 0);
+    }
+}
+
+#[test]
 fn instruction_counts_are_exact_across_quanta() {
     // count_loop retires 1 + 2 x 3,000,000 + 3 instructions by construction;
     // the count kept inside translated code must match it exactly, whatever

@@ -103,12 +103,22 @@ pub struct CodeMap {
     sites: AddrMap<Rc<Site>>,
     /// How many of `sites` are Tracked accesses.
     tracked: usize,
+    /// The Tracked accesses and LARD ops found where instructions are known
+    /// to start: inside a function of `.eh_frame`, or anywhere in code that
+    /// has no `.eh_frame`. The linear sweep of a whole range also decodes
+    /// data a function keeps among its code (OpenSSL's perlasm tables, V8's
+    /// embedded builtins), where an `ss` byte can read as a Tracked prefix;
+    /// those sites are checked when run but do not make a program a LARD
+    /// program.
+    lard_in_functions: std::collections::HashSet<u64>,
 }
 
 impl CodeMap {
     /// Forgets the sites in a range (code was unmapped).
     pub fn forget(&mut self, start: u64, len: u64) {
         let tracked = &mut self.tracked;
+        self.lard_in_functions
+            .retain(|&a| a < start || a >= start + len);
         self.sites.retain(|&a, s| {
             let keep = a < start || a >= start + len;
             if !keep && matches!(**s, Site::Tracked(_)) {
@@ -123,7 +133,7 @@ impl CodeMap {
     /// beginning of the range, recording LARD sites. Returns the new sites.
     pub fn scan(&mut self, bytes: &[u8], base: u64, starts: &[(u64, u64)]) -> Vec<(u64, Rc<Site>)> {
         let mut found = Vec::new();
-        let mut sweep = |from: u64, to: u64, found: &mut Vec<(u64, Rc<Site>)>| {
+        let mut sweep = |from: u64, to: u64, aligned: bool, found: &mut Vec<(u64, Rc<Site>)>| {
             let (lo, hi) = (
                 (from - base) as usize,
                 ((to - base) as usize).min(bytes.len()),
@@ -134,6 +144,9 @@ impl CodeMap {
                         if matches!(site, Site::Tracked(_)) {
                             self.tracked += 1;
                         }
+                        if aligned && matches!(site, Site::Tracked(_) | Site::Op(_)) {
+                            self.lard_in_functions.insert(s.ip);
+                        }
                         let site = Rc::new(site);
                         e.insert(site.clone());
                         found.push((s.ip, site));
@@ -142,12 +155,14 @@ impl CodeMap {
             }
         };
         let end = base + bytes.len() as u64;
+        let mut in_range = false;
         for &(s, e) in starts {
             if s >= base && s < end {
-                sweep(s, e.min(end), &mut found);
+                in_range = true;
+                sweep(s, e.min(end), true, &mut found);
             }
         }
-        sweep(base, end, &mut found);
+        sweep(base, end, !in_range, &mut found);
         found
     }
 
@@ -158,11 +173,10 @@ impl CodeMap {
     }
 
     /// True when some scanned code carries LARDx86 (a Tracked access or a
-    /// LARD op): the program was built for LARD.
+    /// LARD op) where instructions are known to start: the program was
+    /// built for LARD.
     pub fn has_lard_code(&self) -> bool {
-        self.sites
-            .values()
-            .any(|s| matches!(**s, Site::Tracked(_) | Site::Op(_)))
+        !self.lard_in_functions.is_empty()
     }
 
     /// The hardware-atomic sites found so far.

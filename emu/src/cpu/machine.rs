@@ -216,6 +216,21 @@ pub struct Thread {
     /// restarted call's RIP): the run loop loads it into the CPU even if
     /// the CPU still holds this thread's registers.
     pub ctx_changed: bool,
+    /// Its name (`prctl(PR_SET_NAME)`, the kernel's `comm`): NUL-padded,
+    /// at most 15 bytes; a new thread starts with its creator's.
+    pub name: [u8; 16],
+}
+
+/// A thread name (`comm`) from `bytes`: the first 15, NUL-padded.
+pub fn thread_name(bytes: &[u8]) -> [u8; 16] {
+    let mut n = [0u8; 16];
+    let len = bytes
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(bytes.len())
+        .min(15);
+    n[..len].copy_from_slice(&bytes[..len]);
+    n
 }
 
 /// Why `uc_emu_start` returned.

@@ -155,6 +155,12 @@ impl Memory {
             .is_some_and(|(&s, r)| addr < s + r.len && r.shared)
     }
 
+    /// Whether no page of `[addr, addr+len)` is mapped (a hint `mmap` may
+    /// take the range).
+    pub fn is_free(&self, addr: u64, len: u64) -> bool {
+        addr.checked_add(len).is_some() && !self.overlaps(addr, len)
+    }
+
     fn overlaps(&self, addr: u64, len: u64) -> bool {
         let end = addr + len;
         self.regions

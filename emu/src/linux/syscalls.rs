@@ -19,6 +19,10 @@ use lard_detector_hw::event::{Event, EventKind, LowLevelSync, ProgramEvent};
 use log::warn;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
+/// The top of a process's address space (x86-64, 4-level paging): an
+/// `mmap` hint reaching above it is ignored, as natively.
+const TASK_SIZE: u64 = 0x7fff_ffff_f000;
+
 const ENOENT: i64 = 2;
 const EBADF: i64 = 9;
 const EINTR: i64 = 4;
@@ -303,6 +307,54 @@ impl Machine {
         r
     }
 
+    /// `prctl(option, ...)`: the thread's name is the emulated thread's;
+    /// process attributes that are the host process's (dumpable, parent
+    /// death signal, no_new_privs, timer slack, the capability bounding set)
+    /// are the host's; anonymous-mapping names are not kept (`EINVAL`, as a
+    /// kernel without `CONFIG_ANON_VMA_NAME`).
+    fn sys_prctl(&mut self, a: [u64; 6]) -> Ret {
+        const PR_SET_NAME: u64 = 15;
+        const PR_GET_NAME: u64 = 16;
+        match a[0] {
+            PR_SET_NAME => {
+                // The kernel copies at most 15 bytes, terminated or not.
+                let name = self
+                    .mem
+                    .read_cstr(a[1], 16)
+                    .or_else(|| self.mem.slice(a[1], 15).map(<[u8]>::to_vec));
+                let Some(name) = name else {
+                    return Val(-EFAULT);
+                };
+                self.threads[self.cur].name = crate::cpu::machine::thread_name(&name);
+                Val(0)
+            }
+            PR_GET_NAME => {
+                let name = self.threads[self.cur].name;
+                if self.mem.write(a[1], &name).is_none() {
+                    return Val(-EFAULT);
+                }
+                Val(0)
+            }
+            // PR_SET_PDEATHSIG, PR_GET_DUMPABLE, PR_SET_DUMPABLE,
+            // PR_CAPBSET_READ, PR_SET_TIMERSLACK, PR_GET_TIMERSLACK,
+            // PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS, PR_SET_THP_DISABLE,
+            // PR_GET_THP_DISABLE: integer arguments, the host process's
+            1 | 3 | 4 | 23 | 29 | 30 | 38 | 39 | 41 | 42 => {
+                Val(host(157, [a[0], a[1], a[2], a[3], a[4], 0]))
+            }
+            // PR_GET_PDEATHSIG: an int out
+            2 => {
+                let mut v = 0i32;
+                let r = host(157, [a[0], &mut v as *mut i32 as u64, 0, 0, 0, 0]);
+                if r == 0 && self.mem.write(a[1], &v.to_le_bytes()).is_none() {
+                    return Val(-EFAULT);
+                }
+                Val(r)
+            }
+            _ => Val(-EINVAL),
+        }
+    }
+
     /// `close_range(first, last, flags)` on the guest's descriptors: the
     /// range less lard's own, in pieces.
     fn sys_close_range(&mut self, first: u64, last: u64, flags: u64) -> Ret {
@@ -470,9 +522,17 @@ impl Machine {
                 Val(0)
             }
             16 => match a[1] {
-                // TCGETS, TIOCGWINSZ, TIOCGPGRP: pass through with the buffer
+                // TCGETS, TIOCGWINSZ: pass through with the buffer
                 0x5401 => Val(host(nr, [a[0], a[1], p!(a[2], 60, W), 0, 0, 0])),
                 0x5413 => Val(host(nr, [a[0], a[1], p!(a[2], 8, W), 0, 0, 0])),
+                // TCSETS, TCSETSW, TCSETSF: a termios the guest wrote
+                0x5402..=0x5404 => Val(host(nr, [a[0], a[1], p!(a[2], 60, R), 0, 0, 0])),
+                // FIONBIO (libuv's way to O_NONBLOCK), FIOASYNC: an int in
+                0x5421 | 0x5452 => Val(host(nr, [a[0], a[1], p!(a[2], 4, R), 0, 0, 0])),
+                // FIONREAD: an int out
+                0x541b => Val(host(nr, [a[0], a[1], p!(a[2], 4, W), 0, 0, 0])),
+                // FIONCLEX, FIOCLEX: no argument
+                0x5450 | 0x5451 => Val(host(nr, [a[0], a[1], 0, 0, 0, 0])),
                 _ => Val(-ENOTTY),
             },
             // readv, writev
@@ -759,6 +819,9 @@ impl Machine {
             }
             // close_range: never lard's own descriptors (linux::hostfd)
             436 => self.sys_close_range(a[0], a[1], a[2]),
+            157 => self.sys_prctl(a),
+            // pkey_alloc: no protection keys (as on a CPU without PKU)
+            330 => Val(-libc::ENOSPC as i64),
             // getcpu: the thread's simulated core, node 0
             309 => {
                 let core = u32::from(self.threads[self.cur].core);
@@ -1017,8 +1080,8 @@ impl Machine {
             addr
         } else if addr != 0
             && addr % PAGE == 0
-            && !self.mem.is_mapped(addr, len)
-            && self.mem.find_free(len).is_some()
+            && addr.saturating_add(len) <= TASK_SIZE
+            && self.mem.is_free(addr, len)
         {
             addr
         } else {
@@ -1214,6 +1277,7 @@ impl Machine {
             parent: Some(parent),
             restart_deadline: None,
             ctx_changed: false,
+            name: self.threads[self.cur].name,
         });
         if stack != 0 {
             self.add_stack(stack);
