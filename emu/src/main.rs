@@ -144,6 +144,9 @@ enum Command {
         /// Only runs whose label contains this text (e.g. `glibc/`, `minivm`).
         #[arg(long)]
         only: Option<String>,
+        /// Runs at a time (default: the host's cores).
+        #[arg(long, value_name = "J", value_parser = clap::value_parser!(u64).range(1..=4096))]
+        jobs: Option<u64>,
     },
     /// The lard-cc ground truth (guests/cc) built with lard-cc and run with
     /// random schedules: precision, recall and line correctness.
@@ -509,7 +512,8 @@ fn main() -> ExitCode {
             guests,
             build,
             only,
-        } => run_accuracy(&guests, &build, only.as_deref()),
+            jobs,
+        } => run_accuracy(&guests, &build, only.as_deref(), jobs),
         Command::CcAccuracy {
             manifest,
             lard_cc,
@@ -815,7 +819,50 @@ fn run_explore(a: ExploreCli) -> ExitCode {
     }
 }
 
-fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>) -> ExitCode {
+/// `lard accuracy`'s runs as a campaign in `build/accuracy.results`
+/// (made afresh: the guests were just rebuilt), judged against the
+/// manifest.
+fn accuracy_campaign(
+    runs: &[lard_emu::cmd::manifest::GuestRun],
+    build: &Path,
+    jobs: Option<u64>,
+) -> Result<Vec<lard_emu::cmd::accuracy::RunResult>, ExitCode> {
+    use lard_emu::cmd::{accuracy, campaign::runner};
+    use std::io::IsTerminal;
+    let camp = accuracy::campaign(runs, build);
+    let out = build.join("accuracy.results");
+    let _ = std::fs::remove_dir_all(&out);
+    let args = runner::RunArgs {
+        lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),
+        out: out.clone(),
+        jobs: jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            |j| j as usize,
+        ),
+        shard: (0, 1),
+        progress: std::io::stderr().is_terminal(),
+        interrupt: interrupt_flag(),
+    };
+    let summary = runner::run(&camp, &args).map_err(|e| {
+        eprintln!("lard: accuracy: {e}");
+        ExitCode::from(EXIT_INTERNAL)
+    })?;
+    if summary.interrupted {
+        return Err(ExitCode::from(130));
+    }
+    Ok(runs
+        .iter()
+        .zip(camp.runs())
+        .map(|(r, spec)| {
+            let v: Option<serde_json::Value> = std::fs::read(runner::result_path(&out, &spec.key))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
+            accuracy::judge(r, v.as_ref())
+        })
+        .collect())
+}
+
+fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>, jobs: Option<u64>) -> ExitCode {
     let manifest = guests.join("manifest.toml");
     if !manifest.is_file() {
         eprintln!(
@@ -858,15 +905,14 @@ fn run_accuracy(guests: &Path, build: &Path, only: Option<&str>) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard"));
-    let mut results = Vec::new();
-    for r in runs
-        .iter()
+    let runs: Vec<_> = runs
+        .into_iter()
         .filter(|r| only.is_none_or(|o| r.label.contains(o)))
-    {
-        eprintln!("lard: {}", r.label);
-        results.push(lard_emu::cmd::accuracy::run_one(&me, r, &build));
-    }
+        .collect();
+    let results = match accuracy_campaign(&runs, &build, jobs) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     print!("{}", lard_emu::cmd::accuracy::matrix(&results));
     let mismatches = results.iter().filter(|r| r.verdict.is_err()).count();
     let unmet = if only.is_none() {

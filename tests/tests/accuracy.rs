@@ -142,3 +142,51 @@ fn the_detector_thread_gives_exactly_the_sequential_results() {
         );
     }
 }
+
+/// `lard accuracy` runs its guests as a campaign: every run of the
+/// selection matches the manifest's ground truth, each left its result
+/// file, and `lard campaign collect` reads them (the jumble guests are all
+/// racy by design, and LARD finds each race).
+#[test]
+fn lard_accuracy_is_a_campaign_that_matches_the_manifest() {
+    let build = scratch_file("accuracy-build").with_extension("d");
+    let o = std::process::Command::new(lard())
+        .args([
+            "accuracy",
+            "--only",
+            "glibc/jumble_",
+            "--jobs",
+            "2",
+            "--guests",
+        ])
+        .arg(root().join("guests"))
+        .arg("--build")
+        .arg(&build)
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert_eq!(shell_status(&o), 0, "{out}{}", stderr(&o));
+    assert!(
+        out.contains("7 runs: LARD matches ground truth in 7, mismatches 0"),
+        "{out}"
+    );
+    let results = build.join("accuracy.results");
+    let n = std::fs::read_dir(&results)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .count();
+    assert_eq!(n, 7);
+    let c = std::process::Command::new(lard())
+        .args(["campaign", "collect"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(shell_status(&c), 0, "{}", stderr(&c));
+    assert!(
+        stdout(&c).contains("default: precision 1.000, recall 1.000 (TP 7, FP 0, FN 0, TN 0)"),
+        "{}",
+        stdout(&c)
+    );
+    let _ = std::fs::remove_dir_all(&build);
+}

@@ -2,19 +2,20 @@
 //! collector and threading configuration) under all detector variants, as a
 //! Table-3 matrix, with LARD checked against the manifest's ground truth.
 //!
-//! Each run is a child `lard run --detectors all,object --report-json F`
-//! process, so a guest's output is captured and checked and one guest cannot
-//! take the others down. The object race detector's column is shown beside
+//! The runs are a campaign (docs/campaigns.md): each a child `lard run
+//! --detectors all,object` process, several at a time, so a guest's output
+//! is captured and checked and one guest cannot take the others down. The object race detector's column is shown beside
 //! LARD's; its verdict is checked against the manifest's `object_expect`
 //! where the manifest gives one.
 
 use crate::binary::lines::SourceLines;
+use crate::cmd::campaign::spec::{Campaign, Program};
 use crate::cmd::manifest::GuestRun;
 use lard_detector_hw::variants::Variant;
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::Command;
 
 /// Table-3 counts of one detector in one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -38,72 +39,72 @@ pub struct RunResult {
     pub verdict: Result<(), String>,
 }
 
-fn field(obj: &str, key: &str) -> u64 {
-    obj.split(&format!("\"{key}\":"))
-        .nth(1)
-        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
+/// The campaign of `lard accuracy`: every run of the manifest, as built in
+/// `build`, under `lard run --detectors all,object`; its results go to
+/// `build/accuracy.results` (docs/campaigns.md).
+pub fn campaign(runs: &[GuestRun], build: &Path) -> Campaign {
+    Campaign {
+        name: "accuracy".into(),
+        dir: build.to_path_buf(),
+        timeout: 600.0,
+        env: Vec::new(),
+        options: vec!["--detectors".into(), "all,object".into()],
+        programs: runs
+            .iter()
+            .map(|r| Program {
+                name: r.label.clone(),
+                command: std::iter::once(r.bin.to_string_lossy().into_owned())
+                    .chain(r.args.iter().cloned())
+                    .collect(),
+                build: None,
+                racy: Some(r.racy),
+            })
+            .collect(),
+        axes: Vec::new(),
+    }
 }
 
-fn detector_obj<'a>(json: &'a str, name: &str) -> Option<&'a str> {
-    json.split(&format!("\"{name}\":{{\"dre\""))
-        .nth(1)
-        .map(|r| r.split("\"races\"").next().unwrap_or(r))
-}
-
-/// Runs one guest under all variants with the `lard` binary at `lard`.
-pub fn run_one(lard: &Path, r: &GuestRun, tmp: &Path) -> RunResult {
-    let json = tmp.join(format!("accuracy-{}.json", std::process::id()));
-    let out = Command::new(lard)
-        .args(["run", "--detectors", "all,object", "--report-json"])
-        .arg(&json)
-        .arg(&r.bin)
-        .args(&r.args)
-        .output();
+/// Judges one manifest run from its campaign result (`None`: no result).
+pub fn judge(r: &GuestRun, result: Option<&Value>) -> RunResult {
     let fail = |why: String| RunResult {
         label: r.label.clone(),
         cells: vec![Cell::default(); Variant::EXTENDED.len()],
         verdict: Err(why),
     };
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => return fail(format!("cannot run lard: {e}")),
+    let Some(v) = result else {
+        return fail("no result".into());
     };
-    let text = match std::fs::read_to_string(&json) {
-        Ok(t) => t,
-        Err(_) => {
-            return fail(format!(
-                "no report: {}",
-                String::from_utf8_lossy(&out.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            ))
-        }
-    };
-    let _ = std::fs::remove_file(&json);
+    let detectors = &v["detectors"];
+    if detectors.as_object().is_none_or(|m| m.is_empty()) {
+        let last = v["lard_messages"]
+            .as_array()
+            .and_then(|a| a.last())
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        return fail(format!("no report ({}): {last}", v["outcome"]));
+    }
+    let n = |d: &Value, k: &str| d[k].as_u64().unwrap_or(0);
     let cells: Vec<Cell> = Variant::EXTENDED
         .iter()
-        .map(|v| {
-            detector_obj(&text, v.name()).map_or(Cell::default(), |o| Cell {
-                dre: field(&format!("\"dre\"{o}"), "dre"),
-                false_dre: field(o, "false_dre"),
-                missed_dre: field(o, "missed_dre"),
-            })
+        .map(|var| {
+            let d = &detectors[var.name()];
+            Cell {
+                dre: n(d, "dre"),
+                false_dre: n(d, "false_dre"),
+                missed_dre: n(d, "missed_dre"),
+            }
         })
         .collect();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let status = out.status.code().unwrap_or(-1);
+    let stdout = v["stdout"].as_str().unwrap_or_default();
+    let status = v["exit"].as_i64().unwrap_or(-1);
     let verdict = if stdout != r.stdout {
         Err(format!("stdout {stdout:?}, expected {:?}", r.stdout))
-    } else if status != r.exit {
+    } else if status != i64::from(r.exit) {
         Err(format!("exit status {status}, expected {}", r.exit))
     } else {
-        let pcs: Vec<u64> = detector_obj(&text, "lard")
-            .and_then(|o| o.split("\"racy_pcs\":[").nth(1))
-            .and_then(|l| l.split(']').next())
-            .map(|l| l.split(',').filter_map(|n| n.parse().ok()).collect())
+        let pcs: Vec<u64> = detectors["lard"]["racy_pcs"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_u64).collect())
             .unwrap_or_default();
         let object_dre = cells.last().map_or(0, |c| c.dre);
         source_lines(&r.bin, &r.source, &pcs)

@@ -66,12 +66,14 @@ pub fn row(v: &Value) -> Option<Row> {
         .iter()
         .map(|(k, x)| (k.clone(), x.as_str().unwrap_or_default().to_string()))
         .collect();
-    // The verdict is the run's detector's; with several, the first.
+    // The verdict is the run's detector's; with several (`--detectors`),
+    // LARD's, the ground truth of the others.
     let detectors = v["detectors"].as_object();
     let d = detectors.and_then(|m| {
         params
             .get("detector")
             .and_then(|name| m.get(name))
+            .or_else(|| m.get("lard"))
             .or_else(|| m.values().next())
     });
     Some(Row {

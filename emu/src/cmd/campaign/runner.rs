@@ -17,6 +17,8 @@ const KILL_GRACE: Duration = Duration::from_secs(30);
 /// The host's environment variables a run keeps; the rest of its
 /// environment is the campaign file's `env` and `env.NAME` axes.
 pub const KEPT_VARS: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ"];
+/// Bytes of a run's standard output kept in its result.
+const STDOUT_KEPT: usize = 1 << 20;
 /// Lines of a run's stderr kept in its result.
 const STDERR_TAIL: usize = 5;
 
@@ -199,7 +201,13 @@ fn detectors_of(report: &Value) -> Value {
 fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
     let p = &c.programs[r.program];
     let tmp = |ext: &str| a.out.join(format!(".{}.{ext}", r.key));
-    let (report, stats, hw, err) = (tmp("report"), tmp("stats"), tmp("hw"), tmp("err"));
+    let (report, stats, hw, err, out) = (
+        tmp("report"),
+        tmp("stats"),
+        tmp("hw"),
+        tmp("err"),
+        tmp("out"),
+    );
     let hw_model = r.options.iter().any(|o| o == "lardish")
         || r.options.iter().any(|o| o.starts_with("--hw-config"));
     let mut cmd = Command::new(&a.lard);
@@ -228,10 +236,10 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
         .args(&p.command)
         .current_dir(&c.dir)
         .envs(c.env.iter().chain(&r.env).map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null());
+        .stdin(Stdio::null());
     let started = Instant::now();
-    let ended = match std::fs::File::create(&err).map(|f| cmd.stderr(f).spawn()) {
+    let files = std::fs::File::create(&err).and_then(|e| Ok((e, std::fs::File::create(&out)?)));
+    let ended = match files.map(|(e, o)| cmd.stderr(e).stdout(o).spawn()) {
         Ok(Ok(child)) => wait_child(
             child.id() as libc::pid_t,
             Duration::from_secs_f64(c.timeout) + KILL_GRACE,
@@ -254,7 +262,10 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
     let hw_v = read_json(&hw);
     let stderr_text =
         String::from_utf8_lossy(&std::fs::read(&err).unwrap_or_default()).into_owned();
-    for f in [&report, &stats, &hw, &err] {
+    let stdout_bytes = std::fs::read(&out).unwrap_or_default();
+    let stdout_kept =
+        String::from_utf8_lossy(&stdout_bytes[..stdout_bytes.len().min(STDOUT_KEPT)]).into_owned();
+    for f in [&report, &stats, &hw, &err, &out] {
         let _ = std::fs::remove_file(f);
     }
     let tail: Vec<&str> = {
@@ -294,6 +305,8 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
         "wall_seconds": wall,
         "cpu_seconds": ended.cpu_seconds,
         "max_rss_kb": ended.max_rss_kb,
+        "stdout": stdout_kept,
+        "stdout_bytes": stdout_bytes.len(),
         "detectors": detectors_of(&report_v),
         "instructions": stats_v["instructions"],
         "steps": stats_v["steps"],

@@ -22,7 +22,8 @@
 //! `hw-config`, …) gives that option each of its values (`true` gives a
 //! flag alone, `false` leaves it out); `env.NAME` sets an environment
 //! variable; `variant` names sets of extra options. A top-level `[env]`
-//! table sets variables for every run.
+//! table sets variables for every run, and `options` gives `lard run`
+//! options to every run.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -77,6 +78,9 @@ pub struct Campaign {
     pub timeout: f64,
     /// Environment every run gets (the file's `[env]`).
     pub env: Vec<(String, String)>,
+    /// `lard run` options of every run (the file's `options`), before the
+    /// axes' options.
+    pub options: Vec<String>,
     /// The programs.
     pub programs: Vec<Program>,
     /// The axes, crossed.
@@ -288,7 +292,7 @@ impl Campaign {
         let doc: toml::Table =
             toml::from_str(text).map_err(|e| SpecError(e.message().replace('\n', " ")))?;
         for k in doc.keys() {
-            if !["name", "timeout", "env", "program", "axes"].contains(&k.as_str()) {
+            if !["name", "timeout", "env", "options", "program", "axes"].contains(&k.as_str()) {
                 return err(format!("unknown key `{k}`"));
             }
         }
@@ -311,6 +315,20 @@ impl Campaign {
                 .collect::<Result<Vec<_>, SpecError>>()?,
             Some(_) => return err("env must be a table of NAME = value"),
         };
+        let options = match doc.get("options") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|o| scalar(o, "options"))
+                .collect::<Result<Vec<_>, _>>()?,
+            Some(_) => return err("options must be a list of lard run options"),
+        };
+        for o in &options {
+            let name = o.trim_start_matches('-');
+            if o.starts_with("--") && RESERVED.iter().any(|r| name.starts_with(r)) {
+                return err(format!("options: lard campaign sets {o} itself"));
+            }
+        }
         let programs = match doc.get("program") {
             Some(Value::Array(a)) if !a.is_empty() => a
                 .iter()
@@ -347,6 +365,7 @@ impl Campaign {
             dir: dir.to_path_buf(),
             timeout,
             env,
+            options,
             programs,
             axes,
         })
@@ -388,7 +407,7 @@ impl Campaign {
             }
             for combo in combos {
                 let mut params = BTreeMap::new();
-                let (mut options, mut env) = (Vec::new(), Vec::new());
+                let (mut options, mut env) = (self.options.clone(), Vec::new());
                 for (a, v) in self.axes.iter().zip(&combo) {
                     params.insert(a.name.clone(), v.label.clone());
                     options.extend(v.options.iter().cloned());
@@ -460,6 +479,7 @@ mod tests {
 name = "t"
 timeout = 30
 env = { LC_ALL = "C" }
+options = ["--cores", "2"]
 [[program]]
 name = "a"
 command = ["./a", "4"]
