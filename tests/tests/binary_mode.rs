@@ -285,3 +285,23 @@ fn stripped_dynamic_programs_are_checked_like_their_debug_builds() {
         assert_eq!(dre(&json_s), dre(&json_g), "{rel}: {err_s}");
     }
 }
+
+/// gcc gives the single instruction of `load_balance` (`return balance;`)
+/// three line rows, `{`, the statement and `}`, only the first two
+/// statement starts: the report names the statement's line, as gdb does,
+/// not the `}` that binutils' addr2line prints.
+#[test]
+fn an_access_is_reported_at_its_statement_line() {
+    let rel = "cc/pthread/race_deep_stack.c";
+    let bin = build_c_dynamic(rel, "binary_race_deep_stack", &[]);
+    let marked = marked_lines(rel, "/* RACE */");
+    let l = lard_run(&[], &bin, &[]);
+    let err = stderr(&l);
+    let reported: BTreeSet<i64> = err
+        .lines()
+        .filter_map(|x| x.trim().strip_prefix("#0 "))
+        .filter_map(|x| x.rsplit_once("race_deep_stack.c:"))
+        .filter_map(|(_, n)| n.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert_eq!(reported, marked, "{err}");
+}

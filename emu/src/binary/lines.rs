@@ -5,6 +5,7 @@
 //! Tracked instruction is in `lard.h` and the frames around it name the guest
 //! line; reports print the whole chain, innermost first, as ThreadSanitizer does.
 
+use super::stmt_lines::StatementLines;
 use addr2line::Loader;
 use std::path::Path;
 
@@ -34,6 +35,7 @@ impl Frame {
 /// DWARF line information of the guest executable (absent without debug info).
 pub struct SourceLines {
     loader: Option<Loader>,
+    statements: StatementLines,
     bias: u64,
 }
 
@@ -42,12 +44,15 @@ impl SourceLines {
     pub fn open(path: &Path, bias: u64) -> SourceLines {
         SourceLines {
             loader: Loader::new(path).ok(),
+            statements: StatementLines::open(path),
             bias,
         }
     }
 
     /// The inline chain at run-time address `pc`, innermost frame first
-    /// (empty when the executable has no line information for it).
+    /// (empty when the executable has no line information for it). The
+    /// innermost line is the last statement start at `pc`
+    /// ([`StatementLines`]).
     pub fn frames(&self, pc: u64) -> Vec<Frame> {
         let Some(loader) = &self.loader else {
             return Vec::new();
@@ -66,6 +71,13 @@ impl SourceLines {
                 file: f.location.as_ref().and_then(|l| l.file).map(str::to_string),
                 line: f.location.as_ref().and_then(|l| l.line),
             });
+        }
+        if let Some(first) = out.first_mut() {
+            if let Some((last, stmt)) = self.statements.statement_line(pc.wrapping_sub(self.bias)) {
+                if first.line == Some(last) {
+                    first.line = Some(stmt);
+                }
+            }
         }
         out
     }

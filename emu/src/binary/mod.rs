@@ -10,4 +10,5 @@ pub mod lines;
 pub mod objects;
 pub mod program;
 pub mod prune;
+pub mod stmt_lines;
 pub mod symbols;
