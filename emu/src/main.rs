@@ -1436,25 +1436,13 @@ fn gdb_facts(race_log: Option<Rc<RefCell<RaceLog>>>, realtime: u64) -> lard_emu:
     }
     let replay_command = words
         .iter()
-        .map(|w| shell_quote(w))
+        .map(|w| lard_emu::cmd::shell_quote(w))
         .collect::<Vec<_>>()
         .join(" ");
     lard_emu::gdb::MonitorData {
         replay_command,
         race_text: race_log
             .map(|log| -> lard_emu::gdb::RaceText { Box::new(move |m| log.borrow().text(m)) }),
-    }
-}
-
-/// `w` as one shell word.
-fn shell_quote(w: &str) -> String {
-    let plain = !w.is_empty()
-        && w.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-    if plain {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }
 

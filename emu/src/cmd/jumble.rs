@@ -419,18 +419,7 @@ pub fn jumble(a: &JumbleArgs) -> Result<JumbleResult, String> {
             }
         }
     }
-    let bar = if a.progress {
-        let b = indicatif::ProgressBar::new(jobs.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "lard jumble {bar:40} {pos}/{len} runs, {elapsed} (eta {eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = crate::cmd::progress_bar(a.progress, "jumble", jobs.len() as u64, None);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, RunOutcome)>> = Mutex::new(Vec::with_capacity(jobs.len()));
     std::thread::scope(|s| {

@@ -352,19 +352,7 @@ pub fn run(c: &Campaign, a: &RunArgs) -> Result<RunSummary, String> {
             unbuildable[p] = true;
         }
     }
-    let bar = if a.progress {
-        let b = indicatif::ProgressBar::new(todo.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "lard campaign {bar:40} {pos}/{len} runs, {msg}, {elapsed} (eta {eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b.set_message("0 failed");
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = crate::cmd::progress_bar(a.progress, "campaign", todo.len() as u64, Some("0 failed"));
     let next = AtomicUsize::new(0);
     let made = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);

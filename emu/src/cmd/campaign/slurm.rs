@@ -2,7 +2,7 @@
 //! `lard campaign run FILE --shard I/N` (docs/campaigns.md). The script is
 //! written to the results directory; `--submit` hands it to `sbatch`.
 
-use crate::cmd::explore::command::shell_quote;
+use crate::cmd::shell_quote;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

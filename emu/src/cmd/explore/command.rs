@@ -2,6 +2,7 @@
 //! run, used both to start the run and, as shell words, to print the
 //! command that replays it.
 
+pub use crate::cmd::shell_quote;
 use std::path::Path;
 
 /// How explore's runs choose their schedules.
@@ -87,18 +88,6 @@ impl RunWords {
     pub fn limit(&mut self, option: &str, value: String) {
         self.limits.push(option.into());
         self.limits.push(value);
-    }
-}
-
-/// `w` as one shell word.
-pub fn shell_quote(w: &str) -> String {
-    let plain = !w.is_empty()
-        && w.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-    if plain {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }
 

@@ -323,19 +323,7 @@ pub fn explore(a: &ExploreArgs) -> Result<ExploreResult, ExploreError> {
         quantum: a.quantum,
         seed: a.seed.wrapping_add(i),
     };
-    let bar = if a.progress {
-        let b = indicatif::ProgressBar::new(a.runs);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "lard explore {bar:40} {pos}/{len} runs, {msg}, {elapsed} (eta {eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b.set_message("0 with findings");
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = crate::cmd::progress_bar(a.progress, "explore", a.runs, Some("0 with findings"));
     let next = AtomicU64::new(1);
     // --until first: no run after the first one with a finding.
     let last = AtomicU64::new(a.runs);
