@@ -242,6 +242,10 @@ struct ExploreCli {
     /// Write the result as JSON to FILE (docs/cli.md).
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
+    /// A `lard run` option for every run (repeatable, one word each:
+    /// `--run-option=--detector --run-option=lardish`).
+    #[arg(long, value_name = "WORD", allow_hyphen_values = true)]
+    run_option: Vec<String>,
     /// No progress bar (there is none anyway unless stderr is a terminal).
     #[arg(long)]
     no_progress: bool,
@@ -764,6 +768,14 @@ fn run_campaign(c: CampaignCmd) -> ExitCode {
 fn run_explore(a: ExploreCli) -> ExitCode {
     use lard_emu::cmd::explore::{self, command::Strategy, report, ExploreArgs, Until};
     use std::io::IsTerminal;
+    if let Some(own) = a.run_option.iter().find(|o| {
+        explore::OWN_OPTIONS
+            .iter()
+            .any(|x| o.as_str() == *x || o.starts_with(&format!("{x}=")))
+    }) {
+        eprintln!("lard: --run-option {own}: lard explore sets it for each run");
+        return ExitCode::from(2);
+    }
     let argv0 = std::env::args().next().unwrap_or_default();
     let args = ExploreArgs {
         lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),
@@ -793,6 +805,7 @@ fn run_explore(a: ExploreCli) -> ExitCode {
         seed: a.seed,
         quantum: a.quantum,
         timeout: a.timeout,
+        options: a.run_option.clone(),
         progress: !a.no_progress && std::io::stderr().is_terminal(),
         interrupt: interrupt_flag(),
     };

@@ -252,3 +252,40 @@ fn an_interrupted_exploration_reports_what_it_found() {
     // Four seconds of PCT schedules crash the lazy initialisation.
     assert!(!findings(&v, "crash").is_empty(), "{v}");
 }
+
+#[test]
+fn run_options_reach_every_run_and_its_replay() {
+    let g = guest("busy_path");
+    let (o, v) = explore(
+        &[
+            "--runs",
+            "30",
+            "--run-option=--detector",
+            "--run-option=lardish",
+        ],
+        &g,
+    );
+    assert_eq!(shell_status(&o), 1, "{}", stderr(&o));
+    assert!(
+        v["first_run"]["command"]
+            .as_str()
+            .unwrap()
+            .contains(" --detector lardish "),
+        "{v}"
+    );
+    let races = findings(&v, "race");
+    assert!(!races.is_empty(), "{v}");
+    let r = replay(races[0]);
+    // The replay is a LARDISH run that finds the race again.
+    let e = stderr(&r);
+    assert!(e.contains("== lard races (lardish) =="), "{e}");
+    assert!(!e.contains("racy dynamic accesses (DRE): 0,"), "{e}");
+    // Options explore sets itself are refused in one line.
+    let bad = std::process::Command::new(lard())
+        .args(["explore", "--run-option=--seed", "--run-option=3", "--"])
+        .arg(&g)
+        .output()
+        .unwrap();
+    assert_eq!(shell_status(&bad), 2);
+    assert_eq!(stderr(&bad).lines().count(), 1, "{}", stderr(&bad));
+}

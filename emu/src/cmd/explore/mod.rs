@@ -69,10 +69,36 @@ pub struct ExploreArgs {
     pub quantum: u64,
     /// `--timeout` of every run.
     pub timeout: Duration,
+    /// `lard run` options of every run (`--run-option`), before the
+    /// schedule's.
+    pub options: Vec<String>,
     /// Draw a progress bar on stderr.
     pub progress: bool,
     /// Set (to a signal number) when the user interrupts.
     pub interrupt: Option<Arc<AtomicUsize>>,
+}
+
+/// `lard run` options `lard explore` sets itself; `--run-option` may not.
+pub const OWN_OPTIONS: &[&str] = &[
+    "--sched",
+    "--seed",
+    "--quantum",
+    "--pct-depth",
+    "--pct-steps",
+    "--realtime-start",
+    "--report-json",
+    "--stats-json",
+    "--max-insns",
+    "--timeout",
+    "--gdb",
+];
+
+impl ExploreArgs {
+    /// `w` with the user's `lard run` options first.
+    fn with_options(&self, mut w: RunWords) -> RunWords {
+        w.schedule.splice(0..0, self.options.iter().cloned());
+        w
+    }
 }
 
 /// Why an exploration could not be made.
@@ -284,7 +310,7 @@ fn run_child(
 
 /// The first run: the default schedule, with the guest's clock pinned.
 fn first_run(a: &ExploreArgs, scratch: &Scratch, realtime: u64) -> Result<FirstRun, ExploreError> {
-    let mut words = RunWords::first(realtime);
+    let mut words = a.with_options(RunWords::first(realtime));
     words.limit("--timeout", a.timeout.as_secs_f64().to_string());
     let start = Instant::now();
     let c = run_child(a, scratch, "first", &words, true)?;
@@ -340,7 +366,7 @@ pub fn explore(a: &ExploreArgs) -> Result<ExploreResult, ExploreError> {
                 if i > last.load(Ordering::Relaxed) {
                     break;
                 }
-                let mut words = RunWords::of(&schedule(i), realtime);
+                let mut words = a.with_options(RunWords::of(&schedule(i), realtime));
                 words.limit("--max-insns", max_insns.to_string());
                 words.limit("--timeout", a.timeout.as_secs_f64().to_string());
                 let c = match run_child(a, &scratch, &format!("run{i}"), &words, false) {
@@ -398,7 +424,7 @@ pub fn explore(a: &ExploreArgs) -> Result<ExploreResult, ExploreError> {
             *counts.entry(k).or_default() += 1;
         }
         let s = schedule(i);
-        let mut words = RunWords::of(&s, realtime);
+        let mut words = a.with_options(RunWords::of(&s, realtime));
         // A limit is part of the replay when the finding is the limit's.
         if obs.iter().any(|o| o.kind == Kind::Hang) {
             words.limit("--max-insns", max_insns.to_string());
