@@ -291,3 +291,19 @@ __attribute__((noinline)) void lardcc_clear_dead_stack(void)
     }
     lardcc_stack_low = here;
 }
+
+/* Clears the histories of [low - slack, top): the frames of the current
+ * implicit task below `top` (its private copies) and the dead frames below
+ * them. */
+__attribute__((noinline)) void lardcc_clear_stack_below(uintptr_t top)
+{
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0) + 16;
+    uintptr_t low = lardcc_stack_low;
+    const uintptr_t slack = 16384;
+    if (low == 0 || low > here)
+        low = here;
+    low = low > slack ? low - slack : 0;
+    if (top > low)
+        lard_clear_history((void *)low, top - low);
+    lardcc_stack_low = here;
+}

@@ -7,7 +7,8 @@
  * runs its implicit task as a language thread forked from the master's clock
  * at the fork; every explicit task is a language thread of its own (forked
  * from its creator's clock at creation), whichever kernel thread runs it, so
- * sibling tasks are concurrent even when one thread runs both.
+ * sibling tasks are concurrent even when one thread runs both; so is every
+ * section of a sections construct (below).
  * The happens-before table is in docs/lard-cc.md.
  */
 #define _GNU_SOURCE
@@ -65,6 +66,7 @@ struct task {
     size_t npreds;
     struct dep *deps;                   /* dependences among its children */
     size_t ndeps, capdeps;
+    uintptr_t stack_top;                /* implicit task: its frames lie below */
     uint64_t start_vc[LARD_MAX_THREADS];
     uint64_t fin[LARD_MAX_THREADS];
 };
@@ -132,6 +134,7 @@ static void team_body(void *arg)
     implicit->id = id;
     implicit->implicit = 1;
     implicit->team = T;
+    implicit->stack_top = (uintptr_t)__builtin_frame_address(0);
     cur_team = T;
     cur_task = implicit;
     stack = lardcc_stack_detach();
@@ -241,16 +244,19 @@ unsigned __wrap_GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigne
 
 /* ------------------------------------------------------------- barriers */
 
+static void section_end(void);
+
 /* Explicit barriers and the implicit barriers at the end of worksharing
  * constructs without nowait: all-to-all among the team, and every task the
  * team created in the phase happens before every member continues. */
-#define TEAM_BARRIER(ret_t, name, retexpr)                                            \
+#define TEAM_BARRIER(ret_t, name, retexpr, before)                                    \
     ret_t __real_##name(void);                                                        \
     ret_t __wrap_##name(void)                                                         \
     {                                                                                 \
         struct team *T = cur_team;                                                    \
         int slot;                                                                     \
         ret_t r;                                                                      \
+        before                                                                        \
         if (T == NULL)                                                                \
             return __real_##name();                                                   \
         slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
@@ -258,12 +264,13 @@ unsigned __wrap_GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigne
         lardcc_barrier_depart(&T->bar, slot);                                         \
         return retexpr;                                                               \
     }
-#define TEAM_BARRIER_VOID(name)                                                       \
+#define TEAM_BARRIER_VOID(name, before)                                               \
     void __real_##name(void);                                                         \
     void __wrap_##name(void)                                                          \
     {                                                                                 \
         struct team *T = cur_team;                                                    \
         int slot;                                                                     \
+        before                                                                        \
         if (T == NULL) {                                                              \
             __real_##name();                                                          \
             return;                                                                   \
@@ -272,12 +279,92 @@ unsigned __wrap_GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigne
         __real_##name();                                                              \
         lardcc_barrier_depart(&T->bar, slot);                                         \
     }
-TEAM_BARRIER_VOID(GOMP_barrier)
-TEAM_BARRIER_VOID(GOMP_loop_end)
-TEAM_BARRIER_VOID(GOMP_sections_end)
-TEAM_BARRIER(bool, GOMP_barrier_cancel, r)
-TEAM_BARRIER(bool, GOMP_loop_end_cancel, r)
-TEAM_BARRIER(bool, GOMP_sections_end_cancel, r)
+TEAM_BARRIER_VOID(GOMP_barrier, )
+TEAM_BARRIER_VOID(GOMP_loop_end, )
+TEAM_BARRIER(bool, GOMP_barrier_cancel, r, )
+TEAM_BARRIER(bool, GOMP_loop_end_cancel, r, )
+
+/* ------------------------------------------------------------- sections */
+
+/* Each section of a sections construct is a language thread of its own,
+ * forked from the implicit task that runs it when libgomp hands it out
+ * (GOMP_sections_start/next return its number), so two sections are
+ * concurrent even when one thread runs both.  Its end joins the team's
+ * current barrier phase, like a task completing in it: the construct's
+ * barrier (or, with nowait, the next one) orders it before the team.  The
+ * implicit task continues with its own clock: with nowait, what it does
+ * after the construct is concurrent with the sections it ran.
+ *
+ * The sections an implicit task runs share its private, firstprivate,
+ * lastprivate and reduction copies (in its frames, below the team body's):
+ * the histories of that stack are cleared when a section ends, so the
+ * sections of one implicit task never race on them and the reduction's
+ * combination after the last section does not race with the sections. */
+static __thread uint32_t section_id = LARD__NO_THREAD;
+static __thread uint32_t section_creator;
+
+static void section_end(void)
+{
+    struct team *T = cur_team;
+    uint32_t id = section_id;
+    uint64_t fin[LARD_MAX_THREADS];
+    if (id == LARD__NO_THREAD)
+        return;
+    section_id = LARD__NO_THREAD;
+    memcpy(fin, lard__threads[id].vc, sizeof fin);
+    lard_note_thread_exit();
+    lardcc_barrier_contribute(&T->bar, (int)(__atomic_load_n(&T->bar.gen, __ATOMIC_ACQUIRE) & 1),
+                              fin);
+    lardcc_clear_stack_below(current_task()->stack_top);
+    lardcc_id_retire(id, fin[id]);
+    lardcc_switch(section_creator);
+}
+
+static unsigned section_begin(unsigned n)
+{
+    struct task *me = current_task();
+    uint32_t creator;
+    struct lard__lthread *c;
+    if (n == 0 || cur_team == NULL || !me->implicit)
+        return n;
+    c = lard__me(&creator);
+    section_creator = creator;
+    section_id = lardcc_id_alloc(c->vc);
+    lard__tick(creator);
+    lardcc_switch(section_id);
+    return n;
+}
+
+unsigned __real_GOMP_sections_start(unsigned);
+unsigned __wrap_GOMP_sections_start(unsigned count)
+{
+    section_end();
+    return section_begin(__real_GOMP_sections_start(count));
+}
+
+unsigned __real_GOMP_sections2_start(unsigned, uintptr_t *, void **);
+unsigned __wrap_GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem)
+{
+    section_end();
+    return section_begin(__real_GOMP_sections2_start(count, reductions, mem));
+}
+
+unsigned __real_GOMP_sections_next(void);
+unsigned __wrap_GOMP_sections_next(void)
+{
+    section_end();
+    return section_begin(__real_GOMP_sections_next());
+}
+
+void __real_GOMP_sections_end_nowait(void);
+void __wrap_GOMP_sections_end_nowait(void)
+{
+    section_end();
+    __real_GOMP_sections_end_nowait();
+}
+
+TEAM_BARRIER_VOID(GOMP_sections_end, section_end();)
+TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, section_end();)
 
 /* ------------------------------------------- critical, atomic, ordered */
 

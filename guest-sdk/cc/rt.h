@@ -82,6 +82,10 @@ void lardcc_switch(uint32_t id);
  * histories of the stack below the current frame are cleared, since that
  * memory is reused by the next frames (Rule 3 for stacks). */
 void lardcc_clear_dead_stack(void);
+/* The same, up to `top` instead of the caller's frame: also the live frames
+ * between the caller and `top` (an implicit task's private copies, which
+ * the sections it runs share). */
+void lardcc_clear_stack_below(uintptr_t top);
 
 /* Call stacks (stack.c): the current stack of this kernel thread as an id
  * into lardcc_stack_nodes, the hash-consed tree the emulator reads when it
