@@ -890,6 +890,12 @@ impl Machine {
                 if undeferred {
                     self.acquire(SyncKey::ThreadEnd(id), pc);
                 }
+                // Task `id` never runs again, nor waits for its children:
+                // its clocks go (recursive task programs end millions).
+                let rt = self.binary.as_mut().expect("binary mode");
+                rt.sync.forget(SyncKey::ThreadEnd(id));
+                rt.sync.forget(SyncKey::Children(id));
+                self.vc.forget(ThreadKey::Lang(id));
             }
             LibCall::OmpTaskWait => {
                 let me = self.lang();

@@ -1,9 +1,11 @@
-/* Race-free, but beyond lard-cc's exact reach: the textbook recursive task
- * program.  Every task of one subtree is concurrent with every task of the
- * other, so fib(n) needs one language thread (vector-clock entry) per task:
- * more than the SDK's 64 once n >= 10.  Natively it runs like its plain
- * build; under lard it ends with a one-line reason (docs/lard-cc.md,
- * "Limits"; tests/tests/lard_cc.rs).  Not in the manifest: no verdict. */
+/* Race-free: the textbook recursive task program.  Every task of one
+ * subtree is concurrent with every task of the other, so fib(n) needs one
+ * language thread (vector-clock entry) per task.  Built with plain gcc,
+ * binary mode checks it exactly (tests/tests/binary_mode.rs); a lard-cc
+ * build needs more than the SDK's 64 entries once n >= 10: natively it runs
+ * like its plain build, under lard it ends with a one-line reason
+ * (docs/lard-cc.md, "Limits"; tests/tests/lard_cc.rs).  Not in the
+ * manifest: no verdict for lard-cc builds. */
 #include <stdio.h>
 #include <stdlib.h>
 

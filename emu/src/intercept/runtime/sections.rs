@@ -19,7 +19,7 @@ use crate::cpu::machine::Machine;
 use crate::cpu::uc::Reg;
 use crate::intercept::hb::{fork, SyncKey};
 use crate::intercept::libs::LibCall;
-use lard_detector_hw::event::{EventKind, LardOp as EvOp};
+use lard_detector_hw::event::{EventKind, LardOp as EvOp, ThreadKey};
 
 impl Machine {
     /// The stack pointer at the entry of the innermost outlined parallel
@@ -39,7 +39,7 @@ impl Machine {
     /// kernel thread runs, if any, ends.
     pub(super) fn section_end(&mut self, pc: u64) {
         let cur = self.cur;
-        let Some((implicit, _)) = self.rt().thread(cur).section.take() else {
+        let Some((implicit, section)) = self.rt().thread(cur).section.take() else {
             return;
         };
         self.release(SyncKey::Tasks, pc);
@@ -54,6 +54,7 @@ impl Machine {
             }
         }
         self.switch_lang(implicit, pc);
+        self.vc.forget(ThreadKey::Lang(section));
     }
 
     /// `GOMP_sections_start`/`_next` returned `n` at `pc`: section `n`
