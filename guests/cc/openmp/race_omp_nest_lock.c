@@ -33,6 +33,6 @@ int main(void)
         incr_a(&p, 3);
     }
     omp_destroy_nest_lock(&p.lck);
-    printf("a = %d b = %d\n", p.a, p.b);
+    printf("b = %d done %d\n", p.b, p.a > 0);
     return 0;
 }
