@@ -29,7 +29,7 @@ struct task;
 
 struct team {
     struct lardcc_barrier bar;          /* all barriers of the team */
-    uint64_t fork_vc[LARD_MAX_THREADS]; /* master's clock at the fork */
+    struct lardcc_vc fork_vc;           /* master's clock at the fork */
     void (*fn)(void *);
     void *data;
     int final_slot;
@@ -67,8 +67,8 @@ struct task {
     struct dep *deps;                   /* dependences among its children */
     size_t ndeps, capdeps;
     uintptr_t stack_top;                /* implicit task: its frames lie below */
-    uint64_t start_vc[LARD_MAX_THREADS];
-    uint64_t fin[LARD_MAX_THREADS];
+    struct lardcc_vc start_vc;
+    struct lardcc_vc fin;
 };
 
 static uint32_t task_lock;
@@ -110,9 +110,9 @@ static struct task *current_task(void)
     return cur_task;
 }
 
-static void acquire_vc(const uint64_t *vc)
+static void acquire_vc(const struct lardcc_vc *vc)
 {
-    lard__acquire(lardcc_me(), vc);
+    lardcc_acquire_vc(vc);
 }
 
 /* ------------------------------------------------------------- parallel */
@@ -128,7 +128,7 @@ static void team_body(void *arg)
     uint64_t final;
     if (worker) {
         lardcc_clear_dead_stack();
-        id = lardcc_id_alloc(T->fork_vc);
+        id = lardcc_id_alloc(&T->fork_vc);
         lardcc_switch(id);
     }
     implicit->id = id;
@@ -140,7 +140,7 @@ static void team_body(void *arg)
     stack = lardcc_stack_detach();
     T->fn(T->data);
     lardcc_stack_attach(stack);
-    final = lard__threads[id].vc[id];
+    final = lardcc_own(id);
     if (worker)
         lard_note_thread_exit();
     slot = lardcc_barrier_arrive(&T->bar, n);
@@ -161,11 +161,9 @@ static void team_body(void *arg)
  * the last phase) happens before the master continues. */
 static void team_begin(struct team *T, void (*fn)(void *), void *data)
 {
-    uint32_t me;
-    struct lard__lthread *t = lard__me(&me);
     memset(T, 0, sizeof *T);
-    memcpy(T->fork_vc, t->vc, sizeof T->fork_vc);
-    lard__tick(me);
+    lardcc_vc_copy(&T->fork_vc, lardcc_my_clock());
+    lardcc_tick();
     T->fn = fn;
     T->data = data;
 }
@@ -173,6 +171,9 @@ static void team_begin(struct team *T, void (*fn)(void *), void *data)
 static void team_end(struct team *T)
 {
     lardcc_barrier_depart(&T->bar, T->final_slot);
+    lardcc_vc_free(&T->fork_vc);
+    lardcc_vc_free(&T->bar.acc[0]);
+    lardcc_vc_free(&T->bar.acc[1]);
 }
 
 void __real_GOMP_parallel(void (*)(void *), void *, unsigned, unsigned);
@@ -307,30 +308,25 @@ static void section_end(void)
 {
     struct team *T = cur_team;
     uint32_t id = section_id;
-    uint64_t fin[LARD_MAX_THREADS];
     if (id == LARD__NO_THREAD)
         return;
     section_id = LARD__NO_THREAD;
-    memcpy(fin, lard__threads[id].vc, sizeof fin);
     lard_note_thread_exit();
     lardcc_barrier_contribute(&T->bar, (int)(__atomic_load_n(&T->bar.gen, __ATOMIC_ACQUIRE) & 1),
-                              fin);
+                              lardcc_clock(id));
     lardcc_clear_stack_below(current_task()->stack_top);
-    lardcc_id_retire(id, fin[id]);
+    lardcc_id_retire(id, lardcc_own(id));
     lardcc_switch(section_creator);
 }
 
 static unsigned section_begin(unsigned n)
 {
     struct task *me = current_task();
-    uint32_t creator;
-    struct lard__lthread *c;
     if (n == 0 || cur_team == NULL || !me->implicit)
         return n;
-    c = lard__me(&creator);
-    section_creator = creator;
-    section_id = lardcc_id_alloc(c->vc);
-    lard__tick(creator);
+    section_creator = lardcc_me();
+    section_id = lardcc_id_alloc(lardcc_my_clock());
+    lardcc_tick();
     lardcc_switch(section_id);
     return n;
 }
@@ -489,10 +485,8 @@ static void task_link(struct task *t, struct task *parent)
 /* Creation: the creator's clock so far happens before the task. */
 static void task_fork(struct task *t)
 {
-    uint32_t me;
-    struct lard__lthread *c = lard__me(&me);
-    memcpy(t->start_vc, c->vc, sizeof t->start_vc);
-    lard__tick(me);
+    lardcc_vc_copy(&t->start_vc, lardcc_my_clock());
+    lardcc_tick();
 }
 
 static struct dep *dep_slot(struct task *parent, const void *addr)
@@ -575,7 +569,7 @@ static void deps_apply(struct task *parent, void **depend, struct task *t)
         t->npreds = npreds;
     } else {
         for (i = 0; i < npreds; i++)
-            acquire_vc(preds[i]->fin);
+            acquire_vc(&preds[i]->fin);
         free(preds);
     }
 }
@@ -587,21 +581,22 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     uint32_t prev_id = lardcc_me(), id, stack;
     size_t i;
     lardcc_clear_dead_stack();
-    id = lardcc_id_alloc(t->start_vc);
+    id = lardcc_id_alloc(&t->start_vc);
     t->id = id;
     lardcc_switch(id);
+    lardcc_vc_free(&t->start_vc);
     for (i = 0; i < t->npreds; i++)
-        lard__acquire(id, t->preds[i]->fin);
+        lardcc_acquire_vc(&t->preds[i]->fin);
     cur_task = t;
     stack = lardcc_stack_detach();
     fn(arg);
     lardcc_stack_attach(stack);
     lardcc_clear_dead_stack();
-    memcpy(t->fin, lard__threads[id].vc, sizeof t->fin);
+    lardcc_vc_copy(&t->fin, lardcc_clock(id));
     lard_note_thread_exit();
     if (t->team)
-        lardcc_barrier_contribute(&t->team->bar, t->slot, t->fin);
-    lardcc_id_retire(id, t->fin[id]);
+        lardcc_barrier_contribute(&t->team->bar, t->slot, &t->fin);
+    lardcc_id_retire(id, lardcc_vc_get(&t->fin, id));
     __atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
     cur_task = prev;
     lardcc_switch(prev_id);
@@ -678,7 +673,7 @@ void __wrap_GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
     /* An undeferred (if(false)) or included (inside a final task) task
      * completes before its creator continues. */
     if (included)
-        acquire_vc(t->fin);
+        acquire_vc(&t->fin);
 }
 
 static void loop_entry(void *block)
@@ -688,7 +683,7 @@ static void loop_entry(void *block)
     struct task *t = xmalloc(sizeof *t);
     char *data = (char *)block + h->off;
     memcpy(data, block, 2 * sizeof(long)); /* the task's bounds */
-    memcpy(t->start_vc, L->proto.start_vc, sizeof t->start_vc);
+    lardcc_vc_copy(&t->start_vc, &L->proto.start_vc);
     t->final = L->proto.final;
     t->parent = L->proto.parent;
     t->team = L->proto.team;
@@ -726,7 +721,7 @@ static void taskloop_done(struct loop *L, unsigned flags)
     size_t i;
     if (!(flags & FLAG_NOGROUP) || !(flags & FLAG_IF))
         for (i = 0; i < L->group.n; i++)
-            acquire_vc(L->group.tasks[i]->fin);
+            acquire_vc(&L->group.tasks[i]->fin);
 }
 
 #define TASKLOOP(name, T)                                                             \
@@ -778,7 +773,7 @@ void __wrap_GOMP_taskwait(void)
     me->nchildren = me->capchildren = 0;
     lard__unlock(&task_lock);
     for (i = 0; i < n; i++)
-        acquire_vc(kids[i]->fin);
+        acquire_vc(&kids[i]->fin);
     free(kids);
 }
 
@@ -811,7 +806,7 @@ void __wrap_GOMP_taskgroup_end(void)
     if (g == NULL)
         return;
     for (i = 0; i < g->n; i++)
-        acquire_vc(g->tasks[i]->fin);
+        acquire_vc(&g->tasks[i]->fin);
     me->cur_group = g->outer;
     free(g->tasks);
     free(g);

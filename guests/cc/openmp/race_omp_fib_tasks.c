@@ -1,8 +1,7 @@
 /* Racy: the recursive task program with a shared call counter that no
  * synchronization protects: tasks of different subtrees increment it
  * concurrently.  Thousands of tasks are unordered with each other (one
- * logical thread each); binary mode checks it exactly (lard-cc builds stop
- * beyond 64 unordered tasks: docs/lard-cc.md, "Limits"). */
+ * logical thread each), checked exactly in both modes. */
 #include <stdio.h>
 #include <stdlib.h>
 
