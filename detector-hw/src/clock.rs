@@ -19,6 +19,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::event::ThreadKey;
 
+mod vector;
+pub use vector::{VectorClock, DENSE};
+
 /// The own entry of a fresh identity's vector clock (all other entries are 0).
 ///
 /// The emulator, which owns the architectural clock values returned by
@@ -166,57 +169,6 @@ impl ThreadIndex {
     }
 }
 
-/// A vector clock over dense thread indices; entries beyond the stored
-/// length are 0.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VectorClock {
-    entries: Vec<u64>,
-}
-
-impl VectorClock {
-    /// The all-zero clock.
-    pub fn new() -> VectorClock {
-        VectorClock::default()
-    }
-
-    /// Entry `idx`.
-    #[inline]
-    pub fn get(&self, idx: ThreadIdx) -> u64 {
-        self.entries.get(idx as usize).copied().unwrap_or(0)
-    }
-
-    /// Sets entry `idx` to `value`.
-    pub fn set(&mut self, idx: ThreadIdx, value: u64) {
-        let i = idx as usize;
-        if i >= self.entries.len() {
-            if value == 0 {
-                return;
-            }
-            self.entries.resize(i + 1, 0);
-        }
-        self.entries[i] = value;
-    }
-
-    /// Entry-wise maximum with `other` (the vector-clock *union*).
-    pub fn join(&mut self, other: &VectorClock) {
-        if other.entries.len() > self.entries.len() {
-            self.entries.resize(other.entries.len(), 0);
-        }
-        for (mine, theirs) in self.entries.iter_mut().zip(&other.entries) {
-            *mine = (*mine).max(*theirs);
-        }
-    }
-
-    /// True if every entry of `self` is `<=` the same entry of `other`
-    /// (the *happens-before* comparison `self ⊑ other`).
-    pub fn leq(&self, other: &VectorClock) -> bool {
-        self.entries
-            .iter()
-            .enumerate()
-            .all(|(i, v)| *v <= other.get(i as ThreadIdx))
-    }
-}
-
 /// One vector clock per thread identity, created on first use with the
 /// initialisation rule of this module.
 #[derive(Clone, Debug, Default)]
@@ -253,9 +205,7 @@ impl ClockTable {
     /// The vector clock of identity `idx` (the all-zero clock if unknown).
     #[inline]
     pub fn clock(&self, idx: ThreadIdx) -> &VectorClock {
-        static ZERO: VectorClock = VectorClock {
-            entries: Vec::new(),
-        };
+        static ZERO: VectorClock = VectorClock::new();
         self.clocks.get(idx as usize).unwrap_or(&ZERO)
     }
 

@@ -47,8 +47,8 @@ static int is_release(int mo)
  * The clocks are allocated on a thread's first fence or relaxed access to a
  * location with a clock, so that the static TLS block stays small. */
 struct fences {
-    uint64_t rel[LARD_MAX_THREADS];
-    uint64_t acq[LARD_MAX_THREADS];
+    struct lardcc_vc rel;
+    struct lardcc_vc acq;
 };
 static __thread int fence_rel_valid;
 static __thread int fence_acq_pending;
@@ -63,8 +63,8 @@ static struct fences *fences(void)
     }
     return fence_clocks;
 }
-#define fence_rel (fences()->rel)
-#define fence_acq (fences()->acq)
+#define fence_rel (&fences()->rel)
+#define fence_acq (&fences()->acq)
 
 /* 128-bit atomics are emulated under one lock (every access to them goes
  * through this runtime, so the lock makes them atomic). */
@@ -93,29 +93,26 @@ static void op_begin(struct op_ctx *c, volatile void *a, int kind, int mo)
 
 static void op_end(struct op_ctx *c, int success)
 {
-    uint32_t me;
-    struct lard__lthread *t;
     struct lardcc_sync *s = c->s;
     if (s == NULL)
         return;
-    t = lard__me(&me);
     if (success && c->kind != K_LOAD) {
         if (is_release(c->mo)) {
             if (c->kind == K_STORE)
-                memcpy(s->vc, t->vc, sizeof s->vc);
+                lardcc_vc_copy(&s->vc, lardcc_my_clock());
             else
-                lard__join_into(s->vc, t->vc);
-            lard__tick(me);
+                lardcc_vc_join(&s->vc, lardcc_my_clock());
+            lardcc_tick();
         } else if (fence_rel_valid) {
-            lard__join_into(s->vc, fence_rel);
+            lardcc_vc_join(&s->vc, fence_rel);
         }
     }
     if (c->kind != K_STORE) {
         int mo = success ? c->mo : mo_relaxed;
         if (is_acquire(mo))
-            lard__acquire(me, s->vc);
+            lardcc_acquire_vc(&s->vc);
         else {
-            lard__join_into(fence_acq, s->vc);
+            lardcc_vc_join(fence_acq, &s->vc);
             fence_acq_pending = 1;
         }
     }
@@ -126,8 +123,7 @@ static void op_end(struct op_ctx *c, int success)
 static void op_end_cas(struct op_ctx *c, int success, int fmo)
 {
     if (!success && c->s && is_acquire(fmo)) {
-        uint32_t me = lardcc_me();
-        lard__acquire(me, c->s->vc);
+        lardcc_acquire_vc(&c->s->vc);
         lard__unlock(&c->s->lock);
         return;
     }
@@ -298,18 +294,16 @@ DEFINE_ATOMICS(128, a128)
 
 void __tsan_atomic_thread_fence(int mo)
 {
-    uint32_t me;
-    struct lard__lthread *t = lard__me(&me);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (is_acquire(mo) && fence_acq_pending) {
-        lard__acquire(me, fence_acq);
-        memset(fence_acq, 0, sizeof fence_acq);
+        lardcc_acquire_vc(fence_acq);
+        lardcc_vc_clear(fence_acq);
         fence_acq_pending = 0;
     }
     if (is_release(mo)) {
-        memcpy(fence_rel, t->vc, sizeof fence_rel);
+        lardcc_vc_copy(fence_rel, lardcc_my_clock());
         fence_rel_valid = 1;
-        lard__tick(me);
+        lardcc_tick();
     }
 }
 

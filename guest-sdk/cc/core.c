@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* lard-cc runtime core: sync-object table, happens-before primitives,
- * barriers, language-thread ids, dead-stack clearing. */
+ * barriers, dead-stack clearing (clocks and language-thread ids: clock.c). */
 #define _GNU_SOURCE
 #include "rt.h"
 
@@ -94,67 +94,52 @@ void lardcc_sync_reset(const void *addr)
     if (s == NULL)
         return;
     lard__lock(&s->lock);
-    memset(s->vc, 0, sizeof s->vc);
-    memset(s->rvc, 0, sizeof s->rvc);
+    lardcc_vc_clear(&s->vc);
+    lardcc_vc_clear(&s->rvc);
     s->used_rvc = 0;
     lard__unlock(&s->lock);
 }
 
 /* ---- the happens-before primitives ---- */
 
-uint32_t lardcc_me(void)
-{
-    uint32_t me;
-    lard__me(&me);
-    return me;
-}
-
 void lardcc_acquire(struct lardcc_sync *s)
 {
-    uint32_t me = lardcc_me();
     lard__lock(&s->lock);
-    lard__acquire(me, s->vc);
+    lardcc_acquire_vc(&s->vc);
     lard__unlock(&s->lock);
 }
 
 void lardcc_acquire_all(struct lardcc_sync *s)
 {
-    uint32_t me = lardcc_me();
     lard__lock(&s->lock);
-    lard__acquire(me, s->vc);
+    lardcc_acquire_vc(&s->vc);
     if (s->used_rvc)
-        lard__acquire(me, s->rvc);
+        lardcc_acquire_vc(&s->rvc);
     lard__unlock(&s->lock);
 }
 
 void lardcc_release(struct lardcc_sync *s)
 {
-    uint32_t me;
-    struct lard__lthread *t = lard__me(&me);
     lard__lock(&s->lock);
-    memcpy(s->vc, t->vc, sizeof s->vc);
-    lard__tick(me);
+    lardcc_vc_copy(&s->vc, lardcc_my_clock());
+    lardcc_tick();
     lard__unlock(&s->lock);
 }
 
 void lardcc_release_join(struct lardcc_sync *s)
 {
-    uint32_t me;
-    struct lard__lthread *t = lard__me(&me);
     lard__lock(&s->lock);
-    lard__join_into(s->vc, t->vc);
-    lard__tick(me);
+    lardcc_vc_join(&s->vc, lardcc_my_clock());
+    lardcc_tick();
     lard__unlock(&s->lock);
 }
 
 void lardcc_release_read(struct lardcc_sync *s)
 {
-    uint32_t me;
-    struct lard__lthread *t = lard__me(&me);
     lard__lock(&s->lock);
-    lard__join_into(s->rvc, t->vc);
+    lardcc_vc_join(&s->rvc, lardcc_my_clock());
     s->used_rvc = 1;
-    lard__tick(me);
+    lardcc_tick();
     lard__unlock(&s->lock);
 }
 
@@ -162,17 +147,15 @@ void lardcc_release_read(struct lardcc_sync *s)
 
 int lardcc_barrier_arrive(struct lardcc_barrier *b, uint32_t n)
 {
-    uint32_t me;
     int slot;
-    struct lard__lthread *t = lard__me(&me);
     lard__lock(&b->lock);
     slot = (int)(b->gen & 1);
-    lard__join_into(b->acc[slot], t->vc);
-    lard__tick(me);
+    lardcc_vc_join(&b->acc[slot], lardcc_my_clock());
+    lardcc_tick();
     if (++b->count >= n) {
         b->count = 0;
         b->gen++;
-        memset(b->acc[slot ^ 1], 0, sizeof b->acc[0]);
+        lardcc_vc_clear(&b->acc[slot ^ 1]);
     }
     lard__unlock(&b->lock);
     return slot;
@@ -180,89 +163,16 @@ int lardcc_barrier_arrive(struct lardcc_barrier *b, uint32_t n)
 
 void lardcc_barrier_depart(struct lardcc_barrier *b, int slot)
 {
-    uint32_t me = lardcc_me();
     lard__lock(&b->lock);
-    lard__acquire(me, b->acc[slot]);
+    lardcc_acquire_vc(&b->acc[slot]);
     lard__unlock(&b->lock);
 }
 
-void lardcc_barrier_contribute(struct lardcc_barrier *b, int slot, const uint64_t *vc)
+void lardcc_barrier_contribute(struct lardcc_barrier *b, int slot, const struct lardcc_vc *vc)
 {
     lard__lock(&b->lock);
-    lard__join_into(b->acc[slot], vc);
+    lardcc_vc_join(&b->acc[slot], vc);
     lard__unlock(&b->lock);
-}
-
-/* ---- language-thread ids ---- */
-
-static uint32_t ids_lock;
-static uint32_t nfree;
-static uint32_t free_ids[LARD_MAX_THREADS];
-static uint64_t free_final[LARD_MAX_THREADS];
-
-/* Ids run out when more than LARD_MAX_THREADS language threads are
- * unordered with each other: every task of a recursive task program (fib)
- * is concurrent with every task of another subtree, so none can take over a
- * finished one's id.  Exact detection needs a vector-clock entry for each;
- * on a LARD CPU the run therefore ends with that reason (docs/lard-cc.md,
- * "Limits").  On a CPU without LARD (ReadVC returns 0) ids and clocks mean
- * nothing: a retired id, else any, is taken again, so the program runs
- * natively like its plain build. */
-#define LARDCC_STR2(x) #x
-#define LARDCC_STR(x) LARDCC_STR2(x)
-static uint32_t out_of_ids(void)
-{
-    static uint32_t next_shared;
-    uint32_t id;
-    if (lard_read_vc(lardcc_me()) != 0)
-        lard__fatal("lard-cc: more than " LARDCC_STR(LARD_MAX_THREADS) " language threads unordered with each other "
-                    "(OpenMP tasks, threads): exact detection needs a vector-clock entry "
-                    "for each (docs/lard-cc.md, Limits)");
-    if (nfree > 0) {
-        id = free_ids[--nfree];
-    } else {
-        id = 1 + next_shared % (LARD_MAX_THREADS - 1);
-        next_shared++;
-    }
-    return id;
-}
-
-uint32_t lardcc_id_alloc(const uint64_t *from)
-{
-    uint32_t i, id = LARD__NO_THREAD;
-    lard__lock(&ids_lock);
-    for (i = 0; i < nfree; i++)
-        if (from[free_ids[i]] >= free_final[i]) {
-            id = free_ids[i];
-            free_ids[i] = free_ids[nfree - 1];
-            free_final[i] = free_final[nfree - 1];
-            nfree--;
-            break;
-        }
-    if (id == LARD__NO_THREAD && lard__nids() >= LARD_MAX_THREADS)
-        id = out_of_ids();
-    lard__unlock(&ids_lock);
-    if (id == LARD__NO_THREAD)
-        id = lard__new_id();
-    lard__fork_from(id, from);
-    return id;
-}
-
-void lardcc_id_retire(uint32_t id, uint64_t final)
-{
-    lard__lock(&ids_lock);
-    /* (Natively an id may be held twice: keep the list within bounds.) */
-    if (nfree < LARD_MAX_THREADS) {
-        free_ids[nfree] = id;
-        free_final[nfree] = final;
-        nfree++;
-    }
-    lard__unlock(&ids_lock);
-}
-
-void lardcc_switch(uint32_t id)
-{
-    lard_lang_switch(id);
 }
 
 /* ---- stacks ---- */
@@ -289,5 +199,21 @@ __attribute__((noinline)) void lardcc_clear_dead_stack(void)
         low = low > slack ? low - slack : 0;
         lard_clear_history((void *)low, here - low);
     }
+    lardcc_stack_low = here;
+}
+
+/* Clears the histories of [low - slack, top): the frames of the current
+ * implicit task below `top` (its private copies) and the dead frames below
+ * them. */
+__attribute__((noinline)) void lardcc_clear_stack_below(uintptr_t top)
+{
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0) + 16;
+    uintptr_t low = lardcc_stack_low;
+    const uintptr_t slack = 16384;
+    if (low == 0 || low > here)
+        low = here;
+    low = low > slack ? low - slack : 0;
+    if (top > low)
+        lard_clear_history((void *)low, top - low);
     lardcc_stack_low = here;
 }

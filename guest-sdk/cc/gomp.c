@@ -7,7 +7,8 @@
  * runs its implicit task as a language thread forked from the master's clock
  * at the fork; every explicit task is a language thread of its own (forked
  * from its creator's clock at creation), whichever kernel thread runs it, so
- * sibling tasks are concurrent even when one thread runs both.
+ * sibling tasks are concurrent even when one thread runs both; so is every
+ * section of a sections construct (below).
  * The happens-before table is in docs/lard-cc.md.
  */
 #define _GNU_SOURCE
@@ -28,7 +29,7 @@ struct task;
 
 struct team {
     struct lardcc_barrier bar;          /* all barriers of the team */
-    uint64_t fork_vc[LARD_MAX_THREADS]; /* master's clock at the fork */
+    struct lardcc_vc fork_vc;           /* master's clock at the fork */
     void (*fn)(void *);
     void *data;
     int final_slot;
@@ -65,8 +66,9 @@ struct task {
     size_t npreds;
     struct dep *deps;                   /* dependences among its children */
     size_t ndeps, capdeps;
-    uint64_t start_vc[LARD_MAX_THREADS];
-    uint64_t fin[LARD_MAX_THREADS];
+    uintptr_t stack_top;                /* implicit task: its frames lie below */
+    struct lardcc_vc start_vc;
+    struct lardcc_vc fin;
 };
 
 static uint32_t task_lock;
@@ -108,9 +110,9 @@ static struct task *current_task(void)
     return cur_task;
 }
 
-static void acquire_vc(const uint64_t *vc)
+static void acquire_vc(const struct lardcc_vc *vc)
 {
-    lard__acquire(lardcc_me(), vc);
+    lardcc_acquire_vc(vc);
 }
 
 /* ------------------------------------------------------------- parallel */
@@ -126,18 +128,19 @@ static void team_body(void *arg)
     uint64_t final;
     if (worker) {
         lardcc_clear_dead_stack();
-        id = lardcc_id_alloc(T->fork_vc);
+        id = lardcc_id_alloc(&T->fork_vc);
         lardcc_switch(id);
     }
     implicit->id = id;
     implicit->implicit = 1;
     implicit->team = T;
+    implicit->stack_top = (uintptr_t)__builtin_frame_address(0);
     cur_team = T;
     cur_task = implicit;
     stack = lardcc_stack_detach();
     T->fn(T->data);
     lardcc_stack_attach(stack);
-    final = lard__threads[id].vc[id];
+    final = lardcc_own(id);
     if (worker)
         lard_note_thread_exit();
     slot = lardcc_barrier_arrive(&T->bar, n);
@@ -158,11 +161,9 @@ static void team_body(void *arg)
  * the last phase) happens before the master continues. */
 static void team_begin(struct team *T, void (*fn)(void *), void *data)
 {
-    uint32_t me;
-    struct lard__lthread *t = lard__me(&me);
     memset(T, 0, sizeof *T);
-    memcpy(T->fork_vc, t->vc, sizeof T->fork_vc);
-    lard__tick(me);
+    lardcc_vc_copy(&T->fork_vc, lardcc_my_clock());
+    lardcc_tick();
     T->fn = fn;
     T->data = data;
 }
@@ -170,6 +171,9 @@ static void team_begin(struct team *T, void (*fn)(void *), void *data)
 static void team_end(struct team *T)
 {
     lardcc_barrier_depart(&T->bar, T->final_slot);
+    lardcc_vc_free(&T->fork_vc);
+    lardcc_vc_free(&T->bar.acc[0]);
+    lardcc_vc_free(&T->bar.acc[1]);
 }
 
 void __real_GOMP_parallel(void (*)(void *), void *, unsigned, unsigned);
@@ -241,16 +245,19 @@ unsigned __wrap_GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigne
 
 /* ------------------------------------------------------------- barriers */
 
+static void section_end(void);
+
 /* Explicit barriers and the implicit barriers at the end of worksharing
  * constructs without nowait: all-to-all among the team, and every task the
  * team created in the phase happens before every member continues. */
-#define TEAM_BARRIER(ret_t, name, retexpr)                                            \
+#define TEAM_BARRIER(ret_t, name, retexpr, before)                                    \
     ret_t __real_##name(void);                                                        \
     ret_t __wrap_##name(void)                                                         \
     {                                                                                 \
         struct team *T = cur_team;                                                    \
         int slot;                                                                     \
         ret_t r;                                                                      \
+        before                                                                        \
         if (T == NULL)                                                                \
             return __real_##name();                                                   \
         slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
@@ -258,12 +265,13 @@ unsigned __wrap_GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigne
         lardcc_barrier_depart(&T->bar, slot);                                         \
         return retexpr;                                                               \
     }
-#define TEAM_BARRIER_VOID(name)                                                       \
+#define TEAM_BARRIER_VOID(name, before)                                               \
     void __real_##name(void);                                                         \
     void __wrap_##name(void)                                                          \
     {                                                                                 \
         struct team *T = cur_team;                                                    \
         int slot;                                                                     \
+        before                                                                        \
         if (T == NULL) {                                                              \
             __real_##name();                                                          \
             return;                                                                   \
@@ -272,12 +280,87 @@ unsigned __wrap_GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigne
         __real_##name();                                                              \
         lardcc_barrier_depart(&T->bar, slot);                                         \
     }
-TEAM_BARRIER_VOID(GOMP_barrier)
-TEAM_BARRIER_VOID(GOMP_loop_end)
-TEAM_BARRIER_VOID(GOMP_sections_end)
-TEAM_BARRIER(bool, GOMP_barrier_cancel, r)
-TEAM_BARRIER(bool, GOMP_loop_end_cancel, r)
-TEAM_BARRIER(bool, GOMP_sections_end_cancel, r)
+TEAM_BARRIER_VOID(GOMP_barrier, )
+TEAM_BARRIER_VOID(GOMP_loop_end, )
+TEAM_BARRIER(bool, GOMP_barrier_cancel, r, )
+TEAM_BARRIER(bool, GOMP_loop_end_cancel, r, )
+
+/* ------------------------------------------------------------- sections */
+
+/* Each section of a sections construct is a language thread of its own,
+ * forked from the implicit task that runs it when libgomp hands it out
+ * (GOMP_sections_start/next return its number), so two sections are
+ * concurrent even when one thread runs both.  Its end joins the team's
+ * current barrier phase, like a task completing in it: the construct's
+ * barrier (or, with nowait, the next one) orders it before the team.  The
+ * implicit task continues with its own clock: with nowait, what it does
+ * after the construct is concurrent with the sections it ran.
+ *
+ * The sections an implicit task runs share its private, firstprivate,
+ * lastprivate and reduction copies (in its frames, below the team body's):
+ * the histories of that stack are cleared when a section ends, so the
+ * sections of one implicit task never race on them and the reduction's
+ * combination after the last section does not race with the sections. */
+static __thread uint32_t section_id = LARD__NO_THREAD;
+static __thread uint32_t section_creator;
+
+static void section_end(void)
+{
+    struct team *T = cur_team;
+    uint32_t id = section_id;
+    if (id == LARD__NO_THREAD)
+        return;
+    section_id = LARD__NO_THREAD;
+    lard_note_thread_exit();
+    lardcc_barrier_contribute(&T->bar, (int)(__atomic_load_n(&T->bar.gen, __ATOMIC_ACQUIRE) & 1),
+                              lardcc_clock(id));
+    lardcc_clear_stack_below(current_task()->stack_top);
+    lardcc_id_retire(id, lardcc_own(id));
+    lardcc_switch(section_creator);
+}
+
+static unsigned section_begin(unsigned n)
+{
+    struct task *me = current_task();
+    if (n == 0 || cur_team == NULL || !me->implicit)
+        return n;
+    section_creator = lardcc_me();
+    section_id = lardcc_id_alloc(lardcc_my_clock());
+    lardcc_tick();
+    lardcc_switch(section_id);
+    return n;
+}
+
+unsigned __real_GOMP_sections_start(unsigned);
+unsigned __wrap_GOMP_sections_start(unsigned count)
+{
+    section_end();
+    return section_begin(__real_GOMP_sections_start(count));
+}
+
+unsigned __real_GOMP_sections2_start(unsigned, uintptr_t *, void **);
+unsigned __wrap_GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem)
+{
+    section_end();
+    return section_begin(__real_GOMP_sections2_start(count, reductions, mem));
+}
+
+unsigned __real_GOMP_sections_next(void);
+unsigned __wrap_GOMP_sections_next(void)
+{
+    section_end();
+    return section_begin(__real_GOMP_sections_next());
+}
+
+void __real_GOMP_sections_end_nowait(void);
+void __wrap_GOMP_sections_end_nowait(void)
+{
+    section_end();
+    __real_GOMP_sections_end_nowait();
+}
+
+TEAM_BARRIER_VOID(GOMP_sections_end, section_end();)
+TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, section_end();)
 
 /* ------------------------------------------- critical, atomic, ordered */
 
@@ -402,10 +485,8 @@ static void task_link(struct task *t, struct task *parent)
 /* Creation: the creator's clock so far happens before the task. */
 static void task_fork(struct task *t)
 {
-    uint32_t me;
-    struct lard__lthread *c = lard__me(&me);
-    memcpy(t->start_vc, c->vc, sizeof t->start_vc);
-    lard__tick(me);
+    lardcc_vc_copy(&t->start_vc, lardcc_my_clock());
+    lardcc_tick();
 }
 
 static struct dep *dep_slot(struct task *parent, const void *addr)
@@ -488,7 +569,7 @@ static void deps_apply(struct task *parent, void **depend, struct task *t)
         t->npreds = npreds;
     } else {
         for (i = 0; i < npreds; i++)
-            acquire_vc(preds[i]->fin);
+            acquire_vc(&preds[i]->fin);
         free(preds);
     }
 }
@@ -500,21 +581,22 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     uint32_t prev_id = lardcc_me(), id, stack;
     size_t i;
     lardcc_clear_dead_stack();
-    id = lardcc_id_alloc(t->start_vc);
+    id = lardcc_id_alloc(&t->start_vc);
     t->id = id;
     lardcc_switch(id);
+    lardcc_vc_free(&t->start_vc);
     for (i = 0; i < t->npreds; i++)
-        lard__acquire(id, t->preds[i]->fin);
+        lardcc_acquire_vc(&t->preds[i]->fin);
     cur_task = t;
     stack = lardcc_stack_detach();
     fn(arg);
     lardcc_stack_attach(stack);
     lardcc_clear_dead_stack();
-    memcpy(t->fin, lard__threads[id].vc, sizeof t->fin);
+    lardcc_vc_copy(&t->fin, lardcc_clock(id));
     lard_note_thread_exit();
     if (t->team)
-        lardcc_barrier_contribute(&t->team->bar, t->slot, t->fin);
-    lardcc_id_retire(id, t->fin[id]);
+        lardcc_barrier_contribute(&t->team->bar, t->slot, &t->fin);
+    lardcc_id_retire(id, lardcc_vc_get(&t->fin, id));
     __atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
     cur_task = prev;
     lardcc_switch(prev_id);
@@ -591,7 +673,7 @@ void __wrap_GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
     /* An undeferred (if(false)) or included (inside a final task) task
      * completes before its creator continues. */
     if (included)
-        acquire_vc(t->fin);
+        acquire_vc(&t->fin);
 }
 
 static void loop_entry(void *block)
@@ -601,7 +683,7 @@ static void loop_entry(void *block)
     struct task *t = xmalloc(sizeof *t);
     char *data = (char *)block + h->off;
     memcpy(data, block, 2 * sizeof(long)); /* the task's bounds */
-    memcpy(t->start_vc, L->proto.start_vc, sizeof t->start_vc);
+    lardcc_vc_copy(&t->start_vc, &L->proto.start_vc);
     t->final = L->proto.final;
     t->parent = L->proto.parent;
     t->team = L->proto.team;
@@ -639,7 +721,7 @@ static void taskloop_done(struct loop *L, unsigned flags)
     size_t i;
     if (!(flags & FLAG_NOGROUP) || !(flags & FLAG_IF))
         for (i = 0; i < L->group.n; i++)
-            acquire_vc(L->group.tasks[i]->fin);
+            acquire_vc(&L->group.tasks[i]->fin);
 }
 
 #define TASKLOOP(name, T)                                                             \
@@ -691,7 +773,7 @@ void __wrap_GOMP_taskwait(void)
     me->nchildren = me->capchildren = 0;
     lard__unlock(&task_lock);
     for (i = 0; i < n; i++)
-        acquire_vc(kids[i]->fin);
+        acquire_vc(&kids[i]->fin);
     free(kids);
 }
 
@@ -724,7 +806,7 @@ void __wrap_GOMP_taskgroup_end(void)
     if (g == NULL)
         return;
     for (i = 0; i < g->n; i++)
-        acquire_vc(g->tasks[i]->fin);
+        acquire_vc(&g->tasks[i]->fin);
     me->cur_group = g->outer;
     free(g->tasks);
     free(g);

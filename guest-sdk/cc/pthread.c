@@ -47,7 +47,7 @@ __attribute__((noinline)) static void thread_end(void)
     thread_ended = 1;
     lard_note_thread_exit();
     me = lardcc_me();
-    final = lard__threads[me].vc[me];
+    final = lardcc_own(me);
     lardcc_release(lardcc_sync_of((const void *)pthread_self()));
     if (pthread_getattr_np(pthread_self(), &at) == 0) {
         if (pthread_attr_getstack(&at, &stack, &size) == 0) {
@@ -80,19 +80,17 @@ int __real_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *)
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
                           void *arg)
 {
-    uint32_t me;
-    struct lard__lthread *p = lard__me(&me);
     struct start *st = malloc(sizeof *st);
     int err;
     if (st == NULL)
         return EAGAIN;
     st->fn = fn;
     st->arg = arg;
-    st->id = lardcc_id_alloc(p->vc);
-    lard__tick(me);
+    st->id = lardcc_id_alloc(lardcc_my_clock());
+    lardcc_tick();
     err = __real_pthread_create(t, attr, trampoline, st);
     if (err != 0) {
-        lardcc_id_retire(st->id, lard__threads[st->id].vc[st->id]);
+        lardcc_id_retire(st->id, lardcc_own(st->id));
         free(st);
     }
     return err;

@@ -2,9 +2,8 @@
 /*
  * lard-cc runtime internals.  Everything here is system code in LARD's
  * sense: plain (untracked) accesses, unreported internal locks.  The program's
- * synchronization reaches the detector only through the SDK's clock
- * operations (lard__acquire, lard__join_into, lard__tick, lard__fork_from in
- * ../src/thread.c), which mirror every clock change with WriteVC.
+ * synchronization reaches the detector only through the runtime's sparse
+ * clock operations (clock.c), which mirror every clock change with WriteVC.
  * The happens-before rules per library are in docs/lard-cc.md.
  */
 #ifndef LARDCC_RT_H
@@ -15,6 +14,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A sparse vector clock (clock.c): its non-zero entries sorted by id.
+ * All-zero bytes are the empty clock. */
+struct lardcc_ent {
+    uint32_t id;
+    uint64_t v;
+};
+struct lardcc_vc {
+    uint32_t n, cap;
+    struct lardcc_ent *e;
+};
+uint64_t lardcc_vc_get(const struct lardcc_vc *c, uint32_t id);
+void lardcc_vc_set(struct lardcc_vc *c, uint32_t id, uint64_t v);
+void lardcc_vc_join(struct lardcc_vc *to, const struct lardcc_vc *from); /* to ⊔= from */
+void lardcc_vc_copy(struct lardcc_vc *to, const struct lardcc_vc *from);
+void lardcc_vc_clear(struct lardcc_vc *c);
+void lardcc_vc_free(struct lardcc_vc *c); /* empty, storage returned */
+
+/* Language threads (clock.c): the clock of thread `id`; the current
+ * thread's; its own entry.  Clock changes of the current thread go through
+ * acquire_vc (me ⊔= from) and tick (me[me] += 1), mirrored with WriteVC. */
+struct lardcc_vc *lardcc_clock(uint32_t id);
+struct lardcc_vc *lardcc_my_clock(void);
+uint64_t lardcc_own(uint32_t id);
+void lardcc_acquire_vc(const struct lardcc_vc *from);
+void lardcc_tick(void);
+
 /* The clock of a program synchronization object (mutex, rwlock, semaphore,
  * atomic location, OpenMP critical/lock/ordered, finished pthread ...),
  * found by address in a table in runtime memory. */
@@ -23,8 +48,8 @@ struct lardcc_sync {
     uint32_t lock;                 /* internal futex lock */
     uint32_t used_rvc;
     void *ext;                     /* attached runtime data (a barrier) */
-    uint64_t vc[LARD_MAX_THREADS]; /* release clock (writers) */
-    uint64_t rvc[LARD_MAX_THREADS];/* join of readers' releases (rwlock) */
+    struct lardcc_vc vc;           /* release clock (writers) */
+    struct lardcc_vc rvc;          /* join of readers' releases (rwlock) */
 };
 
 /* The sync object of `addr`, created on first use (never NULL). */
@@ -56,18 +81,18 @@ struct lardcc_barrier {
     uint32_t gen;
     uint32_t count;
     uint32_t n;
-    uint64_t acc[2][LARD_MAX_THREADS];
+    struct lardcc_vc acc[2];
 };
 int lardcc_barrier_arrive(struct lardcc_barrier *b, uint32_t n);
 void lardcc_barrier_depart(struct lardcc_barrier *b, int slot);
 /* Join `vc` into slot `slot` (a task completing inside a barrier phase). */
-void lardcc_barrier_contribute(struct lardcc_barrier *b, int slot, const uint64_t *vc);
+void lardcc_barrier_contribute(struct lardcc_barrier *b, int slot, const struct lardcc_vc *vc);
 
 /* Language-thread ids: a new id for a language thread whose start clock is
  * `from`.  An id whose previous holder ended with own entry f may be reused
  * when from[id] >= f: the old holder's whole final clock then happens before
  * the new one's start, so the two are ordered like one thread continuing. */
-uint32_t lardcc_id_alloc(const uint64_t *from);
+uint32_t lardcc_id_alloc(const struct lardcc_vc *from);
 /* Language thread `id` has ended; `final` is the own entry of the last clock it published (to a joiner, barrier or task waiter). */
 void lardcc_id_retire(uint32_t id, uint64_t final);
 
@@ -82,6 +107,10 @@ void lardcc_switch(uint32_t id);
  * histories of the stack below the current frame are cleared, since that
  * memory is reused by the next frames (Rule 3 for stacks). */
 void lardcc_clear_dead_stack(void);
+/* The same, up to `top` instead of the caller's frame: also the live frames
+ * between the caller and `top` (an implicit task's private copies, which
+ * the sections it runs share). */
+void lardcc_clear_stack_below(uintptr_t top);
 
 /* Call stacks (stack.c): the current stack of this kernel thread as an id
  * into lardcc_stack_nodes, the hash-consed tree the emulator reads when it

@@ -305,3 +305,40 @@ fn an_access_is_reported_at_its_statement_line() {
         .collect();
     assert_eq!(reported, marked, "{err}");
 }
+
+/// Recursive task programs run exact in binary mode: every task of
+/// `fib(n)` is a logical thread of its own (21,891 for n = 20), unordered
+/// with every task of the other subtree. The race-free one reports nothing,
+/// the one with an unprotected shared counter reports exactly its line.
+#[test]
+fn deep_task_recursion_is_checked_exactly() {
+    for (rel, n) in [
+        ("cc/limits/omp_fib_tasks.c", "20"),
+        ("cc/openmp/race_omp_fib_tasks.c", "12"),
+    ] {
+        let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
+        let bin = build_c_dynamic(
+            rel,
+            &format!("fib_plain_{stem}"),
+            &["-O1", "-fopenmp", "-static"],
+        );
+        let json = scratch_file("binary-fib");
+        let j = json.to_string_lossy().to_string();
+        let l = lard_run(&["--report-json", &j], &bin, &[n]);
+        let want = if n == "20" {
+            "fib(20) = 6765\n"
+        } else {
+            "fib(12) = 144\n"
+        };
+        assert_eq!(stdout(&l), want, "{rel}: {}", stderr(&l));
+        assert_eq!(shell_status(&l), 0, "{rel}: {}", stderr(&l));
+        let report = std::fs::read_to_string(&json).unwrap();
+        let got = source_lines(&bin, rel, &racy_pcs(&report));
+        assert_eq!(
+            got,
+            marked_lines(rel, "/* RACE */"),
+            "{rel}: {}",
+            stderr(&l)
+        );
+    }
+}

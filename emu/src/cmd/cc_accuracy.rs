@@ -28,6 +28,9 @@ pub struct CcRun {
     pub races: usize,
     /// Of `races`, those on one of the program's racing lines.
     pub on_racing_lines: usize,
+    /// The source lines of the reported races (-1: not in the program's
+    /// source).
+    pub lines: BTreeSet<i64>,
     /// `Ok` when output, status and the reported lines match the manifest.
     pub verdict: Result<(), String>,
 }
@@ -195,6 +198,7 @@ pub fn run_one(lard: &Path, r: &GuestRun, seed: u64, tmp: &Path) -> CcRun {
         reported: false,
         races: 0,
         on_racing_lines: 0,
+        lines: BTreeSet::new(),
         verdict: Ok(()),
     };
     let out = match out {
@@ -232,6 +236,7 @@ pub fn run_one(lard: &Path, r: &GuestRun, seed: u64, tmp: &Path) -> CcRun {
     }
     run.races = pcs.len();
     run.reported = !pcs.is_empty();
+    run.lines = got.clone();
     let status = out.status.code().unwrap_or(-1);
     let stdout = String::from_utf8_lossy(&out.stdout);
     run.verdict = if stdout != r.stdout || status != r.exit {
@@ -242,13 +247,49 @@ pub fn run_one(lard: &Path, r: &GuestRun, seed: u64, tmp: &Path) -> CcRun {
     run
 }
 
+/// Verdict stability over seeds: how many programs got the same verdict
+/// (racy or not) in every run, and how many the same reported lines too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stability {
+    /// Programs run.
+    pub programs: usize,
+    /// Programs whose runs all agree on racy / race-free.
+    pub same_verdict: usize,
+    /// Programs whose runs all report the same set of lines.
+    pub same_lines: usize,
+}
+
+/// The program of a run (its label without ` seed N`).
+fn program(r: &CcRun) -> &str {
+    r.label
+        .rsplit_once(" seed ")
+        .map_or(r.label.as_str(), |x| x.0)
+}
+
+/// Verdict stability of `runs` (several seeds per program).
+pub fn stability(runs: &[CcRun]) -> Stability {
+    let mut by: std::collections::BTreeMap<&str, Vec<&CcRun>> = Default::default();
+    for r in runs {
+        by.entry(program(r)).or_default().push(r);
+    }
+    let all = |v: &[&CcRun], f: &dyn Fn(&CcRun, &CcRun) -> bool| v.iter().all(|r| f(r, v[0]));
+    Stability {
+        programs: by.len(),
+        same_verdict: by
+            .values()
+            .filter(|v| all(v, &|a, b| a.reported == b.reported))
+            .count(),
+        same_lines: by
+            .values()
+            .filter(|v| all(v, &|a, b| a.lines == b.lines))
+            .count(),
+    }
+}
+
 /// The report: one line per run that missed its ground truth, then the score.
 pub fn report(runs: &[CcRun], seeds: u64, cc: &Compiler) -> String {
     let mut s = String::new();
-    let programs: BTreeSet<&str> = runs
-        .iter()
-        .map(|r| r.label.rsplit_once(" seed ").map_or("", |x| x.0))
-        .collect();
+    let programs: BTreeSet<&str> = runs.iter().map(program).collect();
     let racy = runs.iter().filter(|r| r.racy).count();
     let _ = writeln!(
         s,
@@ -276,5 +317,48 @@ pub fn report(runs: &[CcRun], seeds: u64, cc: &Compiler) -> String {
         sc.recall,
         sc.line_correctness
     );
+    let st = stability(runs);
+    let _ = writeln!(
+        s,
+        "verdict stability: {}/{} programs the same verdict on every seed, {}/{} the same lines",
+        st.same_verdict, st.programs, st.same_lines, st.programs
+    );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(label: &str, reported: bool, lines: &[i64]) -> CcRun {
+        CcRun {
+            label: label.to_string(),
+            racy: true,
+            reported,
+            races: lines.len(),
+            on_racing_lines: lines.len(),
+            lines: lines.iter().copied().collect(),
+            verdict: Ok(()),
+        }
+    }
+
+    #[test]
+    fn stability_counts_programs_whose_seeds_agree() {
+        let runs = [
+            run("a seed 1", true, &[3, 4]),
+            run("a seed 2", true, &[3]),
+            run("b seed 1", false, &[]),
+            run("b seed 2", true, &[7]),
+            run("c seed 1", true, &[9]),
+            run("c seed 2", true, &[9]),
+        ];
+        assert_eq!(
+            stability(&runs),
+            Stability {
+                programs: 3,
+                same_verdict: 2,
+                same_lines: 1
+            }
+        );
+    }
 }

@@ -45,6 +45,11 @@ impl VcFile {
         out
     }
 
+    /// Forgets `who`'s clock (an identity that will never run again).
+    pub fn forget(&mut self, who: ThreadKey) {
+        self.clocks.remove(&who);
+    }
+
     /// Sets entry `tid` of `who`'s clock.
     pub fn write(&mut self, who: ThreadKey, tid: u64, value: u64) {
         self.clocks.entry(who).or_default().insert(tid, value);

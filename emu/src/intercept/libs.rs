@@ -95,15 +95,23 @@ pub enum LibCall {
     /// An outlined task body (found at run time): it runs as a language
     /// thread of its own (a fresh id, LARD's Thread op), whose clock starts
     /// from its task start; return releases the tasks' end and switches
-    /// back (an undeferred task, run inside `GOMP_task`, also orders its
-    /// creator after it).
+    /// back (an undeferred or included task also orders its creator after
+    /// it).
     OmpTaskBody,
     /// `GOMP_taskwait`, `GOMP_taskwait_depend`: return acquires the end
     /// of the caller's child tasks.
     OmpTaskWait,
     /// `GOMP_barrier` and the implicit barriers (`GOMP_loop_end`, ...):
-    /// entry releases the barrier, return acquires it and the tasks' end.
+    /// entry ends the running section (if any) and releases the barrier,
+    /// return acquires it and the tasks' end.
     OmpBarrier,
+    /// `GOMP_sections_start(n)`, `GOMP_sections2_start`,
+    /// `GOMP_sections_next()`: entry ends the running section (if any);
+    /// a non-zero return starts section number `rax` as a language thread
+    /// of its own (intercept/sections.rs).
+    OmpSections,
+    /// `GOMP_sections_end_nowait()`: entry ends the running section.
+    OmpSectionsEnd,
     /// `GOMP_critical_start`, `GOMP_atomic_start`, `GOMP_ordered_start`:
     /// return acquires the construct's lock.
     OmpEnter(u8),
@@ -157,6 +165,7 @@ impl LibCall {
                 | LibCall::OmpNamedExit
                 | LibCall::OmpCopyEnd
                 | LibCall::OmpTaskGroupStart
+                | LibCall::OmpSectionsEnd
         )
     }
 }
@@ -252,6 +261,10 @@ pub const LIBRARY: &[(&str, LibCall)] = &[
     ("GOMP_loop_end_cancel", LibCall::OmpBarrier),
     ("GOMP_sections_end", LibCall::OmpBarrier),
     ("GOMP_sections_end_cancel", LibCall::OmpBarrier),
+    ("GOMP_sections_start", LibCall::OmpSections),
+    ("GOMP_sections2_start", LibCall::OmpSections),
+    ("GOMP_sections_next", LibCall::OmpSections),
+    ("GOMP_sections_end_nowait", LibCall::OmpSectionsEnd),
     ("GOMP_critical_start", LibCall::OmpEnter(OMP_CRITICAL)),
     ("GOMP_critical_end", LibCall::OmpExit(OMP_CRITICAL)),
     ("GOMP_atomic_start", LibCall::OmpEnter(OMP_ATOMIC)),

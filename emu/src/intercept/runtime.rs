@@ -29,13 +29,16 @@ use crate::cpu::uc::Reg;
 use crate::intercept::hb::{fork, SyncClocks, SyncKey};
 use crate::intercept::libs::{library_functions, LibCall};
 use crate::intercept::tasks::{
-    dep_acquires, dep_releases, parse_depend, Tasks, FLAG_DEPEND, FLAG_IF, FLAG_NOGROUP,
+    dep_acquires, dep_releases, parse_depend, Execution, Tasks, FLAG_DEPEND, FLAG_FINAL, FLAG_IF,
+    FLAG_NOGROUP,
 };
 use crate::observe::observer::AccessMode;
 use lard_detector_hw::event::{
     AccessKind, EventKind, LardOp as EvOp, LockMode, ObjectKind, Origin, ProgramEvent, ThreadKey,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+mod sections;
 
 /// A call whose return is awaited.
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +62,9 @@ struct RtThread {
     /// The lowest stack address program code accessed since the last
     /// task start on this thread (0: none).
     stack_low: u64,
+    /// The section this thread runs: (the implicit task's language
+    /// thread, the section's).
+    section: Option<(u64, u64)>,
 }
 
 /// A heap block as allocated.
@@ -616,8 +622,9 @@ impl Machine {
             }
             LibCall::OmpTask | LibCall::OmpTaskLoop => {
                 let me = self.lang();
-                let (deps, many, own_group) = if call == LibCall::OmpTask {
-                    // flags and depend are the 7th and 8th arguments.
+                let (deps, many, own_group, exec) = if call == LibCall::OmpTask {
+                    // if_clause is the 6th argument (a bool), flags and
+                    // depend the 7th and 8th.
                     let flags = self.mem.read_u64(sp.wrapping_add(8)).unwrap_or(0) & 0xffff_ffff;
                     let depend = self.mem.read_u64(sp.wrapping_add(16)).unwrap_or(0);
                     let deps = if flags & FLAG_DEPEND != 0 && depend != 0 {
@@ -625,15 +632,23 @@ impl Machine {
                     } else {
                         Vec::new()
                     };
-                    (deps, false, false)
+                    let exec = Execution {
+                        final_clause: flags & FLAG_FINAL != 0,
+                        if_false: uc.reg(Reg::R9) & 0xff == 0,
+                    };
+                    (deps, false, false, exec)
                 } else {
                     // flags is the 6th argument; without nogroup (or with
                     // if(false)) the creator waits for the loop's tasks.
                     let flags = uc.reg(Reg::R9) & 0xffff_ffff;
                     let wait = flags & FLAG_NOGROUP == 0 || flags & FLAG_IF == 0;
-                    (Vec::new(), true, wait)
+                    let exec = Execution {
+                        final_clause: flags & FLAG_FINAL != 0,
+                        if_false: false,
+                    };
+                    (Vec::new(), true, wait, exec)
                 };
-                let (id, group) = self.rt().tasks.create(me, deps, many, own_group);
+                let (id, group) = self.rt().tasks.create(me, deps, many, own_group, exec);
                 task = id;
                 // args[2] (cpyfn) is not needed at return: it keeps the
                 // taskloop's implicit group + 1 (0: none).
@@ -689,7 +704,11 @@ impl Machine {
                 }
                 task_ids = Some((prev, id));
             }
-            LibCall::OmpBarrier => self.release(SyncKey::Barrier, ret),
+            LibCall::OmpBarrier => {
+                self.section_end(ret);
+                self.release(SyncKey::Barrier, ret);
+            }
+            LibCall::OmpSections | LibCall::OmpSectionsEnd => self.section_end(ret),
             LibCall::OmpExit(c) => self.release(SyncKey::Construct(c), ret),
             // The name's variable itself is the lock (libgomp keeps a
             // pointer-sized mutex in place), so its address identifies it.
@@ -851,7 +870,9 @@ impl Machine {
                 let (id, prev) = (a[0], a[1]);
                 self.release(SyncKey::Tasks, pc);
                 self.release(SyncKey::ThreadEnd(id), pc);
+                let mut undeferred = false;
                 if let Some(c) = self.rt().tasks.finished(id) {
+                    undeferred = c.undeferred;
                     self.release(SyncKey::Children(c.parent), pc);
                     if let Some(g) = c.group {
                         self.release(SyncKey::Group(g), pc);
@@ -864,20 +885,23 @@ impl Machine {
                     }
                 }
                 self.switch_lang(prev, pc);
-                let inside_create = self
-                    .rt()
-                    .thread(cur)
-                    .pending
-                    .iter()
-                    .any(|p| p.call == LibCall::OmpTask);
-                if inside_create {
+                // An undeferred task completes before its creator
+                // continues; a task libgomp merely ran at once does not.
+                if undeferred {
                     self.acquire(SyncKey::ThreadEnd(id), pc);
                 }
+                // Task `id` never runs again, nor waits for its children:
+                // its clocks go (recursive task programs end millions).
+                let rt = self.binary.as_mut().expect("binary mode");
+                rt.sync.forget(SyncKey::ThreadEnd(id));
+                rt.sync.forget(SyncKey::Children(id));
+                self.vc.forget(ThreadKey::Lang(id));
             }
             LibCall::OmpTaskWait => {
                 let me = self.lang();
                 self.acquire(SyncKey::Children(me), pc);
             }
+            LibCall::OmpSections => self.section_begin(rax as u32, pc),
             LibCall::OmpBarrier => {
                 self.acquire(SyncKey::Barrier, pc);
                 self.acquire(SyncKey::Tasks, pc);

@@ -28,6 +28,8 @@ pub enum Dep {
     Out(u64),
 }
 
+/// `GOMP_TASK_FLAG_FINAL`: the `final` clause was true.
+pub const FLAG_FINAL: u64 = 1 << 1;
 /// `GOMP_TASK_FLAG_DEPEND`: the `depend` argument is valid.
 pub const FLAG_DEPEND: u64 = 1 << 3;
 /// `GOMP_TASK_FLAG_IF`: taskloop's `if` clause was true.
@@ -115,6 +117,24 @@ pub struct Creation {
     pub deps: Vec<Dep>,
     /// A taskloop: several bodies run for one creation.
     pub many: bool,
+    /// Its tasks are final (the `final` clause, or a final parent): the
+    /// tasks they create are included tasks.
+    pub final_task: bool,
+    /// Its task is undeferred: `if(false)`, or an included task (created
+    /// by a final task). It completes before its creator continues
+    /// (OpenMP 5.2 §12.5, §12.8). A task libgomp runs at once for reasons
+    /// of its own (no team, too many queued tasks, `mergeable`) is not
+    /// undeferred: it stays concurrent with its creator's continuation.
+    pub undeferred: bool,
+}
+
+/// How a `GOMP_task` call asks its task to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Execution {
+    /// The `final` clause was true (`FLAG_FINAL`).
+    pub final_clause: bool,
+    /// The `if` clause was false (`GOMP_task`'s `if_clause` argument).
+    pub if_false: bool,
 }
 
 /// The explicit tasks of a run.
@@ -143,8 +163,8 @@ impl Tasks {
     }
 
     /// A new creation by `parent`; `many` for a taskloop, whose tasks form
-    /// an implicit taskgroup of their own unless `nogroup` (`own_group`).
-    /// Returns the creation's id (its release key is
+    /// an implicit taskgroup of their own unless `nogroup` (`own_group`);
+    /// `exec` its clauses. Returns the creation's id (its release key is
     /// [`SyncKey::TaskCreated`]) and, for `own_group`, the group's id.
     pub fn create(
         &mut self,
@@ -152,7 +172,13 @@ impl Tasks {
         deps: Vec<Dep>,
         many: bool,
         own_group: bool,
+        exec: Execution,
     ) -> (u64, Option<u64>) {
+        let parent_final = self
+            .running
+            .get(&parent)
+            .and_then(|c| self.creations.get(c))
+            .is_some_and(|c| c.final_task);
         let id = self.next;
         self.next += 1;
         let own = own_group.then(|| {
@@ -168,6 +194,8 @@ impl Tasks {
                 group,
                 deps,
                 many,
+                final_task: exec.final_clause || parent_final,
+                undeferred: exec.if_false || parent_final,
             },
         );
         (id, own)
@@ -296,10 +324,10 @@ mod tests {
     #[test]
     fn bodies_find_their_creation_and_group() {
         let mut t = Tasks::default();
-        let (early, _) = t.create(1, Vec::new(), false, false);
+        let (early, _) = t.create(1, Vec::new(), false, false, Execution::default());
         t.block_allocated(early, 0x1000, 0x80);
         let g = t.group_start(1);
-        let (late, _) = t.create(1, Vec::new(), false, false);
+        let (late, _) = t.create(1, Vec::new(), false, false, Execution::default());
         t.block_allocated(late, 0x2000, 0x40);
         assert_eq!(t.body_creation(0x2040, None), Some(late));
         assert_eq!(t.body_creation(0x2040, None), None, "a block is used once");
@@ -308,12 +336,37 @@ mod tests {
         assert_eq!(t.body_creation(0x9999, None), None);
         assert_eq!(t.started(5, late).unwrap().group, Some(g));
         // A task created by task 5 belongs to 5's group.
-        let (child, _) = t.create(5, Vec::new(), false, false);
+        let (child, _) = t.create(5, Vec::new(), false, false, Execution::default());
         assert_eq!(t.started(6, child).unwrap().group, Some(g));
         assert_eq!(t.started(4, early).unwrap().group, None);
         assert_eq!(t.group_end(1), Some(g));
         assert_eq!(t.group_end(1), None);
         assert_eq!(t.finished(5).unwrap().parent, 1);
         assert!(t.finished(5).is_none());
+    }
+
+    #[test]
+    fn only_if_false_and_included_tasks_are_undeferred() {
+        let mut t = Tasks::default();
+        let plain = Execution::default();
+        let fin = Execution {
+            final_clause: true,
+            if_false: false,
+        };
+        let if0 = Execution {
+            final_clause: false,
+            if_false: true,
+        };
+        let (a, _) = t.create(1, Vec::new(), false, false, if0);
+        assert!(t.started(2, a).unwrap().undeferred);
+        let (f, _) = t.create(1, Vec::new(), false, false, fin);
+        let c = t.started(3, f).unwrap();
+        assert!(c.final_task && !c.undeferred);
+        // A task created by a final task is included, and final itself.
+        let (inc, _) = t.create(3, Vec::new(), false, false, plain);
+        let c = t.started(4, inc).unwrap();
+        assert!(c.undeferred && c.final_task);
+        let (d, _) = t.create(1, Vec::new(), false, false, plain);
+        assert!(!t.started(5, d).unwrap().undeferred);
     }
 }

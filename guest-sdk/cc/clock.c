@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * lard-cc runtime: sparse vector clocks and the language threads they
+ * belong to, without a limit on the number of language threads.
+ *
+ * A clock lists its non-zero entries sorted by id, so it costs what it
+ * names: a recursive task program (fib with tasks: one language thread per
+ * task, every task of one subtree unordered with every task of the other)
+ * keeps small clocks for its tasks however many there are.  Storage comes
+ * from mmap'd arenas in size classes (never from the program's allocator,
+ * whose calls the runtime wraps).  Every change of a language thread's
+ * clock is mirrored into the detector with WriteVC.
+ */
+#define _GNU_SOURCE
+#include "rt.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- storage: size classes of 4 << k entries ---- */
+
+#define CLASSES 26
+#define ARENA (1u << 22)
+
+static uint32_t store_lock;
+static void *free_list[CLASSES];
+static char *arena;
+static size_t arena_left;
+
+static void *raw(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        lard__fatal("lard-cc: out of memory for vector clocks");
+    return p;
+}
+
+static int class_of(uint32_t cap)
+{
+    int k = 0;
+    while ((4u << k) < cap)
+        k++;
+    return k;
+}
+
+static struct lardcc_ent *ents_alloc(uint32_t cap)
+{
+    int k = class_of(cap);
+    size_t bytes = (size_t)(4u << k) * sizeof(struct lardcc_ent);
+    void *p;
+    if (k >= CLASSES)
+        lard__fatal("lard-cc: vector clock too large");
+    lard__lock(&store_lock);
+    if (free_list[k] != NULL) {
+        p = free_list[k];
+        free_list[k] = *(void **)p;
+    } else if (bytes >= ARENA) {
+        p = raw(bytes);
+    } else {
+        if (arena_left < bytes) {
+            arena = raw(ARENA);
+            arena_left = ARENA;
+        }
+        p = arena;
+        arena += bytes;
+        arena_left -= bytes;
+    }
+    lard__unlock(&store_lock);
+    return p;
+}
+
+static void ents_free(struct lardcc_ent *e, uint32_t cap)
+{
+    int k;
+    if (e == NULL)
+        return;
+    k = class_of(cap);
+    lard__lock(&store_lock);
+    *(void **)e = free_list[k];
+    free_list[k] = e;
+    lard__unlock(&store_lock);
+}
+
+/* ---- clocks ---- */
+
+static uint32_t find(const struct lardcc_vc *c, uint32_t id)
+{
+    uint32_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->e[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+uint64_t lardcc_vc_get(const struct lardcc_vc *c, uint32_t id)
+{
+    uint32_t i = find(c, id);
+    return i < c->n && c->e[i].id == id ? c->e[i].v : 0;
+}
+
+static void reserve(struct lardcc_vc *c, uint32_t n)
+{
+    struct lardcc_ent *e;
+    uint32_t cap;
+    if (n <= c->cap)
+        return;
+    cap = 4u << class_of(n);
+    e = ents_alloc(cap);
+    if (c->n)
+        memcpy(e, c->e, c->n * sizeof *e);
+    ents_free(c->e, c->cap);
+    c->e = e;
+    c->cap = cap;
+}
+
+void lardcc_vc_set(struct lardcc_vc *c, uint32_t id, uint64_t v)
+{
+    uint32_t i = find(c, id);
+    if (i < c->n && c->e[i].id == id) {
+        c->e[i].v = v;
+        return;
+    }
+    if (v == 0)
+        return;
+    reserve(c, c->n + 1);
+    memmove(&c->e[i + 1], &c->e[i], (c->n - i) * sizeof c->e[0]);
+    c->e[i].id = id;
+    c->e[i].v = v;
+    c->n++;
+}
+
+/* to := to ⊔ from; with `mirror`, every entry raised is written to the
+ * detector (`to` is the current thread's clock). */
+static void join(struct lardcc_vc *to, const struct lardcc_vc *from, int mirror)
+{
+    struct lardcc_vc out = {0, 0, NULL};
+    uint32_t i = 0, j = 0, extra = 0;
+    if (from->n == 0)
+        return;
+    /* Fast path: every id of `from` is already in `to`. */
+    for (j = 0; j < from->n; j++) {
+        while (i < to->n && to->e[i].id < from->e[j].id)
+            i++;
+        if (i < to->n && to->e[i].id == from->e[j].id) {
+            if (from->e[j].v > to->e[i].v) {
+                to->e[i].v = from->e[j].v;
+                if (mirror)
+                    lard_write_vc(to->e[i].id, to->e[i].v);
+            }
+        } else {
+            extra++;
+        }
+    }
+    if (extra == 0)
+        return;
+    reserve(&out, to->n + extra);
+    i = j = 0;
+    while (i < to->n || j < from->n) {
+        if (j == from->n || (i < to->n && to->e[i].id < from->e[j].id)) {
+            out.e[out.n++] = to->e[i++];
+        } else if (i == to->n || from->e[j].id < to->e[i].id) {
+            out.e[out.n++] = from->e[j];
+            if (mirror)
+                lard_write_vc(from->e[j].id, from->e[j].v);
+            j++;
+        } else {
+            out.e[out.n++] = to->e[i]; /* already raised above */
+            i++;
+            j++;
+        }
+    }
+    ents_free(to->e, to->cap);
+    *to = out;
+}
+
+void lardcc_vc_join(struct lardcc_vc *to, const struct lardcc_vc *from)
+{
+    join(to, from, 0);
+}
+
+void lardcc_vc_copy(struct lardcc_vc *to, const struct lardcc_vc *from)
+{
+    if (to == from)
+        return;
+    to->n = 0;
+    reserve(to, from->n);
+    if (from->n)
+        memcpy(to->e, from->e, from->n * sizeof to->e[0]);
+    to->n = from->n;
+}
+
+void lardcc_vc_clear(struct lardcc_vc *c)
+{
+    c->n = 0;
+}
+
+/* ---- language threads ---- */
+
+#define CHUNK_BITS 12
+#define CHUNKS 4096 /* 16M language threads */
+
+struct lthread {
+    struct lardcc_vc vc;
+    int fresh; /* its clock has not been installed in the detector yet */
+};
+
+static struct lthread *chunks[CHUNKS];
+static uint32_t chunks_lock;
+static uint32_t next_id = 1; /* 0 is the main thread's */
+static uint32_t main_claimed;
+static __thread uint32_t current = LARD__NO_THREAD;
+
+static struct lthread *lthread(uint32_t id)
+{
+    uint32_t c = id >> CHUNK_BITS;
+    struct lthread *chunk;
+    if (c >= CHUNKS)
+        lard__fatal("lard-cc: more than 16M language threads");
+    chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+    if (chunk == NULL) {
+        lard__lock(&chunks_lock);
+        chunk = chunks[c];
+        if (chunk == NULL) {
+            chunk = raw(sizeof(struct lthread) << CHUNK_BITS);
+            __atomic_store_n(&chunks[c], chunk, __ATOMIC_RELEASE);
+        }
+        lard__unlock(&chunks_lock);
+    }
+    return &chunk[id & ((1u << CHUNK_BITS) - 1)];
+}
+
+struct lardcc_vc *lardcc_clock(uint32_t id)
+{
+    return &lthread(id)->vc;
+}
+
+/* Install thread `id`'s clock in the detector: every entry. */
+static void install(uint32_t id)
+{
+    struct lardcc_vc *c = lardcc_clock(id);
+    uint32_t i;
+    for (i = 0; i < c->n; i++)
+        lard_write_vc(c->e[i].id, c->e[i].v);
+}
+
+/* A kernel thread that runs no language thread yet becomes a fresh one: the
+ * main thread (the first caller) id 0, any other a new id; own entry 1, the
+ * detector's fresh clock. */
+static uint32_t adopt(void)
+{
+    uint32_t id, zero = 0;
+    if (__atomic_compare_exchange_n(&main_claimed, &zero, 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED))
+        id = 0;
+    else
+        id = __atomic_fetch_add(&next_id, 1, __ATOMIC_ACQ_REL);
+    lardcc_vc_clear(lardcc_clock(id));
+    lardcc_vc_set(lardcc_clock(id), id, 1);
+    current = id;
+    lard_thread(id);
+    lard_write_vc(id, 1);
+    return id;
+}
+
+__attribute__((constructor)) static void lardcc_clock_init(void)
+{
+    if (current == LARD__NO_THREAD)
+        adopt();
+}
+
+uint32_t lardcc_me(void)
+{
+    uint32_t me = current;
+    return me == LARD__NO_THREAD ? adopt() : me;
+}
+
+struct lardcc_vc *lardcc_my_clock(void)
+{
+    return lardcc_clock(lardcc_me());
+}
+
+uint64_t lardcc_own(uint32_t id)
+{
+    return lardcc_vc_get(lardcc_clock(id), id);
+}
+
+void lardcc_acquire_vc(const struct lardcc_vc *from)
+{
+    join(lardcc_my_clock(), from, 1);
+}
+
+void lardcc_tick(void)
+{
+    uint32_t me = lardcc_me();
+    struct lardcc_vc *c = lardcc_clock(me);
+    uint64_t v = lardcc_vc_get(c, me) + 1;
+    lardcc_vc_set(c, me, v);
+    lard_write_vc(me, v);
+}
+
+/* Ids are reused only when the previous holder's final clock happens
+ * before the new holder's start (from[id] >= final): the two are then
+ * ordered like one thread continuing.  Only the most recently retired ids
+ * are tried, which keeps allocation cheap when thousands are retired. */
+#define REUSE_SCAN 64
+
+static uint32_t ids_lock;
+static uint32_t nfree, capfree;
+static struct lardcc_ent *freed; /* id, final own entry */
+
+uint32_t lardcc_id_alloc(const struct lardcc_vc *from)
+{
+    uint32_t i, id = LARD__NO_THREAD;
+    struct lthread *t;
+    lard__lock(&ids_lock);
+    for (i = nfree; i > 0 && nfree - i < REUSE_SCAN; i--)
+        if (lardcc_vc_get(from, freed[i - 1].id) >= freed[i - 1].v) {
+            id = freed[i - 1].id;
+            freed[i - 1] = freed[nfree - 1];
+            nfree--;
+            break;
+        }
+    lard__unlock(&ids_lock);
+    if (id == LARD__NO_THREAD)
+        id = __atomic_fetch_add(&next_id, 1, __ATOMIC_ACQ_REL);
+    t = lthread(id);
+    lardcc_vc_copy(&t->vc, from);
+    lardcc_vc_set(&t->vc, id, lardcc_vc_get(from, id) + 1);
+    t->fresh = 1;
+    return id;
+}
+
+void lardcc_id_retire(uint32_t id, uint64_t final)
+{
+    lard__lock(&ids_lock);
+    if (nfree == capfree) {
+        uint32_t cap = capfree ? capfree * 2 : 256;
+        struct lardcc_ent *n = ents_alloc(cap);
+        if (nfree)
+            memcpy(n, freed, nfree * sizeof *n);
+        ents_free(freed, capfree);
+        freed = n;
+        capfree = 4u << class_of(cap);
+    }
+    freed[nfree].id = id;
+    freed[nfree].v = final;
+    nfree++;
+    lard__unlock(&ids_lock);
+}
+
+void lardcc_switch(uint32_t id)
+{
+    struct lthread *t = lthread(id);
+    lard_thread(id);
+    current = id;
+    if (t->fresh) {
+        t->fresh = 0;
+        install(id);
+    }
+}
+
+void lardcc_vc_free(struct lardcc_vc *c)
+{
+    ents_free(c->e, c->cap);
+    c->e = NULL;
+    c->n = c->cap = 0;
+}
