@@ -17,6 +17,7 @@ use crate::cpu::sched::{SchedPolicy, Scheduler};
 use crate::cpu::stacks::StackMap;
 use crate::cpu::uc::{observe, AccessBuffer, Clock, Context, Reg, UcError, UcRef};
 use crate::cpu::vclock::VcFile;
+use crate::intercept::counted::PrunedCounts;
 use crate::intercept::{CallArgs, InterceptTable};
 use crate::linux::process::{ExecRequest, Identity};
 use crate::observe::callstack;
@@ -83,6 +84,11 @@ pub struct Observe {
     /// [`IN_HELPER_SITES`]; not for `--observe all` or binary mode, where it
     /// made pigz slower (docs/performance.md, "Tracked sites in one call").
     pub in_helper: bool,
+    /// With `mem`: the accesses only add 1 to a counter, inline (unicorn
+    /// patch 0011; the slot is the tag's high byte): binary mode's pruned
+    /// instructions whose accesses need nothing else
+    /// ([`BinaryRuntime::counted_slot`](crate::intercept::runtime::BinaryRuntime::counted_slot)).
+    pub count: bool,
 }
 
 impl Observe {
@@ -104,6 +110,9 @@ impl Observe {
             f |= observe::MEM;
             if self.in_helper {
                 f |= observe::IN_HELPER;
+            }
+            if self.count {
+                f |= observe::COUNT;
             }
         }
         if self.buffered {
@@ -530,6 +539,7 @@ impl Machine {
                 },
                 buffered: false,
                 in_helper: self.code.tracked_sites() >= IN_HELPER_SITES,
+                count: false,
             };
         }
         if self.mode != AccessMode::All {
@@ -546,16 +556,30 @@ impl Machine {
                 tag: if tracked { Observe::TRACKED } else { 0 },
                 buffered: self.access_buffer.is_some(),
                 in_helper: false,
+                count: false,
             };
         };
         let atomic = matches!(self.code.site(pc).map(|s| &**s), Some(Site::Atomic(_)));
         let program = !atomic && rt.program.contains(pc);
+        if let Some(slot) = rt.counted_slot(pc).filter(|_| program) {
+            return Observe {
+                call,
+                mem: true,
+                // (A C helper's access still calls on_access, which sees a
+                // program-code access as before.)
+                tag: Observe::TRACKED | (slot as u16) << 8,
+                buffered: false,
+                in_helper: false,
+                count: true,
+            };
+        }
         Observe {
             call,
             mem: program || rt.observer_mode == AccessMode::All,
             tag: if program { Observe::TRACKED } else { 0 },
             buffered: false,
             in_helper: false,
+            count: false,
         }
     }
 
@@ -1202,6 +1226,14 @@ impl Machine {
             // Not a data-access hook: it costs nothing on successful accesses.
             uc.hook_bad_mem(on_bad_mem, data)?;
             uc.observe(on_decide, on_access, on_insn, data);
+            // Pruned instructions are counted inline where that is all
+            // their accesses do (binary mode, pruning on, an observer of
+            // program code only).
+            if let Some(rt) = self.binary.as_mut() {
+                if rt.prunes() && rt.observer_mode != AccessMode::All {
+                    rt.counted = Some(PrunedCounts::new(uc));
+                }
+            }
             // Accesses are delivered after they happen: only when nothing
             // stops before one, and only where on_access's general path
             // would deliver them (LARD mode, every access, no adversarial

@@ -10,6 +10,7 @@
 //! PC is the call's return address (the instruction after the `call` in the
 //! caller), so reports point into the program, not into the note function.
 
+pub mod counted;
 pub mod hb;
 pub mod libs;
 pub mod runtime;
