@@ -18,7 +18,7 @@ pub mod tasks;
 
 use crate::binary::symbols::Symbolizer;
 use lard_detector_hw::event::{LockMode, ObjectKind, ProgramEvent};
-use std::collections::HashMap;
+use crate::cpu::code::AddrMap;
 
 /// What a call to an intercepted function means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -84,7 +84,7 @@ impl Intercept {
 /// Entry address → intercepted function.
 #[derive(Clone, Debug, Default)]
 pub struct InterceptTable {
-    by_entry: HashMap<u64, Intercept>,
+    by_entry: AddrMap<Intercept>,
 }
 
 impl InterceptTable {

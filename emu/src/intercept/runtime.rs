@@ -23,6 +23,7 @@ use crate::binary::functions::fdes;
 use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
 use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
 use crate::binary::prune::{prune, Image, Pruned, Pruning};
+use crate::cpu::code::AddrMap;
 use crate::cpu::machine::{call, Machine};
 use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
@@ -88,14 +89,14 @@ pub struct BinaryRuntime {
     pub observer_mode: AccessMode,
     patterns: Vec<String>,
     seen: HashSet<ObjectId>,
-    by_entry: HashMap<u64, LibCall>,
+    by_entry: AddrMap<LibCall>,
     sync: SyncClocks,
     tasks: Tasks,
     threads: Vec<RtThread>,
     next_lang: u64,
     pthreads: HashMap<u64, u64>,
     read_held: HashSet<(u64, u64)>,
-    hooked_returns: HashSet<u64>,
+    hooked_returns: AddrMap<()>,
     heap: BTreeMap<u64, HeapBlock>,
     /// Statically allocated objects whose DWARF type is atomic: plain
     /// accesses of them by program code are acquire (load) and release
@@ -149,7 +150,7 @@ impl BinaryRuntime {
             patterns,
             seen: HashSet::new(),
             observer_mode,
-            by_entry: HashMap::new(),
+            by_entry: AddrMap::default(),
             sync: SyncClocks::default(),
             tasks: Tasks::default(),
             threads: vec![RtThread {
@@ -159,7 +160,7 @@ impl BinaryRuntime {
             next_lang: 2,
             pthreads: HashMap::new(),
             read_held: HashSet::new(),
-            hooked_returns: HashSet::new(),
+            hooked_returns: AddrMap::default(),
             heap: BTreeMap::new(),
             atomic_objects: AtomicObjects::default(),
             plain_atomics: 0,
@@ -797,7 +798,7 @@ impl Machine {
                 args,
                 task,
             });
-            if rt.hooked_returns.insert(ret) {
+            if rt.hooked_returns.insert(ret, ()).is_none() {
                 self.call_at(ret, call::RETURN);
             }
         }
