@@ -456,6 +456,10 @@ pub mod observe {
     /// slot in the tag's high byte instead of calling the access callback
     /// (patch 0011): inline, no call.
     pub const COUNT: u32 = 16;
+    /// The instruction itself adds 1 to the [`AccessCounters`](super::AccessCounters)
+    /// slot in the tag's high byte before it runs (patch 0011): inline, no
+    /// call.
+    pub const INSN_COUNT: u32 = 32;
 }
 
 /// Decides, once per translation of the instruction at `pc`, what of it is

@@ -17,8 +17,8 @@ pub mod runtime;
 pub mod tasks;
 
 use crate::binary::symbols::Symbolizer;
-use lard_detector_hw::event::{LockMode, ObjectKind, ProgramEvent};
 use crate::cpu::code::AddrMap;
+use lard_detector_hw::event::{LockMode, ObjectKind, ProgramEvent};
 
 /// What a call to an intercepted function means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

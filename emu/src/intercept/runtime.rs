@@ -125,9 +125,10 @@ pub struct BinaryRuntime {
     /// code's writes there are not checked (they fault, or rewrite code or
     /// constants after an `mprotect`), which makes reads of them race-free.
     readonly: Vec<(u64, u64)>,
-    /// Pruned instructions counted by translated code instead of delivered
-    /// (unicorn patch 0011; `None` with `--no-prune` or an observer of every
-    /// access). Set by [`Machine::install_hooks`].
+    /// Pruned instructions and system-code atomics counted by translated
+    /// code instead of delivered (unicorn patch 0011; pruned ones not with
+    /// `--no-prune` or an observer of every access). Set by
+    /// [`Machine::install_hooks`].
     pub counted: Option<PrunedCounts>,
     /// OpenMP task entries are intercepted: a task body's start clears the
     /// stack below it down to the lowest stack address program code touched
@@ -225,7 +226,9 @@ impl BinaryRuntime {
     /// * redundant: never (the address is an earlier write's, which may be an
     ///   atomic object's).
     pub fn counted_slot(&self, pc: u64) -> Option<usize> {
-        self.counted.as_ref()?;
+        if self.counted.is_none() || !self.prune || self.observer_mode == AccessMode::All {
+            return None;
+        }
         let k = *self.pruning.pcs.get(&pc)?;
         let ok = match k {
             Pruned::Frame | Pruned::PrivateStack => !self.tasks_possible,
@@ -240,11 +243,6 @@ impl BinaryRuntime {
         } else {
             None
         }
-    }
-
-    /// Static pruning is on (no `--no-prune`).
-    pub fn prunes(&self) -> bool {
-        self.prune
     }
 
     /// The process has a second thread or a task from now on: counted
