@@ -65,9 +65,11 @@ use crate::shadow::{page_chunks, PagedShadow, PAGE_SIZE};
 
 mod cell;
 mod hint;
+mod readset;
 mod units;
 
 use cell::{Cell, Who, Wide, EMPTY, NONE, SHARED, WHO_SHARED};
+use readset::ReadSet;
 use units::{UnitPage, GRANULE};
 
 /// One entry of a read vector clock.
@@ -78,11 +80,11 @@ struct ReadEntry {
     pc: u64,
 }
 
-/// Read vector clocks of read-shared cells, sparse (one entry per reader),
-/// with slot reuse.
+/// Read vector clocks of read-shared cells, sparse (one entry per reader,
+/// the first few in place: [`ReadSet`]), with slot reuse.
 #[derive(Clone, Debug, Default)]
 struct ReadClocks {
-    sets: Vec<Vec<ReadEntry>>,
+    sets: Vec<ReadSet>,
     free: Vec<u64>,
 }
 
@@ -96,7 +98,9 @@ impl ReadClocks {
                 i
             }
             None => {
-                self.sets.push(entries.to_vec());
+                let mut set = ReadSet::default();
+                set.extend_from_slice(entries);
+                self.sets.push(set);
                 (self.sets.len() - 1) as u64
             }
         }
@@ -110,7 +114,10 @@ impl ReadClocks {
     }
 
     fn get(&self, i: u64) -> &[ReadEntry] {
-        self.sets.get(i as usize).map(|s| &s[..]).unwrap_or(&[])
+        self.sets
+            .get(i as usize)
+            .map(ReadSet::as_slice)
+            .unwrap_or(&[])
     }
 
     /// Sets `tid`'s entry; returns the entries visited.
@@ -118,15 +125,16 @@ impl ReadClocks {
         let Some(set) = self.sets.get_mut(i as usize) else {
             return 0;
         };
-        match set.iter().position(|e| e.tid == tid) {
+        match set.as_slice().iter().position(|e| e.tid == tid) {
             Some(k) => {
-                set[k].clock = clock;
-                set[k].pc = pc;
+                let e = &mut set.as_mut_slice()[k];
+                e.clock = clock;
+                e.pc = pc;
                 k + 1
             }
             None => {
                 set.push(ReadEntry { tid, clock, pc });
-                set.len()
+                set.as_slice().len()
             }
         }
     }
@@ -592,13 +600,7 @@ impl Detector for FastTrack {
             add(self.wide.tid(c.w), c.w_clock, self.wide.pc(c.w), true);
         }
         if c.is_shared() {
-            for e in self
-                .reads
-                .sets
-                .get(c.r_clock as usize)
-                .into_iter()
-                .flatten()
-            {
+            for e in self.reads.get(c.r_clock) {
                 add(e.tid, e.clock, e.pc, false);
             }
         } else if c.r != 0 {

@@ -95,6 +95,12 @@ impl AtomicObjects {
         i > 0 && addr < self.ranges[i - 1].1
     }
 
+    /// True when some atomic byte lies in `[lo, hi)`.
+    pub fn overlaps(&self, lo: u64, hi: u64) -> bool {
+        let i = self.ranges.partition_point(|&(_, e)| e <= lo);
+        self.ranges.get(i).is_some_and(|&(s, _)| s < hi)
+    }
+
     /// Number of disjoint atomic ranges.
     pub fn len(&self) -> usize {
         self.ranges.len()

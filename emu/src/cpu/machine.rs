@@ -17,6 +17,7 @@ use crate::cpu::sched::{SchedPolicy, Scheduler};
 use crate::cpu::stacks::StackMap;
 use crate::cpu::uc::{observe, AccessBuffer, Clock, Context, Reg, UcError, UcRef};
 use crate::cpu::vclock::VcFile;
+use crate::intercept::counted::{self, PrunedCounts};
 use crate::intercept::{CallArgs, InterceptTable};
 use crate::linux::process::{ExecRequest, Identity};
 use crate::observe::callstack;
@@ -83,6 +84,16 @@ pub struct Observe {
     /// [`IN_HELPER_SITES`]; not for `--observe all` or binary mode, where it
     /// made pigz slower (docs/performance.md, "Tracked sites in one call").
     pub in_helper: bool,
+    /// With `mem`: the accesses only add 1 to a counter, inline (unicorn
+    /// patch 0011; the slot is the tag's high byte): binary mode's pruned
+    /// instructions whose accesses need nothing else
+    /// ([`BinaryRuntime::counted_slot`](crate::intercept::runtime::BinaryRuntime::counted_slot)).
+    pub count: bool,
+    /// The instruction adds 1 to a counter before it runs, inline (unicorn
+    /// patch 0011; the slot is the tag's high byte): binary mode's system
+    /// code atomic instructions, whose instruction call would only count
+    /// a sync event ([`Machine::counted_atomic`]).
+    pub count_insn: bool,
 }
 
 impl Observe {
@@ -105,6 +116,12 @@ impl Observe {
             if self.in_helper {
                 f |= observe::IN_HELPER;
             }
+            if self.count {
+                f |= observe::COUNT;
+            }
+        }
+        if self.count_insn {
+            f |= observe::INSN_COUNT;
         }
         if self.buffered {
             f |= observe::BUFFERED;
@@ -459,6 +476,9 @@ impl Machine {
     /// (threads switch only then).
     #[inline]
     pub fn sync_clock(&mut self) {
+        if let Some(c) = self.binary.as_mut().and_then(|rt| rt.counted.as_mut()) {
+            self.stats.sync_events += c.take_atomics();
+        }
         let now = self.clock.insns();
         let n = now - self.clock_seen;
         self.clock_seen = now;
@@ -545,6 +565,7 @@ impl Machine {
                 },
                 buffered: false,
                 in_helper: self.code.tracked_sites() >= IN_HELPER_SITES,
+                ..Observe::default()
             };
         }
         if self.mode != AccessMode::All {
@@ -560,18 +581,82 @@ impl Machine {
                 mem: true,
                 tag: if tracked { Observe::TRACKED } else { 0 },
                 buffered: self.access_buffer.is_some(),
-                in_helper: false,
+                ..Observe::default()
             };
         };
         let atomic = matches!(self.code.site(pc).map(|s| &**s), Some(Site::Atomic(_)));
         let program = !atomic && rt.program.contains(pc);
+        let all = rt.observer_mode == AccessMode::All;
+        if atomic && self.counted_atomic(pc) {
+            return Observe {
+                call: false,
+                mem: all,
+                tag: (counted::ATOMICS as u16) << 8,
+                count_insn: true,
+                ..Observe::default()
+            };
+        }
+        if let Some(slot) = rt.counted_slot(pc).filter(|_| program) {
+            return Observe {
+                call,
+                mem: true,
+                // (A C helper's access still calls on_access, which sees a
+                // program-code access as before.)
+                tag: Observe::TRACKED | (slot as u16) << 8,
+                count: true,
+                ..Observe::default()
+            };
+        }
         Observe {
             call,
-            mem: program || rt.observer_mode == AccessMode::All,
+            mem: program || all,
             tag: if program { Observe::TRACKED } else { 0 },
-            buffered: false,
-            in_helper: false,
+            ..Observe::default()
         }
+    }
+
+    /// True when the atomic instruction at `pc` is translated counted
+    /// instead of with its instruction call: binary mode, no observer of
+    /// low-level sync, no adversarial memory, system code (program code's
+    /// atomics are synchronization), no other instruction call there, and
+    /// exactly one written memory operand whose address the call could
+    /// compute — the call would then only add 1 to the sync events.
+    pub fn counted_atomic(&self, pc: u64) -> bool {
+        let Some(rt) = &self.binary else {
+            return false;
+        };
+        if rt.counted.is_none()
+            || self.report_sync
+            || self.adversary.is_some()
+            || self.calls.get(&pc) != Some(&call::SITE)
+            || rt.program.contains(pc)
+        {
+            return false;
+        }
+        let Some(Site::Atomic(i)) = self.code.site(pc).map(|s| &**s) else {
+            return false;
+        };
+        let plain = |r: Register| {
+            r == Register::None
+                || r == Register::RIP
+                || r == Register::EIP
+                || lard_isa_ext::Gpr::from_iced(r.full_register()).is_some()
+        };
+        let writes = i.mem.iter().filter(|m| {
+            matches!(
+                m.access(),
+                OpAccess::Write
+                    | OpAccess::CondWrite
+                    | OpAccess::ReadWrite
+                    | OpAccess::ReadCondWrite
+            )
+        });
+        !i.rep_string
+            && writes.clone().count() == 1
+            && writes
+                .into_iter()
+                .all(|m| plain(m.base()) && plain(m.index()))
+            && i.mem.iter().all(|m| plain(m.base()) && plain(m.index()))
     }
 
     /// Registers an instruction call (`what`, [`call`] bits) at `pc` and
@@ -1217,6 +1302,12 @@ impl Machine {
             // Not a data-access hook: it costs nothing on successful accesses.
             uc.hook_bad_mem(on_bad_mem, data)?;
             uc.observe(on_decide, on_access, on_insn, data);
+            // Pruned instructions are counted inline where that is all
+            // their accesses do (binary mode, pruning on, an observer of
+            // program code only).
+            if let Some(rt) = self.binary.as_mut() {
+                rt.counted = Some(PrunedCounts::new(uc));
+            }
             // Accesses are delivered after they happen: only when nothing
             // stops before one, and only where on_access's general path
             // would deliver them (LARD mode, every access, no adversarial

@@ -452,6 +452,14 @@ pub mod observe {
     /// With [`MEM`] and not [`BUFFERED`]: the observation call also makes
     /// the access (patch 0009): smaller translated code, no inline TLB lookup.
     pub const IN_HELPER: u32 = 8;
+    /// With [`MEM`]: add 1 to the [`AccessCounters`](super::AccessCounters)
+    /// slot in the tag's high byte instead of calling the access callback
+    /// (patch 0011): inline, no call.
+    pub const COUNT: u32 = 16;
+    /// The instruction itself adds 1 to the [`AccessCounters`](super::AccessCounters)
+    /// slot in the tag's high byte before it runs (patch 0011): inline, no
+    /// call.
+    pub const INSN_COUNT: u32 = 32;
 }
 
 /// Decides, once per translation of the instruction at `pc`, what of it is
@@ -612,6 +620,55 @@ impl Drop for AccessBuffer {
             drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
                 self.start,
                 self.capacity,
+            )));
+        }
+    }
+}
+
+extern "C" {
+    /// Declared by patch 0011.
+    fn uc_lard_counts(uc: *mut sys::uc_engine, counts: *mut u64, n: u32);
+}
+
+/// The counters of counted observation (patch 0011): each access of an
+/// instruction decided [`observe::COUNT`] adds 1 to the slot its tag's high
+/// byte names, inline in translated code, before the access (where the
+/// access callback would have been called).
+pub struct AccessCounters {
+    slots: *mut u64,
+    n: usize,
+}
+
+impl AccessCounters {
+    /// `n` zeroed slots, handed to the engine for everything translated
+    /// from now on.
+    ///
+    /// # Safety
+    /// The counters must outlive every run of the engine (translated code
+    /// keeps their address); only one set per engine.
+    pub unsafe fn new(uc: UcRef, n: usize) -> AccessCounters {
+        let slots = Box::into_raw(vec![0u64; n].into_boxed_slice()) as *mut u64;
+        uc_lard_counts(uc.0, slots, n as u32);
+        AccessCounters { slots, n }
+    }
+
+    /// The count in slot `i`.
+    #[inline]
+    pub fn get(&self, i: usize) -> u64 {
+        assert!(i < self.n);
+        // SAFETY: `i` is in the allocation; translated code, the only other
+        // writer, does not run while the emulator's code does (one thread).
+        unsafe { self.slots.add(i).read_volatile() }
+    }
+}
+
+impl Drop for AccessCounters {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` as a boxed slice of `n` slots; the
+        // engine is not running (see AccessBuffer's Drop).
+        unsafe {
+            drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+                self.slots, self.n,
             )));
         }
     }

@@ -5,13 +5,17 @@
 //! A fresh identity's own entry is 1 and all others 0 (docs/lardx86.md §1).
 
 use crate::cpu::code::AddrMap;
+use lard_detector_hw::clock::FxHashMap;
 use lard_detector_hw::event::ThreadKey;
-use std::collections::HashMap;
 
 /// Per-identity vector clocks, sparse.
 #[derive(Default)]
 pub struct VcFile {
-    clocks: HashMap<ThreadKey, AddrMap<u64>>,
+    clocks: FxHashMap<ThreadKey, AddrMap<u64>>,
+    /// Writes that lowered an entry so far (a WriteVC may store any value;
+    /// binary mode's joins and ticks only raise entries): while it stays
+    /// the same, every clock only grew.
+    lowered: u64,
 }
 
 impl VcFile {
@@ -27,22 +31,30 @@ impl VcFile {
     /// Every non-zero entry of `who`'s clock as `(tid, value)`, own entry
     /// included (in no particular order).
     pub fn entries(&self, who: ThreadKey) -> Vec<(u64, u64)> {
-        let mut out: Vec<(u64, u64)> = self
-            .clocks
-            .get(&who)
-            .map(|c| {
-                c.iter()
-                    .filter(|(_, &v)| v != 0)
-                    .map(|(&t, &v)| (t, v))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let ThreadKey::Lang(me) = who {
-            if !out.iter().any(|&(t, _)| t == me) && self.read(who, me) != 0 {
-                out.push((me, self.read(who, me)));
+        let mut out = Vec::new();
+        self.for_each_entry(who, |t, v| out.push((t, v)));
+        out
+    }
+
+    /// Calls `f(tid, value)` for every entry [`VcFile::entries`] returns,
+    /// without collecting them.
+    pub fn for_each_entry(&self, who: ThreadKey, mut f: impl FnMut(u64, u64)) {
+        let clock = self.clocks.get(&who);
+        let mut own_seen = false;
+        if let Some(c) = clock {
+            for (&t, &v) in c {
+                if v != 0 {
+                    own_seen |= who == ThreadKey::Lang(t);
+                    f(t, v);
+                }
             }
         }
-        out
+        if let ThreadKey::Lang(me) = who {
+            // The own entry is 1 until written (and reported once).
+            if !own_seen && !clock.is_some_and(|c| c.contains_key(&me)) {
+                f(me, 1);
+            }
+        }
     }
 
     /// Forgets `who`'s clock (an identity that will never run again).
@@ -52,6 +64,16 @@ impl VcFile {
 
     /// Sets entry `tid` of `who`'s clock.
     pub fn write(&mut self, who: ThreadKey, tid: u64, value: u64) {
+        let old = self.read(who, tid);
+        if value < old {
+            self.lowered += 1;
+        }
         self.clocks.entry(who).or_default().insert(tid, value);
+    }
+
+    /// How many writes lowered an entry so far: while it is unchanged, a
+    /// clock that dominated another still does (clocks only grew).
+    pub fn lowered(&self) -> u64 {
+        self.lowered
     }
 }

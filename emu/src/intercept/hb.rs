@@ -14,10 +14,17 @@
 //! WriteVC instruction would have produced — so every detector stays
 //! LARD-pure and unchanged. Which library call means which primitive is the
 //! table in docs/binary-mode.md.
+//!
+//! The common case costs little: an object remembers which thread's clock
+//! is known to dominate it (the last to acquire it, or a releaser that
+//! dominated it already), so that thread re-acquiring it — a lock taken
+//! again by the thread that released it last — joins nothing; joins and
+//! releases iterate the clocks in place, without allocating.
 
+use crate::cpu::code::AddrMap;
 use crate::cpu::vclock::VcFile;
+use lard_detector_hw::clock::FxHashMap;
 use lard_detector_hw::event::ThreadKey;
-use std::collections::HashMap;
 
 /// A synchronization object's identity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -60,10 +67,20 @@ pub enum SyncKey {
     Copy,
 }
 
+/// One object's clock.
+#[derive(Default)]
+struct SyncClock {
+    entries: AddrMap<u64>,
+    /// `(me, lowered)`: language thread `me`'s clock dominated this one
+    /// when [`VcFile::lowered`] was `lowered` — and still does while it is
+    /// (clocks only grow, and a release by `me` keeps it so).
+    covered: Option<(u64, u64)>,
+}
+
 /// The clocks of all synchronization objects.
 #[derive(Default)]
 pub struct SyncClocks {
-    clocks: HashMap<SyncKey, HashMap<u64, u64>>,
+    clocks: FxHashMap<SyncKey, SyncClock>,
 }
 
 impl SyncClocks {
@@ -72,19 +89,29 @@ impl SyncClocks {
     pub fn release(&mut self, vc: &mut VcFile, me: u64, key: SyncKey, out: &mut Vec<(u64, u64)>) {
         let who = ThreadKey::Lang(me);
         let s = self.clocks.entry(key).or_default();
-        for (t, v) in vc.entries(who) {
-            let e = s.entry(t).or_default();
+        // S ≤ C_me before makes S ⊔ C_me ≤ C_me after the tick.
+        let covered = s.covered == Some((me, vc.lowered()));
+        vc.for_each_entry(who, |t, v| {
+            let e = s.entries.entry(t).or_default();
             *e = (*e).max(v);
-        }
+        });
         tick(vc, me, out);
+        s.covered = covered.then_some((me, vc.lowered()));
     }
 
     /// Acquire of `key` by language thread `me`.
     pub fn acquire(&mut self, vc: &mut VcFile, me: u64, key: SyncKey, out: &mut Vec<(u64, u64)>) {
-        let Some(s) = self.clocks.get(&key) else {
+        let Some(s) = self.clocks.get_mut(&key) else {
             return;
         };
-        join_into(vc, me, s.iter().map(|(&t, &v)| (t, v)), out);
+        if s.covered == Some((me, vc.lowered())) {
+            // Nothing in S is new to `me`: the join would change nothing.
+            return;
+        }
+        join_into(vc, me, s.entries.iter().map(|(&t, &v)| (t, v)), out);
+        // C_me ⊒ S now, but for its own entry, which S can only hold from
+        // `me`'s own earlier clock unless a write lowered it.
+        s.covered = Some((me, vc.lowered()));
     }
 
     /// Forgets `key` (a pthread_t that will be reused, a freed object).
@@ -157,5 +184,50 @@ mod tests {
         assert_eq!(p, [(2, 2)]);
         c.sort_unstable();
         assert_eq!(c, [(1, 1), (2, 1)]);
+    }
+
+    #[test]
+    fn a_dominated_object_is_not_joined_and_a_change_is() {
+        let mut vc = VcFile::default();
+        let mut s = SyncClocks::default();
+        let mut out = Vec::new();
+        let m = SyncKey::Object(8);
+        // T1 releases, T2 acquires (learns 1:1), releases, acquires again:
+        // the second acquire finds m dominated by T2's clock.
+        s.release(&mut vc, 1, m, &mut out);
+        s.acquire(&mut vc, 2, m, &mut out);
+        s.release(&mut vc, 2, m, &mut out);
+        out.clear();
+        s.acquire(&mut vc, 2, m, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.clocks[&m].covered, Some((2, 0)));
+        // T3 releases with a clock T2 has not seen: T2's acquire joins it.
+        s.release(&mut vc, 3, m, &mut out);
+        assert_eq!(s.clocks[&m].covered, None);
+        out.clear();
+        s.acquire(&mut vc, 2, m, &mut out);
+        assert_eq!(out, [(3, 1)]);
+        // A write that lowers an entry (a WriteVC) voids what was known.
+        vc.write(ThreadKey::Lang(2), 3, 0);
+        out.clear();
+        s.acquire(&mut vc, 2, m, &mut out);
+        assert_eq!(out, [(3, 1)]);
+    }
+
+    #[test]
+    fn for_each_entry_gives_what_entries_gives() {
+        let mut vc = VcFile::default();
+        let me = ThreadKey::Lang(4);
+        let mut seen = Vec::new();
+        vc.for_each_entry(me, |t, v| seen.push((t, v)));
+        assert_eq!(seen, [(4, 1)]);
+        vc.write(me, 7, 3);
+        vc.write(me, 9, 0);
+        let mut all = vc.entries(me);
+        all.sort_unstable();
+        assert_eq!(all, [(4, 1), (7, 3)]);
+        vc.write(me, 4, 0);
+        assert_eq!(vc.entries(me), [(7, 3)]);
+        assert_eq!(vc.lowered(), 1);
     }
 }

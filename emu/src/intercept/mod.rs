@@ -10,14 +10,15 @@
 //! PC is the call's return address (the instruction after the `call` in the
 //! caller), so reports point into the program, not into the note function.
 
+pub mod counted;
 pub mod hb;
 pub mod libs;
 pub mod runtime;
 pub mod tasks;
 
 use crate::binary::symbols::Symbolizer;
+use crate::cpu::code::AddrMap;
 use lard_detector_hw::event::{LockMode, ObjectKind, ProgramEvent};
-use std::collections::HashMap;
 
 /// What a call to an intercepted function means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -83,7 +84,7 @@ impl Intercept {
 /// Entry address → intercepted function.
 #[derive(Clone, Debug, Default)]
 pub struct InterceptTable {
-    by_entry: HashMap<u64, Intercept>,
+    by_entry: AddrMap<Intercept>,
 }
 
 impl InterceptTable {

@@ -23,9 +23,11 @@ use crate::binary::functions::fdes;
 use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
 use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
 use crate::binary::prune::{prune, Image, Pruned, Pruning};
+use crate::cpu::code::AddrMap;
 use crate::cpu::machine::{call, Machine};
 use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
+use crate::intercept::counted::{self, PrunedCounts};
 use crate::intercept::hb::{fork, SyncClocks, SyncKey};
 use crate::intercept::libs::{library_functions, LibCall};
 use crate::intercept::tasks::{
@@ -93,14 +95,14 @@ pub struct BinaryRuntime {
     pub observer_mode: AccessMode,
     patterns: Vec<String>,
     seen: HashSet<ObjectId>,
-    by_entry: HashMap<u64, LibCall>,
+    by_entry: AddrMap<LibCall>,
     sync: SyncClocks,
     tasks: Tasks,
     threads: Vec<RtThread>,
     next_lang: u64,
     pthreads: HashMap<u64, u64>,
     read_held: HashSet<(u64, u64)>,
-    hooked_returns: HashSet<u64>,
+    hooked_returns: AddrMap<()>,
     heap: BTreeMap<u64, HeapBlock>,
     /// Statically allocated objects whose DWARF type is atomic: plain
     /// accesses of them by program code are acquire (load) and release
@@ -129,6 +131,16 @@ pub struct BinaryRuntime {
     /// code's writes there are not checked (they fault, or rewrite code or
     /// constants after an `mprotect`), which makes reads of them race-free.
     readonly: Vec<(u64, u64)>,
+    /// Pruned instructions and system-code atomics counted by translated
+    /// code instead of delivered (unicorn patch 0011; pruned ones not with
+    /// `--no-prune` or an observer of every access). Set by
+    /// [`Machine::install_hooks`].
+    pub counted: Option<PrunedCounts>,
+    /// OpenMP task entries are intercepted: a task body's start clears the
+    /// stack below it down to the lowest stack address program code touched
+    /// ([`BinaryRuntime::note_stack`]), which needs every stack access, so
+    /// the stack analyses' instructions are no longer counted.
+    pub tasks_possible: bool,
     /// Intercepted library calls.
     pub calls: u64,
     /// Atomic instructions executed in program code.
@@ -145,7 +157,7 @@ impl BinaryRuntime {
             patterns,
             seen: HashSet::new(),
             observer_mode,
-            by_entry: HashMap::new(),
+            by_entry: AddrMap::default(),
             sync: SyncClocks::default(),
             tasks: Tasks::default(),
             threads: vec![RtThread {
@@ -155,7 +167,7 @@ impl BinaryRuntime {
             next_lang: 2,
             pthreads: HashMap::new(),
             read_held: HashSet::new(),
-            hooked_returns: HashSet::new(),
+            hooked_returns: AddrMap::default(),
             heap: BTreeMap::new(),
             atomic_objects: AtomicObjects::default(),
             plain_atomics: 0,
@@ -168,6 +180,8 @@ impl BinaryRuntime {
             single_threaded_accesses: 0,
             pruned: [0; 4],
             readonly: Vec::new(),
+            counted: None,
+            tasks_possible: false,
             calls: 0,
             atomics: 0,
         }
@@ -205,6 +219,51 @@ impl BinaryRuntime {
         }
     }
 
+    /// The [`PrunedCounts`] slot program-code instruction `pc` is counted in,
+    /// when its accesses need nothing but counting: it was pruned, and
+    /// * frame, private stack: no OpenMP task can start (their stack
+    ///   accesses would set the range a task start clears); these accesses
+    ///   are `rsp`/`rbp`-based into a frame the analyses proved private,
+    ///   so they are not taken for accesses of atomic objects nor for
+    ///   writes into the executable's read-only segments (a private stack
+    ///   is neither);
+    /// * read-only data: no atomic object lies in a read-only segment (the
+    ///   address is fixed and read-only);
+    /// * redundant: never (the address is an earlier write's, which may be an
+    ///   atomic object's).
+    pub fn counted_slot(&self, pc: u64) -> Option<usize> {
+        if self.counted.is_none() || !self.prune || self.observer_mode == AccessMode::All {
+            return None;
+        }
+        let k = *self.pruning.pcs.get(&pc)?;
+        let ok = match k {
+            Pruned::Frame | Pruned::PrivateStack => !self.tasks_possible,
+            Pruned::ReadOnly => !self
+                .readonly
+                .iter()
+                .any(|&(s, e)| self.atomic_objects.overlaps(s, e)),
+            Pruned::Redundant => false,
+        };
+        if ok {
+            counted::slot(k)
+        } else {
+            None
+        }
+    }
+
+    /// The process has a second thread or a task from now on: counted
+    /// accesses so far were made while it had one.
+    pub fn end_single_threaded(&mut self) {
+        if let Some(c) = &mut self.counted {
+            c.fold(
+                self.single_threaded,
+                &mut self.pruned,
+                &mut self.single_threaded_accesses,
+            );
+        }
+        self.single_threaded = false;
+    }
+
     /// Checks no access while the process has one thread (a pruning of its
     /// own: such accesses happen before every other thread's).
     pub fn skip_single_threaded(&mut self) {
@@ -218,7 +277,15 @@ impl BinaryRuntime {
             return "pruning: off (--no-prune)\n".to_string();
         }
         let p = &self.pruning;
-        let dyn_total = self.checked_accesses + self.pruned.iter().sum::<u64>();
+        let (pruned, single_threaded_accesses) = match &self.counted {
+            Some(c) => c.folded(
+                self.single_threaded,
+                self.pruned,
+                self.single_threaded_accesses,
+            ),
+            None => (self.pruned, self.single_threaded_accesses),
+        };
+        let dyn_total = self.checked_accesses + pruned.iter().sum::<u64>();
         let pct = |n: u64, d: u64| {
             if d == 0 {
                 0.0
@@ -239,7 +306,7 @@ impl BinaryRuntime {
             row(
                 &format!("{} ({})", k.name(), k.section()),
                 p.by_kind[k.index()],
-                self.pruned[k.index()],
+                pruned[k.index()],
             );
         }
         let pruned_static: u64 = p.by_kind.iter().sum();
@@ -248,11 +315,11 @@ impl BinaryRuntime {
             p.memory_insns - pruned_static,
             self.checked_accesses,
         );
-        if self.single_threaded_accesses > 0 {
+        if single_threaded_accesses > 0 {
             s.push_str(&format!(
                 "  not checked: {} access(es) made before the process's first thread or task \
                  (they happen before all of that thread's)\n",
-                self.single_threaded_accesses
+                single_threaded_accesses
             ));
         }
         s
@@ -472,11 +539,26 @@ impl Machine {
             }
         }
         let mut new = Vec::new();
+        let had_tasks = rt.tasks_possible;
         for (addr, call) in library_functions(&file) {
             let at = addr.wrapping_add(bias);
             if let std::collections::hash_map::Entry::Vacant(e) = rt.by_entry.entry(at) {
                 e.insert(call);
                 new.push(at);
+            }
+            rt.tasks_possible |= matches!(call, LibCall::OmpTask | LibCall::OmpTaskLoop);
+        }
+        if rt.tasks_possible && !had_tasks && rt.counted.is_some() {
+            // The stack analyses' decisions change (counted_slot).
+            if rt.counted.as_ref().is_some_and(|c| !c.is_zero()) {
+                log::info!(
+                    "OpenMP tasks appeared after program code ran: task starts clear \
+                     stack histories down to the lowest checked stack access"
+                );
+            }
+            let ranges = rt.program.ranges().to_vec();
+            for (s, e) in ranges {
+                self.uc.remove_cache(s, e);
             }
         }
         new
@@ -493,7 +575,7 @@ impl Machine {
     pub fn binary_clone(&mut self, child: usize, pc: u64) {
         let parent = self.lang();
         let rt = self.binary.as_mut().expect("binary mode");
-        rt.single_threaded = false;
+        rt.end_single_threaded();
         let id = rt.next_lang;
         rt.next_lang += 1;
         rt.thread(child).lang = id;
@@ -521,7 +603,7 @@ impl Machine {
     /// event, as LARD's Thread op).
     fn switch_lang(&mut self, id: u64, pc: u64) {
         let cur = self.cur;
-        self.rt().single_threaded = false;
+        self.rt().end_single_threaded();
         self.rt().thread(cur).lang = id;
         self.threads[cur].lthread = Some(id);
         self.emit(pc, EventKind::Lard(EvOp::Thread { id }));
@@ -733,7 +815,7 @@ impl Machine {
                 args,
                 task,
             });
-            if rt.hooked_returns.insert(ret) {
+            if rt.hooked_returns.insert(ret, ()).is_none() {
                 self.call_at(ret, call::RETURN);
             }
         }
