@@ -273,6 +273,7 @@ impl Emulator {
             futex_seq: 0,
             bad_access: None,
             sigactions: Vec::new(),
+            signals: Default::default(),
             realtime_base,
             exe_path,
             last_exit_status: 0,
@@ -520,7 +521,10 @@ impl Emulator {
             m.stop = None;
             m.bad_access = None;
             let rip = uc.reg(Reg::RIP);
-            let result = uc.start(rip);
+            let mut result = uc.start(rip);
+            if !m.finish_sigreturn() {
+                result = Err(UcError(unicorn_engine_sys::uc_error::READ_UNMAPPED));
+            }
             // Scheduling steps: the blocks this quantum ran, if it had
             // competition (emu/src/cpu/sched.rs).
             let ran = blocks.saturating_sub(u64::try_from(m.clock.blocks_left()).unwrap_or(0));
@@ -549,6 +553,11 @@ impl Emulator {
                         fault: None,
                     }
                 }
+                (Some(Stop::Fault(f)), _) if deliver_stop_fault(m, &f) => {
+                    if let Err(e) = m.threads[m.cur].ctx.save(uc) {
+                        return internal(m, &format!("cannot save thread state: {e}"));
+                    }
+                }
                 (Some(Stop::Fault(f)), _) => {
                     return Outcome::Signaled {
                         signal: f.signal,
@@ -571,6 +580,11 @@ impl Emulator {
                     self.live = live;
                     self.rotate = false;
                     return Outcome::Paused;
+                }
+                (_, Err(e)) if deliver_fault(m, e) => {
+                    if let Err(e) = m.threads[m.cur].ctx.save(uc) {
+                        return internal(m, &format!("cannot save thread state: {e}"));
+                    }
                 }
                 (_, Err(_)) if vsyscall(m) => {
                     if let Err(e) = m.threads[m.cur].ctx.save(uc) {
@@ -678,6 +692,53 @@ fn vsyscall(m: &mut Machine) -> bool {
     uc.set_reg(Reg::RIP, ret);
     m.bad_access = None;
     true
+}
+
+/// A CPU fault of the current thread to the guest's handler, if it
+/// installed one (linux::signals): SIGSEGV for a memory fault, SIGILL for
+/// an invalid instruction or another exception.
+fn deliver_fault(m: &mut Machine, e: UcError) -> bool {
+    use crate::linux::signals::FaultInfo;
+    let signal = signal_of(e);
+    let (code, addr) = match m.bad_access {
+        Some((a, what)) => {
+            // SEGV_MAPERR for an unmapped address, SEGV_ACCERR for a
+            // protection fault.
+            let code = if what.contains("unmapped") { 1 } else { 2 };
+            (code, a)
+        }
+        // ILL_ILLOPN at the instruction.
+        None => (2, m.uc.reg(Reg::RIP)),
+    };
+    if m.deliver_fault(FaultInfo { signal, code, addr }) {
+        m.bad_access = None;
+        true
+    } else {
+        false
+    }
+}
+
+/// A fault lard found itself (an invalid instruction, a LARD fault) to the
+/// guest's handler, at the faulting instruction, if it installed one.
+fn deliver_stop_fault(m: &mut Machine, f: &GuestFault) -> bool {
+    use crate::linux::signals::FaultInfo;
+    let code = match (f.signal, &m.bad_access) {
+        (libc::SIGSEGV, Some((_, what))) if what.contains("unmapped") => 1,
+        _ => 2,
+    };
+    let rip = m.uc.reg(Reg::RIP);
+    m.uc.set_reg(Reg::RIP, f.pc);
+    let info = FaultInfo {
+        signal: f.signal,
+        code,
+        addr: f.addr.unwrap_or(f.pc),
+    };
+    if m.deliver_fault(info) {
+        true
+    } else {
+        m.uc.set_reg(Reg::RIP, rip);
+        false
+    }
 }
 
 fn signal_of(e: UcError) -> i32 {

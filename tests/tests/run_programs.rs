@@ -11,6 +11,7 @@ const PLAIN: &[(&str, &[&str])] = &[
     ("plain/exit_code.c", &["7"]),
     ("plain/exit_code.c", &["42", "thread"]),
     ("plain/unknown_syscall.c", &[]),
+    ("plain/signal_handlers.c", &[]),
 ];
 
 #[test]

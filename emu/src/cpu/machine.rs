@@ -417,8 +417,11 @@ pub struct Machine {
     pub futex_seq: u64,
     /// Last invalid memory access (address, kind) seen by the fault hook.
     pub bad_access: Option<(u64, &'static str)>,
-    /// Signal dispositions set by the guest (recorded, not delivered).
+    /// Signal dispositions set by the guest (`struct k_sigaction`, by
+    /// signal number); faults are delivered to handlers (linux::signals).
     pub sigactions: Vec<[u8; 32]>,
+    /// Alternate signal stacks and the signal frames being handled.
+    pub signals: crate::linux::signals::SignalState,
     /// Host wall-clock time at start (for CLOCK_REALTIME).
     pub realtime_base: u64,
     /// Absolute path of the guest executable (for /proc/self/exe).

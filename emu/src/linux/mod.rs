@@ -6,6 +6,7 @@ pub mod hostfd;
 pub mod loader;
 pub mod process;
 mod process_calls;
+pub mod signals;
 pub mod syscalls;
 pub mod sysnames;
 pub mod sysroot;

@@ -684,12 +684,8 @@ impl Machine {
                 let n = a[0].min(65536);
                 Val(host(nr, [n, p!(a[1], n * 4, W), 0, 0, 0, 0]))
             }
-            131 => {
-                if a[1] != 0 && self.mem.write(a[1], &[0u8; 24]).is_none() {
-                    return efault;
-                }
-                Val(0)
-            }
+            131 => self.sys_sigaltstack(a[0], a[1]),
+            15 => self.sys_rt_sigreturn(),
             158 => self.sys_arch_prctl(a),
             186 => Val(i64::from(self.threads[self.cur].tid)),
             201 => {
