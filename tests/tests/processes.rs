@@ -354,41 +354,27 @@ fn java_runs() {
         "{}",
         stderr(&version)
     );
-    let src = root().join("guests/java/Counter.java");
-    let built = Command::new(&javac)
-        .arg("-d")
-        .arg(&dir)
-        .arg(&src)
-        .output()
-        .expect("run javac");
-    assert!(built.status.success(), "{}", stderr(&built));
     let cp = dir.to_string_lossy().to_string();
-    let native = sh(&dir, None, &[&java, "-cp", &cp, "Counter"]);
-    assert_eq!(stdout(&native), "total 4000\n");
-    let run = lard_in(
-        &dir,
-        None,
-        &["--timeout", "300", &java, "-cp", &cp, "Counter"],
-    );
-    assert_same("java Counter", &native, &run);
-    // HotSpot's implicit null checks: SIGSEGV in compiled code, delivered
-    // to the JVM's handler, which resumes the thread at its exception path.
-    let src = root().join("guests/java/NullChecks.java");
-    let built = Command::new(&javac)
-        .arg("-d")
-        .arg(&dir)
-        .arg(&src)
-        .output()
-        .expect("run javac");
-    assert!(built.status.success(), "{}", stderr(&built));
-    let native = sh(&dir, None, &[&java, "-cp", &cp, "NullChecks"]);
-    assert_eq!(stdout(&native), "caught 10000\n");
-    let run = lard_in(
-        &dir,
-        None,
-        &["--timeout", "300", &java, "-cp", &cp, "NullChecks"],
-    );
-    assert_same("java NullChecks", &native, &run);
+    // Counter: four threads. NullChecks: HotSpot's implicit null checks,
+    // SIGSEGV in compiled code delivered to the JVM's handler, which
+    // resumes the thread at its exception path.
+    for (class, expected) in [
+        ("Counter", "total 4000\n"),
+        ("NullChecks", "caught 10000\n"),
+    ] {
+        let src = root().join(format!("guests/java/{class}.java"));
+        let built = Command::new(&javac)
+            .arg("-d")
+            .arg(&dir)
+            .arg(&src)
+            .output()
+            .expect("run javac");
+        assert!(built.status.success(), "{}", stderr(&built));
+        let native = sh(&dir, None, &[&java, "-cp", &cp, class]);
+        assert_eq!(stdout(&native), expected);
+        let run = lard_in(&dir, None, &["--timeout", "300", &java, "-cp", &cp, class]);
+        assert_same(&format!("java {class}"), &native, &run);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
