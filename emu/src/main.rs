@@ -298,6 +298,12 @@ enum CampaignCmd {
         /// CPUs per task (each task's --jobs).
         #[arg(long, value_name = "C", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=4096))]
         cpus_per_task: u64,
+        /// At most K array tasks at once (`--array=0-N%K`).
+        #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        array_limit: Option<u64>,
+        /// The Slurm partition.
+        #[arg(long, value_name = "P")]
+        partition: Option<String>,
         /// An extra `#SBATCH` option (repeatable): `--sbatch=--time=1:00:00`.
         #[arg(long, value_name = "OPTION", allow_hyphen_values = true)]
         sbatch: Vec<String>,
@@ -698,7 +704,10 @@ fn run_campaign(c: CampaignCmd) -> ExitCode {
                 }
                 Err(e) => {
                     eprintln!("lard: campaign {}: {e}", camp.name);
-                    ExitCode::from(EXIT_INTERNAL)
+                    ExitCode::from(match e {
+                        runner::RunError::Input(_) => EXIT_CAMPAIGN_INPUT,
+                        runner::RunError::Io(_) => EXIT_INTERNAL,
+                    })
                 }
             }
         }
@@ -723,6 +732,8 @@ fn run_campaign(c: CampaignCmd) -> ExitCode {
             out,
             tasks,
             cpus_per_task,
+            array_limit,
+            partition,
             sbatch,
             submit,
             wait,
@@ -741,6 +752,8 @@ fn run_campaign(c: CampaignCmd) -> ExitCode {
                 name: camp.name.clone(),
                 tasks: tasks as usize,
                 cpus: cpus_per_task as usize,
+                array_limit: array_limit.map(|k| k as usize),
+                partition,
                 sbatch,
             };
             let script = match slurm::write(&a) {

@@ -323,10 +323,47 @@ fn write_result(path: &Path, v: &Value) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// Why a campaign could not start, or stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// The campaign cannot run as written (a program that does not exist,
+    /// a results directory that cannot be written): nothing was run.
+    Input(String),
+    /// A result could not be written.
+    Io(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Input(m) | RunError::Io(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Whether `word` (a program's first word) names a file: a path with a
+/// `/` from the campaign's directory, else a file on `PATH`, as `execvp`
+/// finds it.
+fn program_exists(dir: &Path, word: &str) -> bool {
+    if word.contains('/') {
+        return dir.join(word).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(word).is_file()))
+}
+
+/// The results directory exists and takes files.
+fn writable(out: &Path) -> Result<(), RunError> {
+    let probe = out.join(".lard-campaign-probe");
+    std::fs::create_dir_all(out)
+        .and_then(|()| std::fs::write(&probe, b""))
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| RunError::Input(format!("results directory {}: {e}", out.display())))
+}
+
 /// Runs this shard of `c` and writes its results to `a.out`.
-pub fn run(c: &Campaign, a: &RunArgs) -> Result<RunSummary, String> {
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| format!("cannot create {}: {e}", a.out.display()))?;
+pub fn run(c: &Campaign, a: &RunArgs) -> Result<RunSummary, RunError> {
+    writable(&a.out)?;
     let runs: Vec<RunSpec> = c
         .runs()
         .into_iter()
@@ -345,18 +382,30 @@ pub fn run(c: &Campaign, a: &RunArgs) -> Result<RunSummary, String> {
     let mut unbuildable = vec![false; c.programs.len()];
     let mut programs: Vec<usize> = todo.iter().map(|r| r.program).collect();
     programs.dedup();
-    for p in programs {
+    for &p in &programs {
         if let Err(e) = build_once(c, &a.out, p) {
             eprintln!("lard: campaign {}: {e}", c.name);
             summary.build_failures.push(c.programs[p].name.clone());
             unbuildable[p] = true;
         }
     }
+    // Every program to run exists (once built) before any run starts.
+    for &p in programs.iter().filter(|&&p| !unbuildable[p]) {
+        let prog = &c.programs[p];
+        if !program_exists(&c.dir, &prog.command[0]) {
+            return Err(RunError::Input(format!(
+                "program {}: {}: no such file (from {})",
+                prog.name,
+                prog.command[0],
+                c.dir.display()
+            )));
+        }
+    }
     let bar = crate::cmd::progress_bar(a.progress, "campaign", todo.len() as u64, Some("0 failed"));
     let next = AtomicUsize::new(0);
     let made = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);
-    let error: Mutex<Option<String>> = Mutex::new(None);
+    let error: Mutex<Option<RunError>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..a.jobs.max(1) {
             s.spawn(|| loop {
@@ -377,7 +426,8 @@ pub fn run(c: &Campaign, a: &RunArgs) -> Result<RunSummary, String> {
                     let n = failed.fetch_add(1, Ordering::Relaxed) + 1;
                     bar.set_message(format!("{n} failed"));
                 }
-                if let Err(e) = write_result(&result_path(&a.out, &r.key), &v) {
+                if let Err(e) = write_result(&result_path(&a.out, &r.key), &v).map_err(RunError::Io)
+                {
                     error
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())

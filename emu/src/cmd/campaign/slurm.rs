@@ -22,6 +22,10 @@ pub struct SlurmArgs {
     pub tasks: usize,
     /// CPUs per task (each task's `--jobs`).
     pub cpus: usize,
+    /// At most this many tasks at once (`--array=0-N%K`).
+    pub array_limit: Option<usize>,
+    /// The partition (`--partition`).
+    pub partition: Option<String>,
     /// Extra `#SBATCH` options (`--partition=x`, `--time=1:00:00`, …).
     pub sbatch: Vec<String>,
 }
@@ -34,7 +38,16 @@ pub fn script(a: &SlurmArgs) -> String {
         "#SBATCH --job-name={}\n",
         shell_quote(&format!("lard-{}", a.name))
     ));
-    s.push_str(&format!("#SBATCH --array=0-{}\n", a.tasks.max(1) - 1));
+    let limit = a
+        .array_limit
+        .map_or(String::new(), |k| format!("%{}", k.max(1)));
+    s.push_str(&format!(
+        "#SBATCH --array=0-{}{limit}\n",
+        a.tasks.max(1) - 1
+    ));
+    if let Some(p) = &a.partition {
+        s.push_str(&format!("#SBATCH --partition={}\n", shell_quote(p)));
+    }
     s.push_str(&format!("#SBATCH --cpus-per-task={}\n", a.cpus.max(1)));
     s.push_str(&format!(
         "#SBATCH --output={}\n",
@@ -113,9 +126,12 @@ mod tests {
             name: "t".into(),
             tasks: 8,
             cpus: 4,
+            array_limit: Some(2),
+            partition: Some("batch".into()),
             sbatch: vec!["--time=10:00".into()],
         });
-        assert!(s.contains("#SBATCH --array=0-7\n"), "{s}");
+        assert!(s.contains("#SBATCH --array=0-7%2\n"), "{s}");
+        assert!(s.contains("#SBATCH --partition=batch\n"), "{s}");
         assert!(s.contains("#SBATCH --cpus-per-task=4\n"), "{s}");
         assert!(s.contains("#SBATCH --time=10:00\n"), "{s}");
         assert!(s.contains("'/c/my campaign.toml'"), "{s}");
