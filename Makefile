@@ -102,3 +102,4 @@ bench: unicorn
 	CARGO="$(CARGO)" python3 bench/adversarial.py
 	CARGO="$(CARGO)" python3 bench/processes.py
 	python3 bench/debugging.py
+	python3 bench/explore.py
