@@ -610,9 +610,7 @@ fn run_jumble(a: JumbleCli) -> ExitCode {
         args: a.args,
         runs: a.runs,
         heuristics,
-        jobs: a.jobs.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-        }),
+        jobs: jobs_or_cores(a.jobs.map(|j| j as u64)),
         progress: !a.no_progress,
     };
     let result = match lard_emu::cmd::jumble::jumble(&args) {
@@ -630,6 +628,14 @@ fn run_jumble(a: JumbleCli) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `--jobs J` of a many-run command, or the host's cores without it.
+fn jobs_or_cores(jobs: Option<u64>) -> usize {
+    jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        |j| j as usize,
+    )
 }
 
 /// `lard campaign`'s exit status when the campaign file or the results
@@ -668,10 +674,7 @@ fn run_campaign(c: CampaignCmd) -> ExitCode {
             let args = runner::RunArgs {
                 lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),
                 out: out.clone(),
-                jobs: jobs.map_or_else(
-                    || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-                    |j| j as usize,
-                ),
+                jobs: jobs_or_cores(jobs),
                 shard: shard.unwrap_or((0, 1)),
                 progress: !no_progress && std::io::stderr().is_terminal(),
                 interrupt: interrupt_flag(),
@@ -807,10 +810,7 @@ fn run_explore(a: ExploreCli) -> ExitCode {
             }
         },
         runs: a.runs,
-        jobs: a.jobs.map_or_else(
-            || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-            |j| j as usize,
-        ),
+        jobs: jobs_or_cores(a.jobs),
         until: match a.until {
             UntilArg::First => Until::First,
             UntilArg::All => Until::All,
@@ -861,10 +861,7 @@ fn accuracy_campaign(
     let args = runner::RunArgs {
         lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),
         out: out.clone(),
-        jobs: jobs.map_or_else(
-            || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-            |j| j as usize,
-        ),
+        jobs: jobs_or_cores(jobs),
         shard: (0, 1),
         progress: std::io::stderr().is_terminal(),
         interrupt: interrupt_flag(),
