@@ -150,27 +150,37 @@ enum Command {
     },
     /// The lard-cc ground truth (guests/cc) built with lard-cc and run with
     /// random schedules: precision, recall and line correctness.
-    CcAccuracy {
-        /// The manifest.
-        #[arg(long, default_value = "guests/cc/manifest.toml")]
-        manifest: PathBuf,
-        /// The lard-cc driver (lard-c++ is taken from the same directory).
-        #[arg(long, default_value = "lard-cc")]
-        lard_cc: PathBuf,
-        /// Where to build the programs.
-        #[arg(long, default_value = "target/cc-accuracy")]
-        build: PathBuf,
-        /// Runs per program, with `--sched random --seed 1..=N`.
-        #[arg(long, default_value_t = 3)]
-        seeds: u64,
-        /// Build the programs dynamically linked (the interposing runtime)
-        /// instead of `-static`.
-        #[arg(long)]
-        dynamic: bool,
-        /// Build with plain gcc/g++ instead of lard-cc (binary mode).
-        #[arg(long)]
-        plain: bool,
-    },
+    CcAccuracy(CcAccuracyArgs),
+}
+
+/// `lard cc-accuracy`'s options.
+#[derive(clap::Args)]
+struct CcAccuracyArgs {
+    /// The manifest.
+    #[arg(long, default_value = "guests/cc/manifest.toml")]
+    manifest: PathBuf,
+    /// The lard-cc driver (lard-c++ is taken from the same directory).
+    #[arg(long, default_value = "lard-cc")]
+    lard_cc: PathBuf,
+    /// Where to build the programs.
+    #[arg(long, default_value = "target/cc-accuracy")]
+    build: PathBuf,
+    /// Runs per program, with `--sched random --seed 1..=N`.
+    #[arg(long, default_value_t = 3)]
+    seeds: u64,
+    /// Build the programs dynamically linked (the interposing runtime)
+    /// instead of `-static`.
+    #[arg(long)]
+    dynamic: bool,
+    /// Build with plain gcc/g++ instead of lard-cc (binary mode).
+    #[arg(long)]
+    plain: bool,
+    /// Only programs whose name contains this text.
+    #[arg(long)]
+    only: Option<String>,
+    /// Runs at a time (default: the host's cores).
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    jobs: Option<u64>,
 }
 
 #[derive(clap::Args)]
@@ -192,6 +202,11 @@ struct JumbleCli {
     /// Write the result as JSON to FILE (docs/cli.md).
     #[arg(long, value_name = "FILE")]
     report_json: Option<PathBuf>,
+    /// Keep the runs as a campaign in DIR (its campaign.toml and one result
+    /// per run): a second jumble with the same DIR makes only the runs
+    /// missing, and `lard campaign collect DIR` draws JUMBLE's Figure 9.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
     no_progress: bool,
@@ -412,9 +427,11 @@ struct RunArgs {
     record_trace: Option<PathBuf>,
     /// Adversarial memory (JUMBLE) for Tracked reads of monitored locations:
     /// sc, oldest, oldest-different, random or random-different
-    /// (docs/jumble.md). `random*` are seeded by --seed.
-    #[arg(long, value_name = "HEURISTIC")]
-    adversarial: Option<Heuristic>,
+    /// (docs/jumble.md). `random*` are seeded by --seed. `none` is plain
+    /// memory (JUMBLE's "No Jumble" baseline; --adversarial-at is then not
+    /// used).
+    #[arg(long, value_name = "HEURISTIC", value_parser = parse_adversarial)]
+    adversarial: Option<AdversarialArg>,
     /// Locations to monitor: comma-separated data symbols, data addresses
     /// and PCs (default: the PCs of the races a first FastTrack pass finds).
     #[arg(long, value_name = "LIST", requires = "adversarial")]
@@ -524,65 +541,98 @@ fn main() -> ExitCode {
             only,
             jobs,
         } => run_accuracy(&guests, &build, only.as_deref(), jobs),
-        Command::CcAccuracy {
-            manifest,
-            lard_cc,
-            build,
-            seeds,
-            dynamic,
-            plain,
-        } => run_cc_accuracy(&manifest, &lard_cc, &build, seeds, dynamic, plain),
+        Command::CcAccuracy(a) => run_cc_accuracy(a),
     }
 }
 
-fn run_cc_accuracy(
-    manifest: &Path,
-    lard_cc: &Path,
-    build: &Path,
-    seeds: u64,
-    dynamic: bool,
-    plain: bool,
-) -> ExitCode {
+fn run_cc_accuracy(a: CcAccuracyArgs) -> ExitCode {
+    use lard_emu::cmd::campaign::runner;
     use lard_emu::cmd::cc_accuracy as cc;
-    let mut build = std::path::absolute(build).unwrap_or_else(|_| build.to_path_buf());
-    if plain {
+    use std::io::IsTerminal;
+    let mut build = std::path::absolute(&a.build).unwrap_or_else(|_| a.build.clone());
+    if a.plain {
         build = build.join("plain");
     }
-    let guests = manifest
+    let guests = a
+        .manifest
         .parent()
         .and_then(Path::parent)
         .unwrap_or(Path::new("."))
         .to_path_buf();
-    let programs = match cc::programs(manifest, &build, dynamic) {
+    let programs = match cc::programs(&a.manifest, &build, a.dynamic) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("lard: {e}");
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    let programs: Vec<_> = programs
+        .into_iter()
+        .filter(|(r, _)| a.only.as_deref().is_none_or(|o| r.name.contains(o)))
+        .collect();
+    if programs.is_empty() {
+        eprintln!("lard: cc-accuracy: no program matches --only");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     let me = std::env::current_exe().unwrap_or_else(|_| "lard".into());
     // The installed layout: lard-cc next to lard; else as given (PATH).
     let driver = match me.parent().map(|d| d.join("lard-cc")) {
-        Some(p) if lard_cc == Path::new("lard-cc") && p.is_file() => p,
-        _ => lard_cc.to_path_buf(),
+        Some(p) if a.lard_cc == Path::new("lard-cc") && p.is_file() => p,
+        _ => a.lard_cc.clone(),
     };
-    let compiler = if plain {
+    let compiler = if a.plain {
         cc::Compiler::Plain
     } else {
         cc::Compiler::LardCc(driver)
     };
-    let mut runs = Vec::new();
     for (r, flags) in &programs {
-        if let Err(e) = cc::build(&compiler, &guests, r, flags, dynamic) {
+        if let Err(e) = cc::build(&compiler, &guests, r, flags, a.dynamic) {
             eprintln!("lard: {e}");
             return ExitCode::from(EXIT_BAD_INPUT);
         }
-        for seed in 1..=seeds.max(1) {
-            runs.push(cc::run_one(&me, r, seed, &build));
+    }
+    let runs: Vec<_> = programs.into_iter().map(|(r, _)| r).collect();
+    let seeds = a.seeds.max(1);
+    let camp = cc::campaign(&runs, &build, seeds);
+    // Made afresh: the programs were just rebuilt.
+    let out = build.join("cc-accuracy.results");
+    let _ = std::fs::remove_dir_all(&out);
+    if let Err(e) = camp
+        .to_toml()
+        .map_err(|e| e.0)
+        .and_then(|t| std::fs::write(build.join("cc-accuracy.toml"), t).map_err(|e| e.to_string()))
+    {
+        eprintln!("lard: cc-accuracy: {}: {e}", build.display());
+        return ExitCode::from(EXIT_INTERNAL);
+    }
+    let args = runner::RunArgs {
+        lard: me,
+        out: out.clone(),
+        jobs: jobs_or_cores(a.jobs),
+        shard: (0, 1),
+        progress: std::io::stderr().is_terminal(),
+        interrupt: interrupt_flag(),
+    };
+    match runner::run(&camp, &args) {
+        Ok(s) if s.interrupted => return ExitCode::from(130),
+        Ok(_) => {}
+        Err(e) => {
+            eprintln!("lard: cc-accuracy: {e}");
+            return ExitCode::from(EXIT_INTERNAL);
         }
     }
-    print!("{}", cc::report(&runs, seeds.max(1), &compiler));
-    if runs.iter().all(|r| r.verdict.is_ok()) {
+    let results: Vec<_> = camp
+        .runs()
+        .iter()
+        .map(|spec| {
+            let v: Option<serde_json::Value> = std::fs::read(runner::result_path(&out, &spec.key))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
+            cc::judge(&runs[spec.program], &spec.params["seed"], v.as_ref())
+        })
+        .collect();
+    print!("{}", cc::report(&results, seeds, &compiler));
+    if results.iter().all(|r| r.verdict.is_ok()) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -612,6 +662,8 @@ fn run_jumble(a: JumbleCli) -> ExitCode {
         heuristics,
         jobs: jobs_or_cores(a.jobs.map(|j| j as u64)),
         progress: !a.no_progress,
+        out: a.out.clone(),
+        interrupt: interrupt_flag(),
     };
     let result = match lard_emu::cmd::jumble::jumble(&args) {
         Ok(r) => r,
@@ -627,7 +679,23 @@ fn run_jumble(a: JumbleCli) -> ExitCode {
             return ExitCode::from(EXIT_INTERNAL);
         }
     }
+    if result.interrupted {
+        eprintln!("lard: jumble interrupted: the table counts the runs made");
+        return ExitCode::from(130);
+    }
     ExitCode::SUCCESS
+}
+
+/// `--adversarial`'s value: a heuristic, or `None` for `none` (plain
+/// memory).
+#[derive(Clone, Copy, Debug)]
+struct AdversarialArg(Option<Heuristic>);
+
+fn parse_adversarial(s: &str) -> Result<AdversarialArg, String> {
+    match s {
+        "none" => Ok(AdversarialArg(None)),
+        h => h.parse().map(|h| AdversarialArg(Some(h))),
+    }
 }
 
 /// `--jobs J` of a many-run command, or the host's cores without it.
@@ -858,6 +926,14 @@ fn accuracy_campaign(
     let camp = accuracy::campaign(runs, build);
     let out = build.join("accuracy.results");
     let _ = std::fs::remove_dir_all(&out);
+    if let Err(e) = camp
+        .to_toml()
+        .map_err(|e| e.0)
+        .and_then(|t| std::fs::write(build.join("accuracy.toml"), t).map_err(|e| e.to_string()))
+    {
+        eprintln!("lard: accuracy: {}: {e}", build.display());
+        return Err(ExitCode::from(EXIT_INTERNAL));
+    }
     let args = runner::RunArgs {
         lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),
         out: out.clone(),
@@ -1045,7 +1121,7 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
             });
         }
     };
-    let adversarial = match args.adversarial {
+    let adversarial = match args.adversarial.and_then(|a| a.0) {
         None => None,
         Some(_) if matches!(args.observe, ObserveArg::All) => {
             eprintln!("lard: --adversarial needs Tracked observation (not --observe all)");

@@ -183,10 +183,41 @@ fn lard_accuracy_is_a_campaign_that_matches_the_manifest() {
         .output()
         .unwrap();
     assert_eq!(shell_status(&c), 0, "{}", stderr(&c));
+    let collected = stdout(&c);
     assert!(
-        stdout(&c).contains("default: precision 1.000, recall 1.000 (TP 7, FP 0, FN 0, TN 0)"),
-        "{}",
-        stdout(&c)
+        collected.contains("default: precision 1.000, recall 1.000 (TP 7, FP 0, FN 0, TN 0)"),
+        "{collected}"
     );
+    // Table 3 from the result files: every variant's total of racy, false
+    // and missed accesses is the `total` row `lard accuracy` printed.
+    let header = out.lines().find(|l| l.starts_with("guest")).unwrap();
+    let names: Vec<&str> = header
+        .split_whitespace()
+        .skip(1)
+        .take_while(|w| *w != "vs")
+        .collect();
+    let total = out.lines().find(|l| l.starts_with("total")).unwrap();
+    let words: Vec<&str> = total.split_whitespace().skip(1).collect();
+    assert_eq!(words.len(), 2 * names.len(), "{out}");
+    for (name, cell) in names.iter().zip(words.chunks(2)) {
+        let line = format!("  {name:<12} {} {}", cell[0], cell[1]);
+        assert!(collected.contains(&line), "no `{line}` in\n{collected}");
+    }
+    assert!(
+        names.contains(&"allmem") && names.contains(&"naive"),
+        "{out}"
+    );
+    // Every run behaved as the manifest says, and the figures are drawn.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("summary.json")).unwrap())
+            .unwrap();
+    for cell in summary["cells"].as_array().unwrap() {
+        assert_eq!(cell["misbehaved"], 0, "{cell}");
+    }
+    for f in ["table3.svg", "behaviour.svg", "races.svg"] {
+        let svg = std::fs::read_to_string(results.join(f)).unwrap();
+        assert!(svg.starts_with("<svg"), "{f}");
+    }
+    assert!(build.join("accuracy.toml").is_file());
     let _ = std::fs::remove_dir_all(&build);
 }

@@ -169,3 +169,83 @@ fn untracked_code_sees_memory_as_it_is() {
         "tracked read stale: no\nuntracked read always real: yes\n"
     );
 }
+
+/// `lard jumble --out DIR` keeps its runs as a campaign: DIR has the
+/// campaign file and one result per run, a second jumble with the same DIR
+/// makes no run and prints the same table, and `lard campaign collect DIR`
+/// draws JUMBLE's Figure 9 from the results. Ground truth from the
+/// checksum guest's design: plain memory and `sc` never lose the update,
+/// `oldest` always does.
+#[test]
+fn jumble_keeps_its_runs_as_a_campaign_that_collects_into_figure_9() {
+    let g = checksum_guest();
+    let dir = scratch_file("jumble-campaign");
+    let jumble = || {
+        Command::new(lard())
+            .args([
+                "jumble",
+                "--runs",
+                "3",
+                "--no-progress",
+                "--heuristics",
+                "oldest",
+                "--out",
+            ])
+            .arg(&dir)
+            .arg("--")
+            .arg(&g)
+            .output()
+            .unwrap()
+    };
+    let first = jumble();
+    assert_eq!(shell_status(&first), 0, "{}", stderr(&first));
+    let results = |d: &std::path::Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .map(|e| (e.file_name(), e.metadata().unwrap().modified().unwrap()))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let made = results(&dir);
+    // One racy location x (none, sc, oldest) x 3 seeds.
+    assert_eq!(made.len(), 9, "{}", stdout(&first));
+    assert!(dir.join("campaign.toml").is_file());
+    let second = jumble();
+    // The same table (the reference run's wall time aside).
+    let table = |o: &std::process::Output| {
+        stdout(o)
+            .lines()
+            .filter(|l| !l.starts_with("reference:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(table(&second), table(&first));
+    assert_eq!(results(&dir), made, "the second jumble made runs again");
+    let c = Command::new(lard())
+        .args(["campaign", "collect"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(shell_status(&c), 0, "{}", stderr(&c));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let misbehaved = |conf: &str| {
+        summary["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["configuration"] == conf)
+            .map(|c| c["misbehaved"].clone())
+    };
+    assert_eq!(misbehaved("adversarial=none"), Some(0.into()), "{summary}");
+    assert_eq!(misbehaved("adversarial=sc"), Some(0.into()), "{summary}");
+    assert_eq!(
+        misbehaved("adversarial=oldest"),
+        Some(3.into()),
+        "{summary}"
+    );
+    let svg = std::fs::read_to_string(dir.join("behaviour.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("adversarial=oldest"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

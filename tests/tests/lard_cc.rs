@@ -539,3 +539,75 @@ fn calls_deeper_than_the_recorded_frames_show_a_gap() {
     // 128 recorded frames: the gap line stands for the rest.
     assert_eq!(stack.len(), 2 + 127, "{stack:#?}");
 }
+
+/// `lard cc-accuracy` is a campaign: its runs land as result files beside
+/// the campaign file it writes, `lard campaign run` on that file finds every
+/// run already made (the same run names), and `lard campaign collect`
+/// scores the same runs. Ground truth: the manifest (one racy and one
+/// race-free `sections` program; sections are logical threads, so the race
+/// is found on every seed; the other racy program's sections are
+/// unordered however they run).
+#[test]
+fn cc_accuracy_runs_as_a_campaign_and_collects() {
+    let prefix = lard_cc_prefix();
+    let build = scratch_file("cc-accuracy");
+    let o = Command::new(lard())
+        .args([
+            "cc-accuracy",
+            "--seeds",
+            "2",
+            "--jobs",
+            "2",
+            "--only",
+            "omp_sections",
+        ])
+        .arg("--manifest")
+        .arg(root().join("guests/cc/manifest.toml"))
+        .arg("--lard-cc")
+        .arg(prefix.join("bin/lard-cc"))
+        .arg("--build")
+        .arg(&build)
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert_eq!(shell_status(&o), 0, "{out}{}", stderr(&o));
+    assert!(out.contains("4 programs x 2 seed(s) = 8 runs"), "{out}");
+    assert!(out.contains("TP 4 FP 0 FN 0 TN 4"), "{out}");
+    let file = build.join("cc-accuracy.toml");
+    let results = build.join("cc-accuracy.results");
+    let made = std::fs::read_dir(&results)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "json")
+        })
+        .count();
+    let again = Command::new(lard())
+        .args(["campaign", "run"])
+        .arg(&file)
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(shell_status(&again), 0, "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains(&format!("{made} run(s), {made} already done, 0 made")),
+        "{}",
+        stdout(&again)
+    );
+    let c = Command::new(lard())
+        .args(["campaign", "collect"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(shell_status(&c), 0, "{}", stderr(&c));
+    assert!(
+        stdout(&c).contains("precision 1.000, recall 1.000 (TP 4, FP 0, FN 0, TN 4)"),
+        "{}",
+        stdout(&c)
+    );
+    let _ = std::fs::remove_dir_all(&build);
+}

@@ -9,7 +9,7 @@
 //! where the manifest gives one.
 
 use crate::binary::lines::SourceLines;
-use crate::cmd::campaign::spec::{Campaign, Program};
+use crate::cmd::campaign::spec::{stdout_fnv, Campaign, Expect, Program};
 use crate::cmd::manifest::GuestRun;
 use lard_detector_hw::variants::Variant;
 use serde_json::Value;
@@ -58,6 +58,11 @@ pub fn campaign(runs: &[GuestRun], build: &Path) -> Campaign {
                     .collect(),
                 build: None,
                 racy: Some(r.racy),
+                options: Vec::new(),
+                expect: Some(Expect {
+                    exit: Some(i64::from(r.exit)),
+                    stdout_fnv: Some(stdout_fnv(r.stdout.as_bytes())),
+                }),
             })
             .collect(),
         axes: Vec::new(),

@@ -7,9 +7,16 @@
 //! reported race-free a false negative; precision = TP / (TP + FP), recall =
 //! TP / (TP + FN). Line correctness: the share of reported races whose
 //! source line is one of the program's racing lines. docs/cli.md.
+//!
+//! The runs are a campaign (docs/campaigns.md, [`campaign`]): every
+//! program crossed with a `seed` axis, made by the campaign runner into
+//! `BUILD/cc-accuracy.results` beside its `BUILD/cc-accuracy.toml`, and
+//! judged from their result files ([`judge`]).
 
 use crate::binary::lines::SourceLines;
+use crate::cmd::campaign::spec::{stdout_fnv, Axis, AxisValue, Campaign, Expect, Program};
 use crate::cmd::manifest::GuestRun;
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -173,25 +180,50 @@ pub fn build(
     Ok(())
 }
 
-fn racy_pcs(json: &str) -> Vec<u64> {
-    json.split("\"racy_pcs\":[")
-        .nth(1)
-        .and_then(|r| r.split(']').next())
-        .map(|l| l.split(',').filter_map(|s| s.parse().ok()).collect())
-        .unwrap_or_default()
+/// The campaign of `lard cc-accuracy`: every program (as built in
+/// `build`) under `lard run --sched random`, crossed with `seed` =
+/// 1..=`seeds`; the manifest's output and exit status are each program's
+/// `expect`.
+pub fn campaign(programs: &[GuestRun], build: &Path, seeds: u64) -> Campaign {
+    Campaign {
+        name: "cc-accuracy".into(),
+        dir: build.to_path_buf(),
+        timeout: 600.0,
+        env: Vec::new(),
+        options: vec!["--sched".into(), "random".into()],
+        programs: programs
+            .iter()
+            .map(|r| Program {
+                name: r.label.clone(),
+                command: std::iter::once(r.bin.to_string_lossy().into_owned())
+                    .chain(r.args.iter().cloned())
+                    .collect(),
+                build: None,
+                racy: Some(r.racy),
+                options: Vec::new(),
+                expect: Some(Expect {
+                    exit: Some(i64::from(r.exit)),
+                    stdout_fnv: Some(stdout_fnv(r.stdout.as_bytes())),
+                }),
+            })
+            .collect(),
+        axes: vec![Axis {
+            name: "seed".into(),
+            values: (1..=seeds.max(1))
+                .map(|s| AxisValue {
+                    label: s.to_string(),
+                    options: vec!["--seed".into(), s.to_string()],
+                    env: Vec::new(),
+                })
+                .collect(),
+        }],
+    }
 }
 
-/// Runs one program once under `lard` with `--sched random --seed seed`.
-pub fn run_one(lard: &Path, r: &GuestRun, seed: u64, tmp: &Path) -> CcRun {
+/// Judges the run of `r` with `seed` from its campaign result (`None`: no
+/// result).
+pub fn judge(r: &GuestRun, seed: &str, result: Option<&Value>) -> CcRun {
     let label = format!("{} seed {seed}", r.name);
-    let json = tmp.join(format!("cc-accuracy-{}.json", std::process::id()));
-    let out = Command::new(lard)
-        .args(["run", "--sched", "random", "--seed", &seed.to_string()])
-        .arg("--report-json")
-        .arg(&json)
-        .arg(&r.bin)
-        .args(&r.args)
-        .output();
     let mut run = CcRun {
         label: label.clone(),
         racy: r.racy,
@@ -201,16 +233,27 @@ pub fn run_one(lard: &Path, r: &GuestRun, seed: u64, tmp: &Path) -> CcRun {
         lines: BTreeSet::new(),
         verdict: Ok(()),
     };
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => {
-            run.verdict = Err(format!("{label}: cannot run lard: {e}"));
-            return run;
-        }
+    let Some(v) = result else {
+        run.verdict = Err(format!("{label}: no result"));
+        return run;
     };
-    let text = std::fs::read_to_string(&json).unwrap_or_default();
-    let _ = std::fs::remove_file(&json);
-    let pcs = racy_pcs(&text);
+    if v["outcome"] != "ok" {
+        let last = v["lard_messages"]
+            .as_array()
+            .and_then(|a| a.last())
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        run.verdict = Err(format!(
+            "{label}: {} (exit {}): {last}",
+            v["outcome"], v["exit"]
+        ));
+        return run;
+    }
+    let pcs: Vec<u64> = v["detectors"]
+        .as_object()
+        .and_then(|m| m.values().find_map(|d| d["racy_pcs"].as_array()))
+        .map(|a| a.iter().filter_map(Value::as_u64).collect())
+        .unwrap_or_default();
     let file = Path::new(&r.source)
         .file_name()
         .map(|f| f.to_string_lossy().to_string())
@@ -237,9 +280,9 @@ pub fn run_one(lard: &Path, r: &GuestRun, seed: u64, tmp: &Path) -> CcRun {
     run.races = pcs.len();
     run.reported = !pcs.is_empty();
     run.lines = got.clone();
-    let status = out.status.code().unwrap_or(-1);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    run.verdict = if stdout != r.stdout || status != r.exit {
+    let status = v["exit"].as_i64().unwrap_or(-1);
+    let stdout = v["stdout"].as_str().unwrap_or_default();
+    run.verdict = if stdout != r.stdout || status != i64::from(r.exit) {
         Err(format!("{label}: output {stdout:?}, status {status}"))
     } else {
         r.check_lines(&got).map_err(|e| format!("{label}: {e}"))

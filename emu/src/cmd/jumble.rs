@@ -6,32 +6,36 @@
 //! 2. The races are grouped into *locations*: a global's races by the data
 //!    they touch (`symbol+offset`); heap races by the PCs they share.
 //! 3. For each location alone (JUMBLE's one-field-at-a-time mode), `runs`
-//!    runs per heuristic with adversarial memory triggered by the
-//!    location's racy PCs, plus `sc`; plus `runs` runs of `none` (no
-//!    adversarial memory) shared by all locations. Run `i` uses
-//!    `--sched random --seed i` in every configuration.
+//!    runs per configuration: `none` (plain memory), `sc` and each
+//!    heuristic, with adversarial memory triggered by the location's racy
+//!    PCs. Run `i` uses `--sched random --seed i` in every configuration.
 //! 4. Each run is compared with the reference: a different exit status
 //!    (a crash, a fault, a deadlock) or different output is *erroneous*;
 //!    more than 10× the reference's instructions (enforced with
-//!    `--max-insns`) is a *QoS* problem.
+//!    `--max-insns`) is a *QoS* problem ([`Behaviour`], shared with
+//!    `lard campaign collect`).
 //! 5. A location is `destructive` if some run was erroneous under some
 //!    heuristic, else `qos` if some run hit the QoS bound, else `benign`;
 //!    the program's verdict is the worst of its locations'.
 //!
-//! Runs are independent child processes, run in parallel on the host's
-//! cores.
+//! The runs of step 3 are a campaign (docs/campaigns.md): one program per
+//! location, an `adversarial` axis and a `seed` axis, made by the campaign
+//! runner on the host's cores into a results directory with its
+//! `campaign.toml`, which `lard campaign collect` draws as JUMBLE's
+//! Figure 9.
 
+use crate::cmd::campaign::collect::{behaviour, Behaviour};
+use crate::cmd::campaign::runner::{self, RunArgs};
+use crate::cmd::campaign::spec::{self, Axis, AxisValue, Campaign, Expect, Program};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::Instant;
 
-/// Exit status of `lard run --max-insns` (the QoS bound).
-const EXIT_MAX_INSNS: i32 = 120;
 /// A run may take this many times the reference's instructions.
 pub const QOS_FACTOR: u64 = 10;
 
@@ -52,6 +56,11 @@ pub struct JumbleArgs {
     pub jobs: usize,
     /// Draw a progress bar on stderr.
     pub progress: bool,
+    /// Where the campaign and its results go (`None`: a temporary
+    /// directory, removed at the end).
+    pub out: Option<PathBuf>,
+    /// Set (to a signal number) when the user interrupts.
+    pub interrupt: Option<Arc<AtomicUsize>>,
 }
 
 /// The reference behaviour.
@@ -96,13 +105,13 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, o: RunOutcome) {
+    fn add(&mut self, o: Behaviour) {
         self.runs += 1;
         match o {
-            RunOutcome::Same => {}
-            RunOutcome::Qos => self.qos += 1,
-            RunOutcome::Output | RunOutcome::Exit => self.erroneous += 1,
-            RunOutcome::Crash => {
+            Behaviour::Same => {}
+            Behaviour::Qos => self.qos += 1,
+            Behaviour::Output | Behaviour::Exit => self.erroneous += 1,
+            Behaviour::Crash => {
                 self.erroneous += 1;
                 self.crashes += 1;
             }
@@ -167,16 +176,6 @@ impl Verdict {
     }
 }
 
-/// How one run compared with the reference.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RunOutcome {
-    Same,
-    Output,
-    Exit,
-    Crash,
-    Qos,
-}
-
 /// The whole result.
 #[derive(Clone, Debug)]
 pub struct JumbleResult {
@@ -186,10 +185,10 @@ pub struct JumbleResult {
     pub runs: u64,
     /// The configurations in column order (`none`, `sc`, heuristics).
     pub columns: Vec<String>,
-    /// The `none` runs (shared by every location).
-    pub none: Counts,
     /// The racy locations.
     pub locations: Vec<Location>,
+    /// The user interrupted: the counts are of the runs made.
+    pub interrupted: bool,
 }
 
 fn status_of(o: &std::process::Output) -> i32 {
@@ -212,7 +211,11 @@ fn scratch(tag: &str) -> PathBuf {
 fn reference(a: &JumbleArgs) -> Result<(Reference, Value), String> {
     let (report, stats) = (scratch("report"), scratch("stats"));
     let start = Instant::now();
-    let out = Command::new(&a.lard)
+    let mut cmd = Command::new(&a.lard);
+    // The environment of the campaign's runs, so that only memory and
+    // schedule differ between the reference and them.
+    runner::kept_env(&mut cmd);
+    let out = cmd
         .arg("run")
         .arg("--report-json")
         .arg(&report)
@@ -336,60 +339,78 @@ pub fn locations_of(report: &Value) -> Vec<Location> {
     out
 }
 
-/// One child run: configuration (`None` = no adversarial memory) and seed.
-#[derive(Clone, Debug)]
-struct Job {
-    location: Option<usize>,
-    heuristic: Option<String>,
-    seed: u64,
-}
-
-fn run_job(a: &JumbleArgs, r: &Reference, locs: &[Location], job: &Job) -> RunOutcome {
-    let mut c = Command::new(&a.lard);
-    c.arg("run")
-        .args([
+/// The campaign of step 3: one program per location (its racy PCs as
+/// `--adversarial-at`, the reference's behaviour as `expect`), crossed
+/// with `adversarial` = `columns` and `seed` = 0..runs.
+pub fn campaign(
+    a: &JumbleArgs,
+    r: &Reference,
+    locations: &[Location],
+    columns: &[String],
+) -> Result<Campaign, String> {
+    let dir = std::env::current_dir().map_err(|e| format!("current directory: {e}"))?;
+    let guest = std::path::absolute(&a.guest).unwrap_or_else(|_| a.guest.clone());
+    let command: Vec<String> = std::iter::once(guest.to_string_lossy().into_owned())
+        .chain(a.args.iter().cloned())
+        .collect();
+    let mut names = std::collections::BTreeSet::new();
+    let programs = locations
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut name = format!("{} ({})", l.data, l.line);
+            if !names.insert(name.clone()) {
+                name = format!("{name} #{}", i + 1);
+            }
+            let at: Vec<String> = l.pcs.iter().map(|p| format!("{p:#x}")).collect();
+            Program {
+                name,
+                command: command.clone(),
+                build: None,
+                racy: Some(true),
+                options: vec!["--adversarial-at".into(), at.join(",")],
+                expect: Some(Expect {
+                    exit: Some(i64::from(r.exit)),
+                    stdout_fnv: Some(spec::stdout_fnv(&r.stdout)),
+                }),
+            }
+        })
+        .collect();
+    let option_axis = |name: &str, values: Vec<String>| Axis {
+        name: name.into(),
+        values: values
+            .into_iter()
+            .map(|v| AxisValue {
+                options: vec![format!("--{name}"), v.clone()],
+                label: v,
+                env: Vec::new(),
+            })
+            .collect(),
+    };
+    Ok(Campaign {
+        name: "jumble".into(),
+        dir,
+        timeout: spec::DEFAULT_TIMEOUT,
+        env: Vec::new(),
+        options: [
             "--detector",
             "none",
             "--observe",
             "none",
             "--sched",
             "random",
-        ])
-        .arg("--seed")
-        .arg(job.seed.to_string())
-        .arg("--max-insns")
-        .arg((r.instructions.max(1) * QOS_FACTOR).to_string());
-    if let (Some(h), Some(l)) = (&job.heuristic, job.location) {
-        let at: Vec<String> = locs[l].pcs.iter().map(|p| format!("{p:#x}")).collect();
-        c.arg("--adversarial")
-            .arg(h)
-            .arg("--adversarial-at")
-            .arg(at.join(","));
-    }
-    let out = c
-        .arg(&a.guest)
-        .args(&a.args)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    let Ok(out) = out else {
-        return RunOutcome::Crash;
-    };
-    let status = status_of(&out);
-    if status == EXIT_MAX_INSNS && r.exit != EXIT_MAX_INSNS {
-        RunOutcome::Qos
-    } else if status != r.exit {
-        // 122 is lard's deadlock status; 128+n a signal.
-        if status >= 122 {
-            RunOutcome::Crash
-        } else {
-            RunOutcome::Exit
-        }
-    } else if out.stdout != r.stdout {
-        RunOutcome::Output
-    } else {
-        RunOutcome::Same
-    }
+            "--max-insns",
+        ]
+        .map(String::from)
+        .into_iter()
+        .chain([(r.instructions.max(1) * QOS_FACTOR).to_string()])
+        .collect(),
+        programs,
+        axes: vec![
+            option_axis("adversarial", columns.to_vec()),
+            option_axis("seed", (0..a.runs).map(|i| i.to_string()).collect()),
+        ],
+    })
 }
 
 /// Runs the whole analysis.
@@ -397,60 +418,63 @@ pub fn jumble(a: &JumbleArgs) -> Result<JumbleResult, String> {
     let (reference, report) = reference(a)?;
     let mut locations = locations_of(&report);
     let mut columns = vec!["none".to_string(), "sc".to_string()];
-    columns.extend(a.heuristics.iter().filter(|h| *h != "sc").cloned());
-    let mut jobs = Vec::new();
+    columns.extend(
+        a.heuristics
+            .iter()
+            .filter(|h| !columns.contains(h))
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    let mut interrupted = false;
     if !locations.is_empty() {
-        for seed in 0..a.runs {
-            jobs.push(Job {
-                location: None,
-                heuristic: None,
-                seed,
-            });
+        let camp = campaign(a, &reference, &locations, &columns)?;
+        let (out, temporary) = match &a.out {
+            Some(d) => (d.clone(), false),
+            None => (
+                std::env::temp_dir().join(format!("lard-jumble-{}", std::process::id())),
+                true,
+            ),
+        };
+        let written = std::fs::create_dir_all(&out)
+            .map_err(|e| e.to_string())
+            .and_then(|()| camp.to_toml().map_err(|e| e.0))
+            .and_then(|t| std::fs::write(out.join("campaign.toml"), t).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            return Err(format!("results directory {}: {e}", out.display()));
         }
-    }
-    for l in 0..locations.len() {
-        for h in &columns[1..] {
-            for seed in 0..a.runs {
-                jobs.push(Job {
-                    location: Some(l),
-                    heuristic: Some(h.clone()),
-                    seed,
-                });
+        let args = RunArgs {
+            lard: a.lard.clone(),
+            out: out.clone(),
+            jobs: a.jobs,
+            shard: (0, 1),
+            progress: a.progress,
+            interrupt: a.interrupt.clone(),
+        };
+        let summary = runner::run(&camp, &args).map_err(|e| e.to_string());
+        for spec in camp.runs() {
+            let v: Option<Value> = std::fs::read(runner::result_path(&out, &spec.key))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
+            if let Some(b) = v.as_ref().and_then(behaviour) {
+                let column = spec.params["adversarial"].clone();
+                locations[spec.program]
+                    .counts
+                    .entry(column)
+                    .or_default()
+                    .add(b);
             }
         }
-    }
-    let bar = crate::cmd::progress_bar(a.progress, "jumble", jobs.len() as u64, None);
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, RunOutcome)>> = Mutex::new(Vec::with_capacity(jobs.len()));
-    std::thread::scope(|s| {
-        for _ in 0..a.jobs.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(job) = jobs.get(i) else { break };
-                let o = run_job(a, &reference, &locations, job);
-                results
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((i, o));
-                bar.inc(1);
-            });
+        if temporary {
+            let _ = std::fs::remove_dir_all(&out);
         }
-    });
-    bar.finish_and_clear();
-    let mut none = Counts::default();
-    for (i, o) in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        let job = &jobs[i];
-        match (job.location, &job.heuristic) {
-            (Some(l), Some(h)) => locations[l].counts.entry(h.clone()).or_default().add(o),
-            _ => none.add(o),
-        }
+        interrupted = summary?.interrupted;
     }
     Ok(JumbleResult {
         reference,
         runs: a.runs,
         columns,
-        none,
         locations,
+        interrupted,
     })
 }
 
@@ -460,18 +484,14 @@ impl Location {
     pub fn verdict(&self) -> Verdict {
         self.counts
             .iter()
-            .filter(|(h, _)| *h != "sc")
+            .filter(|(h, _)| *h != "sc" && *h != "none")
             .map(|(_, c)| c.verdict())
             .max()
             .unwrap_or(Verdict::Benign)
     }
 
-    fn cell(&self, column: &str, none: &Counts) -> Counts {
-        if column == "none" {
-            *none
-        } else {
-            self.counts.get(column).copied().unwrap_or_default()
-        }
+    fn cell(&self, column: &str) -> Counts {
+        self.counts.get(column).copied().unwrap_or_default()
     }
 }
 
@@ -488,17 +508,16 @@ impl JumbleResult {
     /// True if a baseline (`none` or `sc`) run misbehaved: the program's
     /// behaviour then depends on scheduling, not only on the memory model.
     pub fn baseline_misbehaved(&self) -> bool {
-        self.none.percent() > 0
-            || self
-                .locations
+        self.locations.iter().any(|l| {
+            ["none", "sc"]
                 .iter()
-                .any(|l| l.counts.get("sc").is_some_and(|c| c.percent() > 0))
+                .any(|b| l.counts.get(*b).is_some_and(|c| c.percent() > 0))
+        })
     }
 
-    /// Totals per configuration over all locations (`none` counted once).
+    /// Totals per configuration over all locations.
     pub fn totals(&self) -> BTreeMap<String, Counts> {
         let mut t: BTreeMap<String, Counts> = BTreeMap::new();
-        t.insert("none".into(), self.none);
         for l in &self.locations {
             for (h, c) in &l.counts {
                 t.entry(h.clone()).or_default().merge(c);
@@ -538,12 +557,7 @@ impl JumbleResult {
         for l in &self.locations {
             let _ = write!(s, "{:<name_w$}", format!("{} ({})", l.data, l.line));
             for c in &self.columns {
-                let _ = write!(
-                    s,
-                    "  {:>w$}",
-                    l.cell(c, &self.none).percent(),
-                    w = c.len().max(4)
-                );
+                let _ = write!(s, "  {:>w$}", l.cell(c).percent(), w = c.len().max(4));
             }
             let _ = writeln!(s, "  {}", l.verdict().name());
         }
@@ -577,7 +591,7 @@ impl JumbleResult {
                 let cells: Vec<String> = self
                     .columns
                     .iter()
-                    .map(|c| format!("\"{}\":{}", esc(c), l.cell(c, &self.none).json()))
+                    .map(|c| format!("\"{}\":{}", esc(c), l.cell(c).json()))
                     .collect();
                 format!(
                     "{{\"data\":\"{}\",\"line\":\"{}\",\"pcs\":[{}],\"heuristics\":{{{}}},\"verdict\":\"{}\"}}",

@@ -34,6 +34,102 @@ pub struct Row {
     pub racy: Option<bool>,
     /// The result file's key.
     pub key: String,
+    /// The run's place in its campaign's order.
+    pub index: u64,
+    /// How the run behaved against its program's expectation (`None`: the
+    /// program has none).
+    pub behaviour: Option<Behaviour>,
+    /// Per detector of a `--detectors` run that was compared with LARD:
+    /// racy dynamic accesses, false and missed ones (the LARD paper's
+    /// Table 3).
+    pub variants: Vec<VariantCount>,
+}
+
+/// One detector variant's Table-3 counts in one run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VariantCount {
+    /// The variant (`allmem`, `nothread`, …).
+    pub name: String,
+    /// Racy dynamic accesses.
+    pub dre: u64,
+    /// Racy here, not under LARD.
+    pub false_dre: u64,
+    /// Racy under LARD, not here.
+    pub missed_dre: u64,
+}
+
+/// How a run behaved against its program's expected behaviour: the
+/// classes of JUMBLE's Figure 9 (Flanagan & Freund, PLDI 2010, §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behaviour {
+    /// The expected exit status and output.
+    Same,
+    /// Stopped by `--max-insns`: only slower (JUMBLE's QoS).
+    Qos,
+    /// Another output.
+    Output,
+    /// Another exit status.
+    Exit,
+    /// Killed by a signal, a fault, a deadlock, a timeout, or lard could
+    /// not run it.
+    Crash,
+}
+
+/// `lard run`'s exit status when `--max-insns` stopped the guest.
+pub const EXIT_MAX_INSNS: i64 = 120;
+/// `lard run`'s exit statuses from here up are its own verdicts on the
+/// guest (deadlock 122, a LARD fault, …) or a signal (128 + n).
+const EXIT_CRASH_FROM: i64 = 122;
+
+impl Behaviour {
+    /// The name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Behaviour::Same => "same",
+            Behaviour::Qos => "qos",
+            Behaviour::Output => "output",
+            Behaviour::Exit => "exit",
+            Behaviour::Crash => "crash",
+        }
+    }
+
+    /// The run behaved otherwise than expected.
+    pub fn misbehaved(self) -> bool {
+        self != Behaviour::Same
+    }
+
+    /// Whether the run was erroneous (anything but the same behaviour or
+    /// only a slowdown).
+    pub fn erroneous(self) -> bool {
+        !matches!(self, Behaviour::Same | Behaviour::Qos)
+    }
+}
+
+/// A result's behaviour against the `expect` it carries (`None` when it
+/// carries none, or the run was interrupted).
+pub fn behaviour(v: &Value) -> Option<Behaviour> {
+    let e = v.get("expect").filter(|e| e.is_object())?;
+    match v["outcome"].as_str() {
+        Some("interrupted") => return None,
+        Some("ok") => {}
+        _ => return Some(Behaviour::Crash),
+    }
+    let exit = v["exit"].as_i64().unwrap_or(-1);
+    let want = e["exit"].as_i64();
+    if exit == EXIT_MAX_INSNS && want != Some(EXIT_MAX_INSNS) {
+        return Some(Behaviour::Qos);
+    }
+    if want.is_some_and(|w| w != exit) {
+        return Some(if exit >= EXIT_CRASH_FROM {
+            Behaviour::Crash
+        } else {
+            Behaviour::Exit
+        });
+    }
+    match e["stdout_fnv"].as_str() {
+        Some(h) if v["stdout_fnv"].as_str() != Some(h) => Some(Behaviour::Output),
+        _ => Some(Behaviour::Same),
+    }
 }
 
 impl Row {
@@ -88,10 +184,50 @@ pub fn row(v: &Value) -> Option<Row> {
         pcs: d.and_then(|d| d["pcs"].as_u64()),
         racy: v["racy"].as_bool(),
         key: v["key"].as_str().unwrap_or_default().to_string(),
+        index: v["index"].as_u64().unwrap_or(u64::MAX),
+        behaviour: behaviour(v),
+        variants: detectors
+            .map(|m| {
+                m.iter()
+                    .filter(|(_, d)| d.get("false_dre").is_some())
+                    .map(|(name, d)| VariantCount {
+                        name: name.clone(),
+                        dre: d["dre"].as_u64().unwrap_or(0),
+                        false_dre: d["false_dre"].as_u64().unwrap_or(0),
+                        missed_dre: d["missed_dre"].as_u64().unwrap_or(0),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     })
 }
 
-/// Every result of `dir`, in a stable order (program, parameters).
+/// Table-3 totals over `rows`: per variant, in the LARD paper's order.
+pub fn variant_totals(rows: &[Row]) -> Vec<VariantCount> {
+    let mut out: Vec<VariantCount> = Vec::new();
+    for v in rows.iter().flat_map(|r| &r.variants) {
+        match out.iter_mut().find(|t| t.name == v.name) {
+            Some(t) => {
+                t.dre += v.dre;
+                t.false_dre += v.false_dre;
+                t.missed_dre += v.missed_dre;
+            }
+            None => out.push(v.clone()),
+        }
+    }
+    // The LARD paper's column order; detectors it does not name after.
+    let rank = |name: &str| {
+        lard_detector_hw::variants::Variant::EXTENDED
+            .iter()
+            .position(|v| v.name() == name)
+            .unwrap_or(usize::MAX)
+    };
+    out.sort_by_key(|v| rank(&v.name));
+    out
+}
+
+/// Every result of `dir`, in the campaign's order (programs as listed,
+/// axis values as listed, the last axis fastest).
 pub fn load(dir: &Path) -> Result<Vec<Row>, String> {
     let entries =
         std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
@@ -111,7 +247,9 @@ pub fn load(dir: &Path) -> Result<Vec<Row>, String> {
             .ok_or_else(|| format!("{}: not a result file", p.display()))?;
         rows.push(row(&v).ok_or_else(|| format!("{}: not a result file", p.display()))?);
     }
-    rows.sort_by(|a, b| (&a.program, &a.params, &a.key).cmp(&(&b.program, &b.params, &b.key)));
+    rows.sort_by(|a, b| {
+        (a.index, &a.program, &a.params, &a.key).cmp(&(b.index, &b.program, &b.params, &b.key))
+    });
     Ok(rows)
 }
 
@@ -138,6 +276,17 @@ pub struct Cell {
     pub racy_runs: u64,
     /// Ground truth.
     pub racy: Option<bool>,
+    /// Runs that behaved otherwise than their program's expectation
+    /// (`None`: no expectation).
+    pub misbehaved: Option<u64>,
+}
+
+impl Cell {
+    /// Percent of runs that misbehaved (JUMBLE's Figure 9 cell).
+    pub fn misbehaved_percent(&self) -> Option<f64> {
+        self.misbehaved
+            .map(|m| m as f64 * 100.0 / self.runs.max(1) as f64)
+    }
 }
 
 /// Rows grouped by (program, configuration), in first-seen order of
@@ -170,6 +319,11 @@ pub fn cells(rows: &[Row]) -> Vec<Cell> {
                     .then(|| reported.iter().sum::<u64>() as f64 / reported.len() as f64),
                 racy_runs: g.iter().filter(|r| r.found_race() == Some(true)).count() as u64,
                 racy: g[0].racy,
+                misbehaved: g.iter().any(|r| r.behaviour.is_some()).then(|| {
+                    g.iter()
+                        .filter(|r| r.behaviour.is_some_and(Behaviour::misbehaved))
+                        .count() as u64
+                }),
             }
         })
         .collect()
@@ -265,7 +419,7 @@ pub fn runs_csv(rows: &[Row]) -> String {
     for a in &axes {
         let _ = write!(s, ",{}", csv(a));
     }
-    s.push_str(",outcome,exit,wall_seconds,cpu_seconds,max_rss_kb,dre,pcs,racy,key\n");
+    s.push_str(",outcome,exit,wall_seconds,cpu_seconds,max_rss_kb,dre,pcs,racy,behaviour,key\n");
     for r in rows {
         s.push_str(&csv(&r.program));
         for a in &axes {
@@ -273,7 +427,7 @@ pub fn runs_csv(rows: &[Row]) -> String {
         }
         let _ = writeln!(
             s,
-            ",{},{},{:.3},{:.3},{},{},{},{},{}",
+            ",{},{},{:.3},{:.3},{},{},{},{},{},{}",
             r.outcome,
             r.exit,
             r.wall,
@@ -282,6 +436,7 @@ pub fn runs_csv(rows: &[Row]) -> String {
             opt(r.dre),
             opt(r.pcs),
             opt(r.racy),
+            r.behaviour.map(Behaviour::name).unwrap_or_default(),
             r.key
         );
     }
@@ -291,12 +446,12 @@ pub fn runs_csv(rows: &[Row]) -> String {
 /// `summary.csv`: one line per program and configuration.
 pub fn summary_csv(cells: &[Cell]) -> String {
     let mut s = String::from(
-        "program,configuration,runs,failed,wall_seconds,cpu_seconds,max_rss_kb,mean_racy_pcs,racy_runs,racy\n",
+        "program,configuration,runs,failed,wall_seconds,cpu_seconds,max_rss_kb,mean_racy_pcs,racy_runs,racy,misbehaved\n",
     );
     for c in cells {
         let _ = writeln!(
             s,
-            "{},{},{},{},{:.3},{:.3},{},{},{},{}",
+            "{},{},{},{},{:.3},{:.3},{},{},{},{},{}",
             csv(&c.program),
             csv(&c.configuration),
             c.runs,
@@ -306,20 +461,24 @@ pub fn summary_csv(cells: &[Cell]) -> String {
             c.rss_kb,
             c.pcs.map(|p| format!("{p:.2}")).unwrap_or_default(),
             c.racy_runs,
-            opt(c.racy)
+            opt(c.racy),
+            opt(c.misbehaved)
         );
     }
     s
 }
 
 /// `summary.json`: the configurations and the accuracy table.
-pub fn summary_json(cells: &[Cell], acc: &[Accuracy]) -> Value {
+pub fn summary_json(cells: &[Cell], acc: &[Accuracy], variants: &[VariantCount]) -> Value {
     json!({
         "cells": cells.iter().map(|c| json!({
             "program": c.program, "configuration": c.configuration, "runs": c.runs,
             "failed": c.failed, "wall_seconds": c.wall, "cpu_seconds": c.cpu,
             "max_rss_kb": c.rss_kb, "mean_racy_pcs": c.pcs, "racy_runs": c.racy_runs,
-            "racy": c.racy,
+            "racy": c.racy, "misbehaved": c.misbehaved,
+        })).collect::<Vec<_>>(),
+        "variants": variants.iter().map(|v| json!({
+            "variant": v.name, "dre": v.dre, "false_dre": v.false_dre, "missed_dre": v.missed_dre,
         })).collect::<Vec<_>>(),
         "accuracy": acc.iter().map(|a| json!({
             "configuration": a.configuration, "tp": a.tp, "fp": a.fp, "fn": a.fn_,
@@ -337,7 +496,7 @@ pub fn runs_json(rows: &[Row]) -> Value {
                     "program": r.program, "params": r.params, "outcome": r.outcome,
                     "exit": r.exit, "wall_seconds": r.wall, "cpu_seconds": r.cpu,
                     "max_rss_kb": r.rss_kb, "dre": r.dre, "pcs": r.pcs, "racy": r.racy,
-                    "key": r.key,
+                    "behaviour": r.behaviour.map(Behaviour::name), "key": r.key,
                 })
             })
             .collect(),
@@ -345,21 +504,29 @@ pub fn runs_json(rows: &[Row]) -> Value {
 }
 
 /// The text table `lard campaign collect` prints.
-pub fn text(cells: &[Cell], acc: &[Accuracy]) -> String {
+pub fn text(cells: &[Cell], acc: &[Accuracy], variants: &[VariantCount]) -> String {
     let w = cells
         .iter()
         .map(|c| c.program.len() + c.configuration.len() + 2)
         .max()
         .unwrap_or(10)
         .max(24);
+    let behaviour = cells.iter().any(|c| c.misbehaved.is_some());
     let mut s = format!(
-        "{:<w$} {:>5} {:>6} {:>9} {:>9} {:>9} {:>9}\n",
-        "program: configuration", "runs", "failed", "wall s", "cpu s", "RSS MiB", "racy PCs"
+        "{:<w$} {:>5} {:>6} {:>9} {:>9} {:>9} {:>9}{}\n",
+        "program: configuration",
+        "runs",
+        "failed",
+        "wall s",
+        "cpu s",
+        "RSS MiB",
+        "racy PCs",
+        if behaviour { "  misbehaved %" } else { "" }
     );
     for c in cells {
         let _ = writeln!(
             s,
-            "{:<w$} {:>5} {:>6} {:>9.3} {:>9.3} {:>9.1} {:>9}",
+            "{:<w$} {:>5} {:>6} {:>9.3} {:>9.3} {:>9.1} {:>9}{}",
             format!("{}: {}", c.program, c.configuration),
             c.runs,
             c.failed,
@@ -368,8 +535,26 @@ pub fn text(cells: &[Cell], acc: &[Accuracy]) -> String {
             c.rss_kb as f64 / 1024.0,
             c.pcs
                 .map(|p| format!("{p:.1}"))
-                .unwrap_or_else(|| "-".into())
+                .unwrap_or_else(|| "-".into()),
+            match (behaviour, c.misbehaved_percent()) {
+                (false, _) => String::new(),
+                (true, Some(p)) => format!(" {p:>14.0}"),
+                (true, None) => format!(" {:>14}", "-"),
+            }
         );
+    }
+    if !variants.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nracy dynamic accesses per detector variant, +false/-missed against LARD (Table 3):"
+        );
+        for v in variants {
+            let _ = writeln!(
+                s,
+                "  {:<12} {} +{}/-{}",
+                v.name, v.dre, v.false_dre, v.missed_dre
+            );
+        }
     }
     if !acc.is_empty() {
         let _ = writeln!(
@@ -415,6 +600,9 @@ mod tests {
             pcs: Some(dre.min(2)),
             racy: Some(racy),
             key: format!("{program}{det}{seed}"),
+            index: 0,
+            behaviour: None,
+            variants: Vec::new(),
         }
     }
 
@@ -437,6 +625,27 @@ mod tests {
         let csv = runs_csv(&rows);
         assert!(csv.starts_with("program,detector,seed,outcome"), "{csv}");
         assert_eq!(csv.lines().count(), 5);
+    }
+
+    #[test]
+    fn behaviour_follows_jumbles_classes() {
+        let run = |outcome: &str, exit: i64, out: &str| {
+            json!({"outcome": outcome, "exit": exit, "stdout_fnv": out,
+                   "expect": {"exit": 0, "stdout_fnv": "aa"}})
+        };
+        for (v, want) in [
+            (run("ok", 0, "aa"), Some(Behaviour::Same)),
+            (run("ok", 0, "bb"), Some(Behaviour::Output)),
+            (run("ok", 1, "aa"), Some(Behaviour::Exit)),
+            (run("ok", 120, "aa"), Some(Behaviour::Qos)),
+            (run("ok", 122, "aa"), Some(Behaviour::Crash)),
+            (run("ok", 139, "aa"), Some(Behaviour::Crash)),
+            (run("timeout", 121, "aa"), Some(Behaviour::Crash)),
+            (run("interrupted", 130, "aa"), None),
+            (json!({"outcome": "ok", "exit": 1}), None),
+        ] {
+            assert_eq!(behaviour(&v), want, "{v}");
+        }
     }
 
     #[test]

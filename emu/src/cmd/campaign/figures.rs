@@ -7,10 +7,16 @@
 //!   `detector=none` — the shape of RADISH's Figure 7;
 //! * `races.svg`: mean distinct racy PCs per program and configuration —
 //!   what the LARD paper's Table 3 counts;
+//! * `table3.svg` (when runs compared detector variants with LARD,
+//!   `--detectors`): false and missed racy accesses per variant — the LARD
+//!   paper's Table 3;
+//! * `behaviour.svg` (when programs carry an `expect`ed behaviour): the
+//!   percentage of runs that crashed, exited otherwise, printed something
+//!   else or hit the instruction bound — JUMBLE's Figure 9;
 //! * `accuracy.svg` (when programs carry ground truth): precision and
 //!   recall per configuration.
 
-use super::collect::{Accuracy, Cell};
+use super::collect::{Accuracy, Cell, VariantCount};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::fmt::Write as _;
@@ -23,6 +29,19 @@ struct Bars<'a> {
     y_label: &'a str,
     groups: Vec<String>,
     series: Vec<(String, Vec<Option<f64>>)>,
+    /// A logarithmic y axis (counts spanning orders of magnitude; a bar
+    /// below 1 is not drawn).
+    log: bool,
+}
+
+/// A tick label: integers without decimals, others with at most two.
+fn tick(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
 }
 
 /// The palette (colour-blind safe, Okabe–Ito).
@@ -43,23 +62,44 @@ fn draw(path: &Path, b: &Bars) -> Result<(), String> {
         .iter()
         .flat_map(|(_, v)| v.iter().flatten())
         .fold(0.0f64, |m, &x| m.max(x));
-    let ymax = if ymax > 0.0 { ymax * 1.15 } else { 1.0 };
+    let ymax = match (b.log, ymax > 0.0) {
+        (true, _) => ymax.max(1.0).log10().ceil().max(1.0),
+        (false, true) => ymax * 1.15,
+        (false, false) => 1.0,
+    };
+    let scale = |v: f64| if b.log { v.max(1.0).log10() } else { v };
     let n = b.groups.len().max(1);
-    let width = (160 * n as u32 + 120).clamp(640, 2400);
+    // The legend gets its own column right of the plot, so that it never
+    // hides a bar.
+    let longest = b
+        .series
+        .iter()
+        .map(|(s, _)| s.chars().count())
+        .max()
+        .unwrap_or(0);
+    let legend_w = (longest as u32 * 8 + 40).clamp(100, 480);
+    let width = (160 * n as u32 + 120).clamp(640, 2400) + legend_w;
     let root = SVGBackend::new(path, (width, 480)).into_drawing_area();
     let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let mut chart = ChartBuilder::on(&root)
+    let (plot, legend) = root.split_horizontally(width - legend_w);
+    let mut chart = ChartBuilder::on(&plot)
         .caption(b.title, ("sans-serif", 20))
         .margin(12)
         .x_label_area_size(40)
-        .y_label_area_size(60)
+        .y_label_area_size(90)
         .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0.0..ymax)
         .map_err(|x| e(&x))?;
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
+        .y_labels(if b.log { ymax as usize + 1 } else { 10 })
+        .y_label_formatter(&|v| match b.log {
+            false => tick(*v),
+            true if v.fract() == 0.0 => tick(10f64.powf(*v)),
+            true => String::new(),
+        })
         .y_desc(b.y_label)
         .draw()
         .map_err(|x| e(&x))?;
@@ -70,7 +110,7 @@ fn draw(path: &Path, b: &Bars) -> Result<(), String> {
         .pos(Pos::new(HPos::Center, VPos::Top));
     for (i, g) in b.groups.iter().enumerate() {
         let (px, py) = chart.backend_coord(&(i as f64, 0.0));
-        root.draw(&Text::new(g.clone(), (px, py + 8), label.clone()))
+        plot.draw(&Text::new(g.clone(), (px, py + 8), label.clone()))
             .map_err(|x| e(&x))?;
     }
     let m = b.series.len().max(1) as f64;
@@ -80,23 +120,29 @@ fn draw(path: &Path, b: &Bars) -> Result<(), String> {
         let x0 = -0.4 + si as f64 * width;
         chart
             .draw_series(values.iter().enumerate().filter_map(|(g, v)| {
-                let v = (*v)?;
+                let v = scale((*v)?);
                 let x = g as f64 + x0;
                 Some(Rectangle::new(
                     [(x, 0.0), (x + width * 0.95, v)],
                     color.filled(),
                 ))
             }))
-            .map_err(|x| e(&x))?
-            .label(name.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+            .map_err(|x| e(&x))?;
+        let y = 48 + 22 * si as i32;
+        legend
+            .draw(&Rectangle::new([(4, y - 6), (16, y + 6)], color.filled()))
+            .map_err(|x| e(&x))?;
+        legend
+            .draw(&Text::new(
+                name.clone(),
+                (22, y),
+                ("sans-serif", 14)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            ))
+            .map_err(|x| e(&x))?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))?;
     Ok(())
 }
@@ -137,6 +183,7 @@ fn grid(cells: &[Cell], f: impl Fn(&Cell) -> Option<f64>) -> Bars<'static> {
         y_label: "",
         groups: programs,
         series,
+        log: false,
     }
 }
 
@@ -151,7 +198,12 @@ fn baseline_of(configuration: &str) -> Option<String> {
 
 /// Draws every figure that `cells` and `acc` have data for into `dir`;
 /// returns the files written.
-pub fn draw_all(dir: &Path, cells: &[Cell], acc: &[Accuracy]) -> Result<Vec<String>, String> {
+pub fn draw_all(
+    dir: &Path,
+    cells: &[Cell],
+    acc: &[Accuracy],
+    variants: &[VariantCount],
+) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut b = grid(cells, |c| Some(c.cpu));
     b.title = "CPU time";
@@ -179,15 +231,47 @@ pub fn draw_all(dir: &Path, cells: &[Cell], acc: &[Accuracy]) -> Result<Vec<Stri
         draw(&dir.join("overhead.svg"), &b)?;
         out.push("overhead.svg".to_string());
     }
-    let mut b = grid(cells, |c| c.pcs);
-    b.title = "Distinct racy PCs";
-    b.y_label = "racy PCs (mean over runs)";
-    draw(&dir.join("races.svg"), &b)?;
-    out.push("races.svg".to_string());
+    if cells.iter().any(|c| c.pcs.is_some()) {
+        let mut b = grid(cells, |c| c.pcs);
+        b.title = "Distinct racy PCs";
+        b.y_label = "racy PCs (mean over runs)";
+        draw(&dir.join("races.svg"), &b)?;
+        out.push("races.svg".to_string());
+    }
+    // LARD is the reference of Table 3: its own column is zero by definition.
+    let variants: Vec<&VariantCount> = variants.iter().filter(|v| v.name != "lard").collect();
+    if !variants.is_empty() {
+        let b = Bars {
+            title: "False and missed racy accesses against LARD (Table 3)",
+            y_label: "racy dynamic accesses, all runs (log scale)",
+            log: true,
+            groups: variants.iter().map(|v| v.name.clone()).collect(),
+            series: vec![
+                (
+                    "false".into(),
+                    variants.iter().map(|v| Some(v.false_dre as f64)).collect(),
+                ),
+                (
+                    "missed".into(),
+                    variants.iter().map(|v| Some(v.missed_dre as f64)).collect(),
+                ),
+            ],
+        };
+        draw(&dir.join("table3.svg"), &b)?;
+        out.push("table3.svg".to_string());
+    }
+    if cells.iter().any(|c| c.misbehaved.is_some()) {
+        let mut b = grid(cells, Cell::misbehaved_percent);
+        b.title = "Erroneous behaviour observed (JUMBLE Figure 9)";
+        b.y_label = "% of runs";
+        draw(&dir.join("behaviour.svg"), &b)?;
+        out.push("behaviour.svg".to_string());
+    }
     if !acc.is_empty() {
         let b = Bars {
             title: "Accuracy against ground truth",
             y_label: "per run",
+            log: false,
             groups: acc.iter().map(|a| a.configuration.clone()).collect(),
             series: vec![
                 (
@@ -215,7 +299,13 @@ fn esc(s: &str) -> String {
 }
 
 /// `index.html`: the figures and the summary table.
-pub fn page(name: &str, cells: &[Cell], acc: &[Accuracy], figures: &[String]) -> String {
+pub fn page(
+    name: &str,
+    cells: &[Cell],
+    acc: &[Accuracy],
+    variants: &[VariantCount],
+    figures: &[String],
+) -> String {
     let mut s = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>lard campaign {n}</title>\n\
          <style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse}}\
@@ -230,13 +320,14 @@ pub fn page(name: &str, cells: &[Cell], acc: &[Accuracy], figures: &[String]) ->
     }
     s.push_str(
         "<table><tr><th>program</th><th>configuration</th><th>runs</th><th>failed</th>\
-         <th>wall s</th><th>CPU s</th><th>RSS MiB</th><th>racy PCs</th><th>racy runs</th></tr>\n",
+         <th>wall s</th><th>CPU s</th><th>RSS MiB</th><th>racy PCs</th><th>racy runs</th>\
+         <th>misbehaved</th></tr>\n",
     );
     for c in cells {
         let _ = writeln!(
             s,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td>\
-             <td>{:.1}</td><td>{}</td><td>{}</td></tr>",
+             <td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&c.program),
             esc(&c.configuration),
             c.runs,
@@ -247,10 +338,28 @@ pub fn page(name: &str, cells: &[Cell], acc: &[Accuracy], figures: &[String]) ->
             c.pcs
                 .map(|p| format!("{p:.1}"))
                 .unwrap_or_else(|| "-".into()),
-            c.racy_runs
+            c.racy_runs,
+            c.misbehaved.map_or_else(|| "-".into(), |m| m.to_string())
         );
     }
     s.push_str("</table>\n");
+    if !variants.is_empty() {
+        s.push_str(
+            "<h2>Detector variants against LARD</h2><table><tr><th>variant</th><th>racy accesses</th>\
+             <th>false</th><th>missed</th></tr>\n",
+        );
+        for v in variants {
+            let _ = writeln!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&v.name),
+                v.dre,
+                v.false_dre,
+                v.missed_dre
+            );
+        }
+        s.push_str("</table>\n");
+    }
     if !acc.is_empty() {
         s.push_str(
             "<h2>Accuracy</h2><table><tr><th>configuration</th><th>precision</th><th>recall</th>\
@@ -303,12 +412,13 @@ mod tests {
             pcs: Some(1.0),
             racy_runs: 1,
             racy: Some(true),
+            misbehaved: None,
         };
         let cells = vec![
             cell("a", "detector=none", 1.0),
             cell("a", "detector=fasttrack", 3.0),
         ];
-        let files = draw_all(&dir, &cells, &[]).unwrap();
+        let files = draw_all(&dir, &cells, &[], &[]).unwrap();
         assert_eq!(files, ["cpu.svg", "overhead.svg", "races.svg"]);
         let svg = std::fs::read_to_string(dir.join("overhead.svg")).unwrap();
         assert!(svg.starts_with("<svg"), "{svg}");

@@ -35,6 +35,7 @@ pub fn collect_dir(dir: &Path) -> Result<Collected, String> {
     }
     let cells = collect::cells(&rows);
     let acc = collect::accuracy(&rows);
+    let variants = collect::variant_totals(&rows);
     let write = |name: &str, text: String| {
         let p = dir.join(name);
         std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))
@@ -44,13 +45,16 @@ pub fn collect_dir(dir: &Path) -> Result<Collected, String> {
     write("summary.csv", collect::summary_csv(&cells))?;
     write(
         "summary.json",
-        format!("{}\n", collect::summary_json(&cells, &acc)),
+        format!("{}\n", collect::summary_json(&cells, &acc, &variants)),
     )?;
-    let figures = figures::draw_all(dir, &cells, &acc)?;
+    let figures = figures::draw_all(dir, &cells, &acc, &variants)?;
     let name = dir
         .file_name()
         .map_or_else(|| "campaign".into(), |n| n.to_string_lossy().into_owned());
-    write("index.html", figures::page(&name, &cells, &acc, &figures))?;
+    write(
+        "index.html",
+        figures::page(&name, &cells, &acc, &variants, &figures),
+    )?;
     let mut files: Vec<String> = [
         "runs.csv",
         "runs.json",
@@ -64,6 +68,6 @@ pub fn collect_dir(dir: &Path) -> Result<Collected, String> {
     Ok(Collected {
         runs: rows.len(),
         files,
-        text: collect::text(&cells, &acc),
+        text: collect::text(&cells, &acc, &variants),
     })
 }

@@ -61,6 +61,17 @@ fn interrupted(flag: &Option<Arc<AtomicUsize>>) -> bool {
         .is_some_and(|f| f.load(Ordering::Relaxed) != 0)
 }
 
+/// Clears `cmd`'s environment but for [`KEPT_VARS`]: the environment
+/// every campaign run starts from.
+pub fn kept_env(cmd: &mut Command) {
+    cmd.env_clear();
+    for k in KEPT_VARS {
+        if let Some(v) = std::env::var_os(k) {
+            cmd.env(k, v);
+        }
+    }
+}
+
 /// The result file of run `key`.
 pub fn result_path(out: &Path, key: &str) -> PathBuf {
     out.join(format!("{key}.json"))
@@ -226,12 +237,7 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
     // node): a few variables of the host, then the campaign's. What a batch
     // system adds to its tasks is not the program's (the environment's size
     // alone changes the C library's start-up, and so the schedule).
-    cmd.env_clear();
-    for k in KEPT_VARS {
-        if let Some(v) = std::env::var_os(k) {
-            cmd.env(k, v);
-        }
-    }
+    kept_env(&mut cmd);
     cmd.arg("--")
         .args(&p.command)
         .current_dir(&c.dir)
@@ -297,6 +303,7 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
         "program": p.name,
         "command": p.command,
         "racy": p.racy,
+        "expect": p.expect.as_ref().map(|e| json!({"exit": e.exit, "stdout_fnv": e.stdout_fnv})),
         "params": r.params,
         "options": r.options,
         "env": env,
@@ -307,6 +314,7 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
         "max_rss_kb": ended.max_rss_kb,
         "stdout": stdout_kept,
         "stdout_bytes": stdout_bytes.len(),
+        "stdout_fnv": super::spec::stdout_fnv(&stdout_bytes),
         "detectors": detectors_of(&report_v),
         "instructions": stats_v["instructions"],
         "steps": stats_v["steps"],
@@ -401,7 +409,7 @@ pub fn run(c: &Campaign, a: &RunArgs) -> Result<RunSummary, RunError> {
             )));
         }
     }
-    let bar = crate::cmd::progress_bar(a.progress, "campaign", todo.len() as u64, Some("0 failed"));
+    let bar = crate::cmd::progress_bar(a.progress, &c.name, todo.len() as u64, Some("0 failed"));
     let next = AtomicUsize::new(0);
     let made = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);

@@ -10,6 +10,7 @@
 //! build = "gcc -O2 -g -pthread -o racy_counter racy_counter.c"
 //! command = ["./racy_counter", "4"]
 //! racy = true
+//! expect = { exit = 0, stdout = "counter = 4000\n" }
 //!
 //! [axes]
 //! detector = ["none", "fasttrack", "lardish"]
@@ -23,7 +24,10 @@
 //! flag alone, `false` leaves it out); `env.NAME` sets an environment
 //! variable; `variant` names sets of extra options. A top-level `[env]`
 //! table sets variables for every run, and `options` gives `lard run`
-//! options to every run.
+//! options to every run; a program's own `options` come after them. A
+//! program's `expect` (exit status, standard output or its `stdout_fnv`)
+//! is the behaviour its runs are compared with. `dir` is the directory
+//! commands run in (default: the file's).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,7 +47,28 @@ pub struct Program {
     pub build: Option<String>,
     /// Ground truth: whether the program has a race (`None`: unknown).
     pub racy: Option<bool>,
+    /// `lard run` options of this program's runs, after the campaign's.
+    pub options: Vec<String>,
+    /// The behaviour every run should show (`None`: not known).
+    pub expect: Option<Expect>,
 }
+
+/// A program's expected behaviour: what its runs are compared with.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Expect {
+    /// Exit status as a shell shows it.
+    pub exit: Option<i64>,
+    /// [`stdout_fnv`] of the standard output.
+    pub stdout_fnv: Option<String>,
+}
+
+/// The hash results keep of a run's whole standard output (FNV-1a, 64
+/// bits, 16 hex digits), so that outputs of any size are compared exactly.
+pub fn stdout_fnv(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv1a(bytes, FNV_OFFSET))
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
 /// One value of an axis: how it is named in results, and what it adds to
 /// a run.
@@ -273,8 +298,21 @@ fn program(i: usize, v: &Value) -> Result<Program, SpecError> {
         None => None,
         Some(_) => return err(format!("program {name}: racy must be true or false")),
     };
+    let options = match t.get("options") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|o| scalar(o, &format!("program {name}: options")))
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return err(format!("program {name}: options must be a list")),
+    };
+    reserved_options(&options, &format!("program {name}: options"))?;
+    let expect = match t.get("expect") {
+        None => None,
+        Some(v) => Some(expect(&name, v)?),
+    };
     for k in t.keys() {
-        if !["name", "command", "build", "racy"].contains(&k.as_str()) {
+        if !["name", "command", "build", "racy", "options", "expect"].contains(&k.as_str()) {
             return err(format!("program {name}: unknown key `{k}`"));
         }
     }
@@ -283,7 +321,55 @@ fn program(i: usize, v: &Value) -> Result<Program, SpecError> {
         command,
         build,
         racy,
+        options,
+        expect,
     })
+}
+
+/// `expect = { exit = N, stdout = "..." | stdout_fnv = "..." }`.
+fn expect(name: &str, v: &Value) -> Result<Expect, SpecError> {
+    let Value::Table(t) = v else {
+        return err(format!("program {name}: expect must be a table"));
+    };
+    let mut e = Expect::default();
+    for (k, x) in t {
+        match (k.as_str(), x) {
+            ("exit", Value::Integer(i)) => e.exit = Some(*i),
+            ("stdout", Value::String(s)) if e.stdout_fnv.is_none() => {
+                e.stdout_fnv = Some(stdout_fnv(s.as_bytes()))
+            }
+            ("stdout_fnv", Value::String(s))
+                if e.stdout_fnv.is_none()
+                    && s.len() == 16
+                    && s.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
+                e.stdout_fnv = Some(s.to_ascii_lowercase())
+            }
+            ("exit" | "stdout" | "stdout_fnv", _) => {
+                return err(format!(
+                    "program {name}: expect.{k}: expected {}",
+                    match k.as_str() {
+                        "exit" => "an integer",
+                        "stdout" => "a string (and not with stdout_fnv)",
+                        _ => "16 hex digits (and not with stdout)",
+                    }
+                ))
+            }
+            _ => return err(format!("program {name}: expect: unknown key `{k}`")),
+        }
+    }
+    Ok(e)
+}
+
+/// Refuses options `lard campaign` sets itself.
+fn reserved_options(options: &[String], what: &str) -> Result<(), SpecError> {
+    for o in options {
+        let name = o.trim_start_matches('-');
+        if o.starts_with("--") && RESERVED.iter().any(|r| name.starts_with(r)) {
+            return err(format!("{what}: lard campaign sets {o} itself"));
+        }
+    }
+    Ok(())
 }
 
 impl Campaign {
@@ -292,7 +378,11 @@ impl Campaign {
         let doc: toml::Table =
             toml::from_str(text).map_err(|e| SpecError(e.message().replace('\n', " ")))?;
         for k in doc.keys() {
-            if !["name", "timeout", "env", "options", "program", "axes"].contains(&k.as_str()) {
+            if ![
+                "name", "dir", "timeout", "env", "options", "program", "axes",
+            ]
+            .contains(&k.as_str())
+            {
                 return err(format!("unknown key `{k}`"));
             }
         }
@@ -323,12 +413,12 @@ impl Campaign {
                 .collect::<Result<Vec<_>, _>>()?,
             Some(_) => return err("options must be a list of lard run options"),
         };
-        for o in &options {
-            let name = o.trim_start_matches('-');
-            if o.starts_with("--") && RESERVED.iter().any(|r| name.starts_with(r)) {
-                return err(format!("options: lard campaign sets {o} itself"));
-            }
-        }
+        reserved_options(&options, "options")?;
+        let dir = match doc.get("dir") {
+            None => dir.to_path_buf(),
+            Some(Value::String(d)) => dir.join(d),
+            Some(_) => return err("dir must be a string"),
+        };
         let programs = match doc.get("program") {
             Some(Value::Array(a)) if !a.is_empty() => a
                 .iter()
@@ -362,7 +452,7 @@ impl Campaign {
         }
         Ok(Campaign {
             name,
-            dir: dir.to_path_buf(),
+            dir,
             timeout,
             env,
             options,
@@ -407,7 +497,9 @@ impl Campaign {
             }
             for combo in combos {
                 let mut params = BTreeMap::new();
-                let (mut options, mut env) = (self.options.clone(), Vec::new());
+                let mut options = self.options.clone();
+                options.extend(p.options.iter().cloned());
+                let mut env = Vec::new();
                 for (a, v) in self.axes.iter().zip(&combo) {
                     params.insert(a.name.clone(), v.label.clone());
                     options.extend(v.options.iter().cloned());
@@ -429,6 +521,116 @@ impl Campaign {
     }
 }
 
+impl Campaign {
+    /// The campaign as a campaign file (`dir` absolute) that
+    /// [`Campaign::parse`] reads back to the same runs, with the same
+    /// result names. Fails for an axis no campaign file can spell.
+    pub fn to_toml(&self) -> Result<String, SpecError> {
+        use toml::Table;
+        let strings = |v: &[String]| Value::Array(v.iter().cloned().map(Value::String).collect());
+        let mut doc = Table::new();
+        doc.insert("name".into(), Value::String(self.name.clone()));
+        doc.insert(
+            "dir".into(),
+            Value::String(self.dir.to_string_lossy().into_owned()),
+        );
+        doc.insert("timeout".into(), Value::Float(self.timeout));
+        if !self.env.is_empty() {
+            let env: Table = self
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            doc.insert("env".into(), Value::Table(env));
+        }
+        if !self.options.is_empty() {
+            doc.insert("options".into(), strings(&self.options));
+        }
+        let programs = self
+            .programs
+            .iter()
+            .map(|p| {
+                let mut t = Table::new();
+                t.insert("name".into(), Value::String(p.name.clone()));
+                t.insert("command".into(), strings(&p.command));
+                if let Some(b) = &p.build {
+                    t.insert("build".into(), Value::String(b.clone()));
+                }
+                if let Some(r) = p.racy {
+                    t.insert("racy".into(), Value::Boolean(r));
+                }
+                if !p.options.is_empty() {
+                    t.insert("options".into(), strings(&p.options));
+                }
+                if let Some(e) = &p.expect {
+                    let mut x = Table::new();
+                    if let Some(c) = e.exit {
+                        x.insert("exit".into(), Value::Integer(c));
+                    }
+                    if let Some(h) = &e.stdout_fnv {
+                        x.insert("stdout_fnv".into(), Value::String(h.clone()));
+                    }
+                    t.insert("expect".into(), Value::Table(x));
+                }
+                Value::Table(t)
+            })
+            .collect();
+        doc.insert("program".into(), Value::Array(programs));
+        let mut axes = Table::new();
+        let mut env_axes = Table::new();
+        for a in &self.axes {
+            let labels = || {
+                Value::Array(
+                    a.values
+                        .iter()
+                        .map(|v| Value::String(v.label.clone()))
+                        .collect(),
+                )
+            };
+            if let Some(var) = a.name.strip_prefix("env.") {
+                if !a
+                    .values
+                    .iter()
+                    .all(|v| v.options.is_empty() && v.env == [(var.to_string(), v.label.clone())])
+                {
+                    return err(format!("axis {}: not an environment axis", a.name));
+                }
+                env_axes.insert(var.to_string(), labels());
+            } else if a.name == "variant" {
+                let t: Table = a
+                    .values
+                    .iter()
+                    .map(|v| (v.label.clone(), strings(&v.options)))
+                    .collect();
+                axes.insert("variant".into(), Value::Table(t));
+            } else {
+                let flag = format!("--{}", a.name);
+                let values = a
+                    .values
+                    .iter()
+                    .map(|v| match (v.options.as_slice(), v.label.as_str()) {
+                        ([o], "yes") if *o == flag => Ok(Value::Boolean(true)),
+                        ([], "no") => Ok(Value::Boolean(false)),
+                        ([o, x], l) if *o == flag && x == l => Ok(Value::String(l.to_string())),
+                        _ => err(format!(
+                            "axis {}: value {} is not `--{} {}`",
+                            a.name, v.label, a.name, v.label
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                axes.insert(a.name.clone(), Value::Array(values));
+            }
+        }
+        if !env_axes.is_empty() {
+            axes.insert("env".into(), Value::Table(env_axes));
+        }
+        if !axes.is_empty() {
+            doc.insert("axes".into(), Value::Table(axes));
+        }
+        toml::to_string(&doc).map_err(|e| SpecError(format!("cannot write the campaign: {e}")))
+    }
+}
+
 /// FNV-1a, 64 bits: a hash that stays the same across builds and hosts.
 fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
     for b in bytes {
@@ -441,7 +643,7 @@ fn fnv1a(bytes: &[u8], mut h: u64) -> u64 {
 /// A run's result name: the hash of its program (name, command, build),
 /// its options, its environment and its timeout, as 16 hex digits.
 pub fn run_key(p: &Program, options: &[String], env: &[(String, String)], timeout: f64) -> String {
-    let mut h = 0xcbf2_9ce4_8422_2325;
+    let mut h = FNV_OFFSET;
     let mut add = |s: &str| h = fnv1a(&[s.as_bytes(), b"\0"].concat(), h);
     add(&p.name);
     p.command.iter().for_each(|w| add(w));
@@ -559,6 +761,54 @@ variant = { plain = [], fast = ["--quantum", "20"] }
             let e = Campaign::parse(text, Path::new("."), "d").unwrap_err();
             assert!(e.0.contains(needle), "{text:?}: {e}");
             assert!(!e.0.contains('\n'), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_written_campaign_reads_back_to_the_same_runs() {
+        let mut c = Campaign::parse(FILE, Path::new("/x"), "d").unwrap();
+        c.programs[0].options = vec!["--adversarial-at".into(), "0x10,0x20".into()];
+        c.programs[0].expect = Some(Expect {
+            exit: Some(3),
+            stdout_fnv: Some(stdout_fnv(b"hello\n")),
+        });
+        let text = c.to_toml().unwrap();
+        let back = Campaign::parse(&text, Path::new("/elsewhere"), "e").unwrap();
+        assert_eq!(back.dir, Path::new("/x"));
+        assert_eq!(back.programs, c.programs);
+        let keys = |c: &Campaign| {
+            c.runs()
+                .into_iter()
+                .map(|r| (r.key, r.options, r.env))
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        assert_eq!(keys(&back), keys(&c), "{text}");
+        assert!(keys(&c)
+            .iter()
+            .all(|(_, o, _)| o.contains(&"0x10,0x20".to_string()) || !o.is_empty()));
+    }
+
+    #[test]
+    fn expectations_parse_and_bad_ones_are_refused() {
+        let t = "[[program]]\ncommand = [\"a\"]\nexpect = { exit = 1, stdout = \"x\\n\" }";
+        let c = Campaign::parse(t, Path::new("."), "d").unwrap();
+        assert_eq!(
+            c.programs[0].expect,
+            Some(Expect {
+                exit: Some(1),
+                stdout_fnv: Some(stdout_fnv(b"x\n"))
+            })
+        );
+        for (text, needle) in [
+            ("expect = 3", "expect must be a table"),
+            ("expect = { exit = \"0\" }", "expect.exit"),
+            ("expect = { code = 0 }", "unknown key `code`"),
+            ("expect = { stdout_fnv = \"xyz\" }", "expect.stdout_fnv"),
+            ("options = [\"--timeout\", \"3\"]", "sets --timeout"),
+        ] {
+            let t = format!("[[program]]\ncommand = [\"a\"]\n{text}");
+            let e = Campaign::parse(&t, Path::new("."), "d").unwrap_err();
+            assert!(e.0.contains(needle), "{text}: {e}");
         }
     }
 
