@@ -12,6 +12,7 @@ use crate::cpu::vclock::VcFile;
 use crate::intercept::runtime::BinaryRuntime;
 use crate::intercept::InterceptTable;
 use crate::linux::loader::{self, LoadError, ProcessArgs};
+use crate::linux::signals::{self, Delivery};
 use crate::linux::sysroot;
 use crate::observe::callstack;
 use crate::observe::observer::{AccessMode, Observer};
@@ -245,6 +246,7 @@ impl Emulator {
                 parent: None,
                 restart_deadline: None,
                 ctx_changed: false,
+                sig: Default::default(),
                 name: crate::cpu::machine::thread_name(
                     file.path
                         .file_name()
@@ -272,7 +274,7 @@ impl Emulator {
             next_tid: pid + 1,
             futex_seq: 0,
             bad_access: None,
-            sigactions: Vec::new(),
+            sigactions: inherited_sigactions(),
             signals: Default::default(),
             realtime_base,
             exe_path,
@@ -434,6 +436,12 @@ impl Emulator {
             }
             let m = &mut *self.machine;
             m.expire_timeouts();
+            if let Delivery::Terminate(signal) = m.route_signals() {
+                return Outcome::Signaled {
+                    signal,
+                    fault: None,
+                };
+            }
             // Host waits that ended while other threads ran.
             rounds = rounds.wrapping_add(1);
             if rounds.is_multiple_of(16) && m.has_host_waits() {
@@ -458,6 +466,7 @@ impl Emulator {
                         ) => deadline,
                         _ => None,
                     })
+                    .chain(m.next_timer_deadline())
                     .min();
                 // Threads waiting on the host: wait for it (virtual time
                 // advances by the real time waited).
@@ -472,8 +481,23 @@ impl Emulator {
                     continue;
                 }
                 match next {
+                    // In a tree of processes, the others run in real time:
+                    // a process waits for its deadline in real time, and a
+                    // signal (a child's SIGCHLD, a parent's kill) may come
+                    // first (`timeout 1 sleep 5`).
+                    Some(d) if m.config.process.labelled => {
+                        wait_for_host_signal(m, Some(d));
+                        continue;
+                    }
                     Some(d) => {
                         m.vtime = m.vtime.max(d);
+                        continue;
+                    }
+                    // The guest handles a signal another process may send:
+                    // wait for one (virtual time advances by the real time
+                    // waited).
+                    None if signals::host::handled() => {
+                        wait_for_host_signal(m, None);
                         continue;
                     }
                     None => return Outcome::Deadlock(deadlock_report(m)),
@@ -507,6 +531,13 @@ impl Emulator {
                 m.emit(pc, EventKind::ContextSwitch);
             }
             m.cur = next;
+            // A signal the thread has to take runs its handler first.
+            if let Delivery::Terminate(signal) = m.deliver_pending() {
+                return Outcome::Signaled {
+                    signal,
+                    fault: None,
+                };
+            }
             // The block hook this replaces stopped at the entry of the
             // quantum-th block, so quantum - 1 blocks ran: keep those
             // interleavings (but always make progress).
@@ -782,6 +813,39 @@ pub fn describe_pc(m: &Machine, pc: u64) -> String {
     format!("{pc:#x} <{sym}>: {insn}")
 }
 
+/// The dispositions a new program starts with: `SIG_DFL`, but a signal the
+/// host ignores across `execve` is ignored (signals::host).
+fn inherited_sigactions() -> Vec<[u8; 32]> {
+    let ignored = signals::host::inherited_ignored();
+    let mut acts = vec![[0u8; 32]; 65];
+    for (sig, act) in acts.iter_mut().enumerate().skip(1) {
+        if ignored & signals::bit(sig as i32) != 0 {
+            act[0] = 1;
+        }
+    }
+    acts
+}
+
+/// Waits in the host for a signal (the host handler's, which interrupts
+/// the wait), up to the virtual-time `deadline` (at most 10 ms without
+/// one); virtual time advances by the real time waited, to the deadline
+/// when it passed.
+fn wait_for_host_signal(m: &mut Machine, deadline: Option<u64>) {
+    let t = Instant::now();
+    let ms = deadline.map_or(10, |d| d.saturating_sub(m.vtime).div_ceil(1_000_000));
+    if !signals::host::any() && ms > 0 {
+        let ms = i32::try_from(ms).unwrap_or(i32::MAX);
+        // SAFETY: poll on no descriptors is a sleep a signal interrupts.
+        unsafe { libc::poll(std::ptr::null_mut(), 0, ms) };
+    }
+    m.vtime += u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    if let Some(d) = deadline {
+        if !signals::host::any() {
+            m.vtime = m.vtime.max(d);
+        }
+    }
+}
+
 fn deadlock_report(m: &Machine) -> String {
     let mut s = String::from("deadlock: every live thread is blocked");
     for t in &m.threads {
@@ -796,6 +860,7 @@ fn deadlock_report(m: &Machine) -> String {
             ThreadState::Blocked(Wait::Sleep { .. }) => "sleep".into(),
             ThreadState::Blocked(Wait::Io { fd, .. }) => format!("waits on descriptor {fd}"),
             ThreadState::Blocked(Wait::Retry { .. }) => "waits on the host".into(),
+            ThreadState::Blocked(Wait::Signal) => "waits for a signal".into(),
             ThreadState::Runnable => "runnable".into(),
             ThreadState::Exited => continue,
         };

@@ -413,3 +413,50 @@ fn which(name: &str) -> Result<String, ()> {
         .map(|p| p.to_string_lossy().to_string())
         .ok_or(())
 }
+
+/// Signals a process sends itself, its timers' signals and a thread's
+/// signal run the guest's handlers with the kernel's siginfo, masks,
+/// `EINTR` and `SA_RESTART` (guests/processes/signals.c; ground truth: the
+/// native run, line for line, and its exit status: the last signal is left
+/// at its default action).
+#[test]
+fn asynchronous_signals_match_the_native_run() {
+    let g = guest("signals");
+    let native = native(&g, &[]);
+    assert_eq!(shell_status(&native), 128 + 12, "{}", stdout(&native));
+    assert!(stdout(&native).contains("read with SA_RESTART: 1 x"));
+    for sched in [
+        &["--sched", "rr"][..],
+        &["--sched", "random", "--seed", "3"][..],
+    ] {
+        let run = lard_run(sched, &g, &[]);
+        assert_same(&format!("signals {sched:?}"), &native, &run);
+    }
+}
+
+/// Signals between processes of a shell: a trap runs, `timeout` kills its
+/// child and reports 124, `kill` of a background job is its wait status.
+#[test]
+fn signals_between_processes_match_the_native_run() {
+    let dir = scratch_dir("signals");
+    for script in [
+        "trap 'echo caught' USR1; kill -USR1 $$; echo after",
+        "trap 'echo term' TERM; kill -TERM $$; echo after",
+        "timeout 1 sleep 5; echo status $?",
+        "sleep 5 & p=$!; kill $p; wait $p; echo status $?",
+    ] {
+        let native = sh(&dir, None, &["/bin/bash", "-c", script]);
+        let run = lard_in(&dir, None, &["/bin/bash", "-c", script]);
+        assert_same(script, &native, &run);
+    }
+    let script = "import signal, time\n\
+        signal.signal(signal.SIGALRM, lambda *a: print('alarm'))\n\
+        signal.alarm(1)\n\
+        time.sleep(3)\n\
+        print('end')\n";
+    let native = sh(&dir, None, &["/usr/bin/python3", "-c", script]);
+    assert_eq!(stdout(&native), "alarm\nend\n");
+    let run = lard_in(&dir, None, &["/usr/bin/python3", "-c", script]);
+    assert_same("python alarm", &native, &run);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -156,6 +156,8 @@ pub enum Wait {
         /// FIFO order among waiters.
         seq: u64,
     },
+    /// `pause` or `rt_sigsuspend`: until a signal is delivered.
+    Signal,
     /// A sleep until a virtual-time deadline.
     Sleep {
         /// Virtual-time deadline.
@@ -202,6 +204,7 @@ impl ThreadState {
             ThreadState::Exited => "exited".into(),
             ThreadState::Blocked(Wait::Futex { addr, .. }) => format!("futex wait on {addr:#x}"),
             ThreadState::Blocked(Wait::Sleep { .. }) => "sleeping".into(),
+            ThreadState::Blocked(Wait::Signal) => "waits for a signal".into(),
             ThreadState::Blocked(Wait::Io { fd, .. }) => format!("waits on descriptor {fd}"),
             ThreadState::Blocked(Wait::Retry { .. }) => "waits on the host".into(),
         }
@@ -236,6 +239,8 @@ pub struct Thread {
     /// Its name (`prctl(PR_SET_NAME)`, the kernel's `comm`): NUL-padded,
     /// at most 15 bytes; a new thread starts with its creator's.
     pub name: [u8; 16],
+    /// Its signal mask and the signals sent to it (linux::signals).
+    pub sig: crate::linux::signals::ThreadSignals,
 }
 
 /// A thread name (`comm`) from `bytes`: the first 15, NUL-padded.

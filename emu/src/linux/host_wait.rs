@@ -9,8 +9,10 @@
 //! live thread, such a call is first made without blocking; if it would
 //! block, the guest thread waits in lard ([`Wait::Io`], [`Wait::Retry`])
 //! and the call is made again, from the start, when it can go on — as the
-//! kernel restarts an interrupted call. A single-threaded process blocks in
-//! the host as before (nothing else could run).
+//! kernel restarts an interrupted call. So does a single-threaded process
+//! with an armed timer (its signal must interrupt the wait); otherwise a
+//! single-threaded process blocks in the host (nothing else could run, and
+//! a signal from another process interrupts the host call).
 //!
 //! When every thread waits and some wait on the host, lard waits in the
 //! host's `poll` for the descriptors (and, for calls it cannot poll, a
@@ -128,7 +130,10 @@ impl Machine {
         // wait (GNU make's jobserver pselect): without signal delivery,
         // such waits end with EINTR when a child has ended.
         let interruptible = self.sigchld_handled() && matches!(nr, 7 | 23 | 270 | 271 | 232 | 281);
-        if !self.others_alive() && !interruptible {
+        // An armed timer must be able to interrupt the wait (in virtual
+        // time, which only the run loop advances).
+        let timer = self.next_timer_deadline().is_some();
+        if !self.others_alive() && !interruptible && !timer {
             return None;
         }
         match self.probe(nr, a)? {

@@ -66,6 +66,7 @@ impl Machine {
         }
         // The child: one thread, the caller, whose tid is the new pid.
         self.config.process = self.config.process.forked_child();
+        self.signals_forked_child();
         let pid = self.config.process.pid;
         let cur = self.cur;
         for (i, t) in self.threads.iter_mut().enumerate() {
@@ -217,17 +218,6 @@ impl Machine {
             return Val(errno());
         }
         Val(0)
-    }
-
-    /// A signal this process sends itself: its default action, as before
-    /// (dispositions are recorded, not delivered).
-    pub(super) fn kill_self(&mut self, sig: i32) -> Ret {
-        if sig == 0 {
-            return Val(0);
-        }
-        self.stop = Some(Stop::Killed(sig));
-        self.uc.stop();
-        NoReturn
     }
 
     /// Process-group and session calls, through the host in guest pids:

@@ -129,7 +129,7 @@ impl Machine {
         Some(s.saturating_mul(1_000_000_000).saturating_add(ns))
     }
 
-    fn clock_ns(&self, clock: u64) -> Option<u64> {
+    pub(crate) fn clock_ns(&self, clock: u64) -> Option<u64> {
         match clock {
             0 | 5 | 8 => Some(self.realtime_base + self.vtime),
             1 | 4 | 6 | 7 | 9 => Some(self.vtime),
@@ -140,7 +140,7 @@ impl Machine {
     }
 
     /// Blocks the current thread; the run loop picks another.
-    pub(super) fn block(&mut self, w: Wait) -> Ret {
+    pub(in crate::linux) fn block(&mut self, w: Wait) -> Ret {
         if self.report_objects {
             let pc = self.uc.reg(Reg::RIP);
             self.stats.program_events += 1;
@@ -181,6 +181,12 @@ impl Machine {
     }
 
     /// Makes thread `i` runnable with system-call result `ret`.
+    /// Wakes waiting thread `i` with `ret` as its call's result (a
+    /// signal's `EINTR`).
+    pub(crate) fn wake_thread(&mut self, i: usize, ret: i64) {
+        self.wake(i, ret, 0);
+    }
+
     fn wake(&mut self, i: usize, ret: i64, pc: u64) {
         let addr = match self.threads[i].state {
             ThreadState::Blocked(Wait::Futex { addr, .. }) => Some(addr),
@@ -278,7 +284,9 @@ impl Machine {
         let cur = self.cur;
         if let Val(v) = self.dispatch(nr, a, pc) {
             uc.set_reg(Reg::RAX, v as u64);
+            self.note_host_eintr(cur, nr, v);
         }
+        self.stop_for_signals(cur);
         // A restarted call's deadline is for that call only.
         if let Some(t) = self.threads.get_mut(cur) {
             t.restart_deadline = None;
@@ -508,19 +516,29 @@ impl Machine {
                     return efault;
                 }
                 if a[1] != 0 {
+                    if sig == libc::SIGKILL as usize || sig == libc::SIGSTOP as usize {
+                        return Val(-EINVAL);
+                    }
                     let Some(new) = self.mem.slice(a[1], 32) else {
                         return efault;
                     };
                     self.sigactions[sig].copy_from_slice(new);
+                    self.sigaction_changed(sig as i32);
                 }
                 Val(0)
             }
-            14 => {
-                if a[2] != 0 && self.mem.write(a[2], &[0u8; 8]).is_none() {
-                    return efault;
-                }
-                Val(0)
-            }
+            14 => self.sys_rt_sigprocmask(a[0], a[1], a[2], a[3]),
+            127 => self.sys_rt_sigpending(a[0], a[1]),
+            130 => self.sys_rt_sigsuspend(a[0], a[1]),
+            34 => self.sys_pause(),
+            37 => self.sys_alarm(a[0]),
+            36 => self.sys_getitimer(a[0], a[1]),
+            38 => self.sys_setitimer(a[0], a[1], a[2]),
+            222 => self.sys_timer_create(a[0], a[1], a[2]),
+            223 => self.sys_timer_settime(a[0], a[1], a[2], a[3]),
+            224 => self.sys_timer_gettime(a[0], a[1]),
+            225 => self.sys_timer_getoverrun(a[0]),
+            226 => self.sys_timer_delete(a[0]),
             16 => match a[1] {
                 // TCGETS, TIOCGWINSZ: pass through with the buffer
                 0x5401 => Val(host(nr, [a[0], a[1], p!(a[2], 60, W), 0, 0, 0])),
@@ -589,8 +607,10 @@ impl Machine {
                 NoReturn
             }
             62 => self.sys_kill(a[0] as i32 as i64, a[1] as i32),
-            200 => self.kill_self(a[1] as i32),
-            234 if a[0] as u32 == self.config.process.pid => self.kill_self(a[2] as i32),
+            200 => self.sys_tgkill(a[0] as u32, a[1] as i32),
+            234 if a[0] as u32 == self.config.process.pid => {
+                self.sys_tgkill(a[1] as u32, a[2] as i32)
+            }
             234 => Val(host(
                 nr,
                 [
@@ -1274,6 +1294,7 @@ impl Machine {
             restart_deadline: None,
             ctx_changed: false,
             name: self.threads[self.cur].name,
+            sig: self.threads[self.cur].sig.inherited(),
         });
         if stack != 0 {
             self.add_stack(stack);

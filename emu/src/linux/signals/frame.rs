@@ -1,10 +1,11 @@
-//! Synchronous signals delivered to the guest's handlers: a fault
-//! (`SIGSEGV`, `SIGBUS`, `SIGFPE`, `SIGILL`) in a thread whose process
-//! installed a handler runs that handler on a kernel-layout signal frame
-//! — on the alternate stack when the handler asked for it — and
-//! `rt_sigreturn` resumes at whatever the handler left in the frame's
-//! `ucontext`. This is how the JVM's implicit null checks and safepoint
-//! polls work: the handler moves the faulting thread's RIP to a stub.
+//! The signal frame: a handler runs on a kernel-layout frame — on the
+//! alternate stack when it asked for it — and `rt_sigreturn` resumes at
+//! whatever the handler left in the frame's `ucontext`, with the signal
+//! mask it left there. A fault (`SIGSEGV`, `SIGBUS`, `SIGFPE`, `SIGILL`)
+//! in a thread whose process installed a handler runs that handler at the
+//! faulting instruction: this is how the JVM's implicit null checks and
+//! safepoint polls work (the handler moves the faulting thread's RIP to a
+//! stub). Asynchronous signals use the same frame (super::deliver).
 //!
 //! The frame is the kernel's `rt_sigframe` for x86-64: the return address
 //! (`sa_restorer`), a `ucontext` (flags, link, `stack_t`, `sigcontext`
@@ -14,6 +15,7 @@
 //! register context, restored by `rt_sigreturn`); the FXSAVE area the
 //! handler sees holds only the control words.
 
+use super::{FaultInfo, SigInfo, UNBLOCKABLE};
 use crate::cpu::machine::Machine;
 use crate::cpu::uc::{Context, Reg};
 use crate::linux::syscalls::Ret::{self, NoReturn, Val};
@@ -22,6 +24,10 @@ use crate::linux::syscalls::Ret::{self, NoReturn, Val};
 const SA_ONSTACK: u64 = 0x0800_0000;
 /// `sa_flags`: reset to the default action once delivered.
 const SA_RESETHAND: u64 = 0x8000_0000;
+/// `sa_flags`: do not block the signal while its handler runs.
+const SA_NODEFER: u64 = 0x4000_0000;
+/// Offset of `uc_sigmask` in the `ucontext`.
+const UC_SIGMASK: u64 = 8 + 8 + 24 + 256;
 /// The red zone below a thread's stack pointer that a frame must skip.
 const RED_ZONE: u64 = 128;
 /// `sizeof(struct ucontext)` (kernel): flags, link, stack_t (24),
@@ -58,38 +64,25 @@ const GREGS: [Reg; 18] = [
     Reg::EFLAGS,
 ];
 
-/// Per process: the alternate stacks and the frames being handled.
-#[derive(Default)]
-pub struct SignalState {
-    /// `sigaltstack` of each thread: (tid, base, size).
-    altstacks: Vec<(u32, u64, u64)>,
-    /// The register context of each frame being handled: (tid, address
-    /// of the frame's `ucontext`, the context at the fault).
-    frames: Vec<(u32, u64, Context)>,
-    /// An `rt_sigreturn` made in the system call hook, finished once the
-    /// CPU has stopped: (the saved context, the frame's `ucontext`).
-    pending_return: Option<(Context, u64)>,
-}
-
-/// What caused a fault, for `siginfo`.
-#[derive(Clone, Copy, Debug)]
-pub struct FaultInfo {
-    /// The signal.
-    pub signal: i32,
-    /// `si_code` (`SEGV_MAPERR`, `SEGV_ACCERR`, `ILL_ILLOPN`, …).
-    pub code: i32,
-    /// `si_addr`: the data address of a memory fault, else the PC.
-    pub addr: u64,
-}
-
 impl Machine {
+    /// The guest's `sigaction` of `sig`: (handler, flags, restorer, mask);
+    /// handler 0 is `SIG_DFL`, 1 `SIG_IGN`.
+    pub(super) fn sigaction(&self, sig: i32) -> (u64, u64, u64, u64) {
+        let Some(act) = usize::try_from(sig)
+            .ok()
+            .and_then(|s| self.sigactions.get(s))
+        else {
+            return (0, 0, 0, 0);
+        };
+        let word =
+            |i: usize| u64::from_le_bytes(act[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+        (word(0), word(1), word(2), word(3))
+    }
+
     /// The handler of `sig` and its flags, if the guest installed one (not
     /// `SIG_DFL` or `SIG_IGN`), with its `sa_restorer`.
     fn handler(&self, sig: i32) -> Option<(u64, u64, u64)> {
-        let act = self.sigactions.get(usize::try_from(sig).ok()?)?;
-        let word =
-            |i: usize| u64::from_le_bytes(act[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-        let (handler, flags, restorer) = (word(0), word(1), word(2));
+        let (handler, flags, restorer, _) = self.sigaction(sig);
         (handler > 1).then_some((handler, flags, restorer))
     }
 
@@ -98,9 +91,25 @@ impl Machine {
     /// handler. Returns false (nothing changed) when the fault takes its
     /// default action or the frame cannot be written.
     pub fn deliver_fault(&mut self, f: FaultInfo) -> bool {
+        self.push_frame(SigInfo {
+            signal: f.signal,
+            code: f.code,
+            word16: f.addr,
+            word24: 0,
+        })
+    }
+
+    /// Runs the handler of `info.signal` in the current thread (whose
+    /// registers are in the CPU): writes the signal frame, blocks the
+    /// handler's mask, and points the thread at the handler. Returns false
+    /// (nothing changed) when the signal has no handler or the frame
+    /// cannot be written.
+    pub(super) fn push_frame(&mut self, info: SigInfo) -> bool {
+        let f = info;
         let Some((handler, flags, restorer)) = self.handler(f.signal) else {
             return false;
         };
+        let sa_mask = self.sigaction(f.signal).3;
         let uc = self.uc;
         let tid = self.threads[self.cur].tid;
         let rsp = uc.reg(Reg::RSP);
@@ -147,15 +156,24 @@ impl Machine {
             libc::SIGFPE => (0, 0),
             _ => (6, 0),
         };
-        put(mc + 8 * 19, err);
-        put(mc + 8 * 20, trapno);
-        put(mc + 8 * 22, f.addr);
+        let fault = f.code > 0 && f.code < 0x80;
+        if fault {
+            put(mc + 8 * 19, err);
+            put(mc + 8 * 20, trapno);
+            put(mc + 8 * 22, f.word16);
+        }
         put(mc + 8 * 23, fpstate);
-        // siginfo: signo, errno, code, then si_addr.
+        // The mask to restore: the thread's, or the one rt_sigsuspend
+        // replaced for the wait.
+        let thread = &mut self.threads[self.cur].sig;
+        let old_mask = thread.saved_mask.take().unwrap_or(thread.mask);
+        put(uc_off + UC_SIGMASK, old_mask);
+        // siginfo: signo, errno, code, then the fields of the code.
         let si = siginfo - frame;
         put(si, u64::from(f.signal as u32));
         put(si + 8, u64::from(f.code as u32));
-        put(si + 16, f.addr);
+        put(si + 16, f.word16);
+        put(si + 24, f.word24);
         // FXSAVE: fcw 0x37f, mxcsr 0x1f80 and its mask.
         let fp = fpstate - frame;
         put(fp, 0x37f);
@@ -170,6 +188,13 @@ impl Machine {
             return false;
         }
         self.signals.frames.push((tid, ucontext, saved));
+        let bit = if flags & SA_NODEFER != 0 {
+            0
+        } else {
+            super::bit(f.signal)
+        };
+        let thread = &mut self.threads[self.cur].sig;
+        thread.mask = (old_mask | sa_mask | bit) & !UNBLOCKABLE;
         if flags & SA_RESETHAND != 0 {
             if let Some(act) = self.sigactions.get_mut(f.signal as usize) {
                 *act = [0; 32];
@@ -191,7 +216,7 @@ impl Machine {
     /// and vector registers it had at the fault. Registers are not changed
     /// inside the system call hook: the CPU stops after this call and
     /// [`Machine::finish_sigreturn`] loads them.
-    pub(super) fn sys_rt_sigreturn(&mut self) -> Ret {
+    pub(in crate::linux) fn sys_rt_sigreturn(&mut self) -> Ret {
         let uc = self.uc;
         let tid = self.threads[self.cur].tid;
         let ucontext = uc.reg(Reg::RSP);
@@ -215,7 +240,8 @@ impl Machine {
     }
 
     /// Finishes an `rt_sigreturn` once the CPU has stopped: the context at
-    /// the fault, with the general registers of the frame's `ucontext`.
+    /// the fault, with the general registers and the signal mask of the
+    /// frame's `ucontext`.
     /// Returns false when the frame cannot be read (the thread then dies of
     /// SIGSEGV, as natively).
     pub fn finish_sigreturn(&mut self) -> bool {
@@ -233,6 +259,9 @@ impl Machine {
         if saved.restore(uc).is_err() {
             return false;
         }
+        if let Some(mask) = self.mem.read_u64(ucontext + UC_SIGMASK) {
+            self.threads[self.cur].sig.mask = mask & !UNBLOCKABLE;
+        }
         for (i, r) in GREGS.iter().enumerate() {
             let v = u64::from_le_bytes(gregs[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
             uc.set_reg(*r, v);
@@ -241,7 +270,7 @@ impl Machine {
     }
 
     /// `sigaltstack(ss, old_ss)` for the current thread.
-    pub(super) fn sys_sigaltstack(&mut self, ss: u64, old: u64) -> Ret {
+    pub(in crate::linux) fn sys_sigaltstack(&mut self, ss: u64, old: u64) -> Ret {
         let tid = self.threads[self.cur].tid;
         let cur = self.signals.altstacks.iter().position(|a| a.0 == tid);
         if old != 0 {

@@ -1,0 +1,407 @@
+//! Signals sent to the process or to a thread, routed and delivered as the
+//! kernel does: a process-directed signal goes to a thread that does not
+//! block it (the running one first, then the first in creation order); a
+//! signal is delivered when its thread next runs; a thread waiting in a
+//! system call is interrupted first.
+
+use super::{bit, host, SigInfo, UNBLOCKABLE};
+use crate::cpu::machine::{Machine, Stop, ThreadState, Wait};
+use crate::cpu::uc::Reg;
+use crate::linux::syscalls::Ret::{self, Val};
+
+/// `si_code` of `kill`.
+pub(super) const SI_USER: i32 = 0;
+/// `si_code` of `tkill`/`tgkill`.
+const SI_TKILL: i32 = -6;
+/// `sa_flags`: make an interrupted system call again after the handler.
+const SA_RESTART: u64 = 0x1000_0000;
+const EINTR: i64 = libc::EINTR as i64;
+const EINVAL: i64 = libc::EINVAL as i64;
+const EFAULT: i64 = libc::EFAULT as i64;
+
+/// What the run loop does after routing or delivering signals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// Go on.
+    Continue,
+    /// The process dies of this signal (its default action).
+    Terminate(i32),
+}
+
+/// What a signal does when it is delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Disposition {
+    Handler,
+    Ignore,
+    Terminate,
+}
+
+/// System calls the kernel makes again after a handler with `SA_RESTART`
+/// (the others return `EINTR`: `poll`, `select`, `epoll_wait`, the sleeps,
+/// `pause`, `rt_sigsuspend`, futex waits, as signal(7) lists).
+fn restartable(nr: u64) -> bool {
+    matches!(
+        nr,
+        0 | 1
+            | 2
+            | 16
+            | 17
+            | 18
+            | 19
+            | 20
+            | 42
+            | 43
+            | 44
+            | 45
+            | 46
+            | 47
+            | 61
+            | 72
+            | 73
+            | 247
+            | 257
+            | 288
+            | 295
+            | 296
+    )
+}
+
+impl Machine {
+    fn disposition(&self, sig: i32) -> Disposition {
+        if sig == libc::SIGKILL {
+            return Disposition::Terminate;
+        }
+        match self.sigaction(sig).0 {
+            0 => match sig {
+                // Ignored by default; the stop signals stop nothing here.
+                libc::SIGCHLD
+                | libc::SIGURG
+                | libc::SIGWINCH
+                | libc::SIGCONT
+                | libc::SIGSTOP
+                | libc::SIGTSTP
+                | libc::SIGTTIN
+                | libc::SIGTTOU => Disposition::Ignore,
+                _ => Disposition::Terminate,
+            },
+            1 => Disposition::Ignore,
+            _ => Disposition::Handler,
+        }
+    }
+
+    /// Sends `info.signal` to the process. An ignored signal is discarded,
+    /// as the kernel discards it when it is generated.
+    pub fn send_process_signal(&mut self, info: SigInfo) {
+        if self.disposition(info.signal) == Disposition::Ignore {
+            return;
+        }
+        self.signals.pending |= bit(info.signal);
+        self.keep_info(info);
+    }
+
+    /// Sends `info.signal` to thread `i`.
+    pub(super) fn send_thread_signal(&mut self, i: usize, info: SigInfo) {
+        if self.disposition(info.signal) == Disposition::Ignore {
+            return;
+        }
+        self.threads[i].sig.pending |= bit(info.signal);
+        self.keep_info(info);
+    }
+
+    fn keep_info(&mut self, info: SigInfo) {
+        // Standard signals do not queue: the latest sender is kept.
+        self.signals.info.retain(|i| i.signal != info.signal);
+        self.signals.info.push(info);
+    }
+
+    /// Whether thread `i` has a signal to take now (the run loop should
+    /// get control: [`Machine::route_signals`], [`Machine::deliver_pending`]).
+    pub fn signal_due(&self, i: usize) -> bool {
+        let t = &self.threads[i].sig;
+        (self.signals.pending | t.pending) & !t.mask != 0
+            || host::any()
+            || self.next_timer_deadline().is_some_and(|d| d <= self.vtime)
+    }
+
+    /// Between quanta: takes the signals other processes sent and the
+    /// timers that expired, routes process-directed signals to threads and
+    /// interrupts threads waiting in a system call that have a signal to
+    /// take. Returns [`Delivery::Terminate`] when a signal's default action
+    /// ends the process.
+    pub fn route_signals(&mut self) -> Delivery {
+        let from_host = host::take();
+        for sig in 1..=64 {
+            if from_host & bit(sig) != 0 {
+                self.send_process_signal(SigInfo {
+                    signal: sig,
+                    code: SI_USER,
+                    word16: 0,
+                    word24: 0,
+                });
+            }
+        }
+        self.expire_signal_timers();
+        let live: Vec<usize> = (0..self.threads.len())
+            .filter(|&i| self.threads[i].state != ThreadState::Exited)
+            .collect();
+        let mut pending = self.signals.pending;
+        while pending != 0 {
+            let sig = pending.trailing_zeros() as i32 + 1;
+            pending &= pending - 1;
+            let wants = |m: &Machine, i: usize| m.threads[i].sig.mask & bit(sig) == 0;
+            let target = if live.contains(&self.cur) && wants(self, self.cur) {
+                Some(self.cur)
+            } else {
+                live.iter().copied().find(|&i| wants(self, i))
+            };
+            let Some(t) = target else { continue };
+            self.signals.pending &= !bit(sig);
+            self.threads[t].sig.pending |= bit(sig);
+        }
+        for &i in &live {
+            let ready = self.threads[i].sig.pending & !self.threads[i].sig.mask;
+            let mut rest = ready;
+            while rest != 0 {
+                let sig = rest.trailing_zeros() as i32 + 1;
+                rest &= rest - 1;
+                match self.disposition(sig) {
+                    Disposition::Terminate => return Delivery::Terminate(sig),
+                    Disposition::Ignore => self.threads[i].sig.pending &= !bit(sig),
+                    Disposition::Handler => {}
+                }
+            }
+            let ready = self.threads[i].sig.pending & !self.threads[i].sig.mask;
+            if ready != 0 {
+                if let ThreadState::Blocked(_) = self.threads[i].state {
+                    let nr = self.threads[i].ctx.reg(Reg::RAX);
+                    self.threads[i].sig.interrupted = Some(nr);
+                    self.wake_thread(i, -EINTR);
+                }
+            }
+        }
+        Delivery::Continue
+    }
+
+    /// Delivers one signal the current thread (whose registers are in the
+    /// CPU) has to take: runs its handler, or ends the process.
+    pub fn deliver_pending(&mut self) -> Delivery {
+        let i = self.cur;
+        let t = &self.threads[i].sig;
+        let ready = t.pending & !t.mask;
+        if ready == 0 {
+            return Delivery::Continue;
+        }
+        let sig = ready.trailing_zeros() as i32 + 1;
+        self.threads[i].sig.pending &= !bit(sig);
+        let interrupted = self.threads[i].sig.interrupted.take();
+        match self.disposition(sig) {
+            Disposition::Terminate => return Delivery::Terminate(sig),
+            Disposition::Ignore => {
+                if let Some(m) = self.threads[i].sig.saved_mask.take() {
+                    self.threads[i].sig.mask = m;
+                }
+                return Delivery::Continue;
+            }
+            Disposition::Handler => {}
+        }
+        let flags = self.sigaction(sig).1;
+        if let Some(nr) = interrupted {
+            if flags & SA_RESTART != 0 && restartable(nr) {
+                let rip = self.uc.reg(Reg::RIP);
+                self.uc.set_reg(Reg::RIP, rip - 2);
+                self.uc.set_reg(Reg::RAX, nr);
+            }
+        }
+        let pos = self.signals.info.iter().position(|x| x.signal == sig);
+        let info = pos.map_or(
+            SigInfo {
+                signal: sig,
+                code: SI_USER,
+                word16: 0,
+                word24: 0,
+            },
+            |p| self.signals.info.remove(p),
+        );
+        if self.push_frame(info) {
+            Delivery::Continue
+        } else {
+            Delivery::Terminate(libc::SIGSEGV)
+        }
+    }
+
+    /// Makes the CPU stop after the current system call if a signal is
+    /// due, so that the run loop routes and delivers it.
+    pub fn stop_for_signals(&mut self, cur: usize) {
+        if self.stop.is_none() && self.threads.get(cur).is_some() && self.signal_due(cur) {
+            self.stop = Some(Stop::Preempt);
+            self.uc.stop();
+        }
+    }
+
+    /// Notes that the current call returned `EINTR` because a host signal
+    /// arrived (a call the host blocked in), so that the handler's
+    /// `SA_RESTART` can make it again.
+    pub fn note_host_eintr(&mut self, cur: usize, nr: u64, ret: i64) {
+        if ret == -EINTR && host::any() {
+            if let Some(t) = self.threads.get_mut(cur) {
+                t.sig.interrupted = Some(nr);
+            }
+        }
+    }
+
+    /// `kill` of this process by itself: `SIGKILL` ends it now; other
+    /// signals are pending for the run loop.
+    pub(in crate::linux) fn kill_self(&mut self, sig: i32) -> Ret {
+        if !(0..=64).contains(&sig) {
+            return Val(-EINVAL);
+        }
+        if sig == 0 {
+            return Val(0);
+        }
+        if sig == libc::SIGKILL {
+            self.stop = Some(Stop::Killed(sig));
+            self.uc.stop();
+            return Ret::NoReturn;
+        }
+        let pid = u64::from(self.config.process.pid);
+        // SAFETY: getuid has no arguments and cannot fail.
+        let uid = u64::from(unsafe { libc::getuid() });
+        self.send_process_signal(SigInfo {
+            signal: sig,
+            code: SI_USER,
+            word16: pid | uid << 32,
+            word24: 0,
+        });
+        Val(0)
+    }
+
+    /// `tkill`/`tgkill` of a thread of this process.
+    pub(in crate::linux) fn sys_tgkill(&mut self, tid: u32, sig: i32) -> Ret {
+        if !(0..=64).contains(&sig) {
+            return Val(-EINVAL);
+        }
+        let Some(i) = self
+            .threads
+            .iter()
+            .position(|t| t.tid == tid && t.state != ThreadState::Exited)
+        else {
+            return Val(-i64::from(libc::ESRCH));
+        };
+        if sig == 0 {
+            return Val(0);
+        }
+        if sig == libc::SIGKILL {
+            self.stop = Some(Stop::Killed(sig));
+            self.uc.stop();
+            return Ret::NoReturn;
+        }
+        let pid = u64::from(self.config.process.pid);
+        // SAFETY: getuid has no arguments and cannot fail.
+        let uid = u64::from(unsafe { libc::getuid() });
+        self.send_thread_signal(
+            i,
+            SigInfo {
+                signal: sig,
+                code: SI_TKILL,
+                word16: pid | uid << 32,
+                word24: 0,
+            },
+        );
+        Val(0)
+    }
+
+    /// `rt_sigaction`'s side effects once the new action is stored:
+    /// pending signals now ignored are discarded, and the host mirrors the
+    /// disposition so that other processes' signals reach the guest.
+    pub(crate) fn sigaction_changed(&mut self, sig: i32) {
+        if self.disposition(sig) == Disposition::Ignore {
+            self.signals.pending &= !bit(sig);
+            for t in &mut self.threads {
+                t.sig.pending &= !bit(sig);
+            }
+        }
+        host::mirror(sig, self.sigaction(sig).0);
+    }
+
+    /// `rt_sigprocmask(how, set, oldset, sigsetsize)` of the current thread.
+    pub(in crate::linux) fn sys_rt_sigprocmask(
+        &mut self,
+        how: u64,
+        set: u64,
+        old: u64,
+        size: u64,
+    ) -> Ret {
+        if size != 8 {
+            return Val(-EINVAL);
+        }
+        let cur = self.threads[self.cur].sig.mask;
+        let new = if set != 0 {
+            let Some(s) = self.mem.read_u64(set) else {
+                return Val(-EFAULT);
+            };
+            match how {
+                0 => Some(cur | s),
+                1 => Some(cur & !s),
+                2 => Some(s),
+                _ => return Val(-EINVAL),
+            }
+        } else {
+            None
+        };
+        if old != 0 && self.mem.write(old, &cur.to_le_bytes()).is_none() {
+            return Val(-EFAULT);
+        }
+        if let Some(m) = new {
+            self.threads[self.cur].sig.mask = m & !UNBLOCKABLE;
+        }
+        Val(0)
+    }
+
+    /// `rt_sigpending(set, sigsetsize)`: the blocked signals pending.
+    pub(in crate::linux) fn sys_rt_sigpending(&mut self, set: u64, size: u64) -> Ret {
+        if size != 8 {
+            return Val(-EINVAL);
+        }
+        let t = &self.threads[self.cur].sig;
+        let p = (self.signals.pending | t.pending) & t.mask;
+        if self.mem.write(set, &p.to_le_bytes()).is_none() {
+            return Val(-EFAULT);
+        }
+        Val(0)
+    }
+
+    /// `rt_sigsuspend(mask, sigsetsize)`: waits with `mask` until a handler
+    /// runs; the handler's return restores the thread's mask.
+    pub(in crate::linux) fn sys_rt_sigsuspend(&mut self, mask: u64, size: u64) -> Ret {
+        if size != 8 {
+            return Val(-EINVAL);
+        }
+        let Some(m) = self.mem.read_u64(mask) else {
+            return Val(-EFAULT);
+        };
+        let t = &mut self.threads[self.cur].sig;
+        t.saved_mask = Some(t.mask);
+        t.mask = m & !UNBLOCKABLE;
+        if self.signal_due(self.cur) {
+            return Val(-EINTR);
+        }
+        self.block(Wait::Signal)
+    }
+
+    /// `pause()`: waits until a handler runs.
+    pub(in crate::linux) fn sys_pause(&mut self) -> Ret {
+        if self.signal_due(self.cur) {
+            return Val(-EINTR);
+        }
+        self.block(Wait::Signal)
+    }
+
+    /// After `fork`, in the child: no signal pending, no timer.
+    pub fn signals_forked_child(&mut self) {
+        self.signals.pending = 0;
+        self.signals.info.clear();
+        self.signals.timers = Default::default();
+        let cur = self.cur;
+        self.threads[cur].sig.pending = 0;
+    }
+}
