@@ -302,6 +302,10 @@ pub struct Lardish {
     async_busy: Vec<u64>,
     /// Lookups remembered across views (`None`: the reference model).
     memo: Option<Memo>,
+    /// Free clock-table entries by recomputing their references from the
+    /// records ([`Lardish::live_clocks`]) instead of by the incremental
+    /// reference counts (the reference model).
+    scan_clocks: bool,
     /// Changes of `resident`, `expanded` and `gens` so far (every one is
     /// counted: [`Memo::fresh`] relies on it).
     changes: u64,
@@ -351,6 +355,7 @@ impl Lardish {
                 .collect(),
             async_busy: vec![0; cfg.async_cores as usize],
             memo: Some(Memo::new(cores)),
+            scan_clocks: false,
             changes: 0,
             next_sample: match cfg.sample_every {
                 0 => u64::MAX,
@@ -373,6 +378,7 @@ impl Lardish {
         l.hier = Hierarchy::reference(&l.cfg);
         l.baselines = Baselines::inline_reference(&l.cfg);
         l.memo = None;
+        l.scan_clocks = true;
         l
     }
 
@@ -570,10 +576,52 @@ impl Lardish {
             Some(fill) => {
                 self.changes += 1;
                 self.lost.insert(fill, cause);
+                self.release_line(line, fill);
                 true
             }
             None => false,
         }
+    }
+
+    /// Metadata line `line` (fill `fill`) left the hierarchy: the records
+    /// it held release their clock-table entries (RADISH §5.1).
+    fn release_line(&mut self, line: u64, fill: u64) {
+        let core = Layout::md_core(line);
+        let Some(table) = self.cores.get_mut(core).map(|k| &mut k.table) else {
+            return;
+        };
+        if table.is_empty() {
+            // Nothing can reference an entry (after a switch or rollover).
+            return;
+        }
+        let gen = self.gens[core];
+        let expanded = !self.cfg.compact_metadata || {
+            let (s, _) = self.layout.md_covers(line, true);
+            !self.expanded.is_empty() && self.expanded.contains(&self.layout.data_line(s))
+        };
+        let (start, n) = self.layout.md_covers(line, expanded);
+        for i in 0..n {
+            let x = start.wrapping_add(i);
+            if let Some(m) = self.bytes.get(x) {
+                for r in m.write.iter().chain(&m.reads) {
+                    if let Some(h) = &r.holder {
+                        if h.fill == fill && h.gen == gen && h.core as usize == core {
+                            table.release(r.clock, 1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Byte `x`'s records in `m` leave the variable map (ClearHistory,
+    /// CopyHistory's destination): those held in hardware release their
+    /// clock-table entries.
+    fn release_records(&mut self, x: u64, m: &ByteMeta) {
+        let v = view!(self);
+        release_valid(&mut self.cores, m.write.iter().chain(&m.reads), 1, &|h| {
+            v.holder_valid(x, h)
+        });
     }
 
     fn drain_md_evictions(&mut self, c: usize) {
@@ -632,8 +680,28 @@ impl Lardish {
         if self.cores[c].table.insert(clock) {
             return true;
         }
-        let live = self.live_clocks(c);
-        self.cores[c].table.collect(|v| live.contains(&v));
+        if self.scan_clocks || self.wide_addrs {
+            // Records above 2^48 alias metadata lines, so a line leaving
+            // does not name all the records it invalidates: recount.
+            let live = self.live_clocks(c);
+            self.cores[c].table.collect(|v| live.contains(&v));
+        } else {
+            #[cfg(debug_assertions)]
+            {
+                let live = self.live_clocks(c);
+                let table = &self.cores[c].table;
+                for v in table.clocks() {
+                    assert_eq!(
+                        table.references(v) > 0,
+                        live.contains(&v),
+                        "core {c}: clock {v} has {} references",
+                        table.references(v)
+                    );
+                }
+                assert!(live.iter().all(|v| table.contains(*v)));
+            }
+            self.cores[c].table.collect_unreferenced();
+        }
         if self.cores[c].table.insert(clock) {
             return true;
         }
@@ -764,26 +832,54 @@ impl Lardish {
             // location of the line): it gets status Everything and exact
             // (Write) permission, so the line's other fresh bytes need no
             // software check of their own.
-            let mut m = self.bytes.remove(x).unwrap_or_default();
             let holder = self.view().holder(c, x);
-            if let Some(h) = holder {
-                for r in m.write.iter_mut().chain(m.reads.iter_mut()) {
-                    if r.thread == t {
-                        if self.ensure_clock(c, r.clock, false) {
-                            r.holder = Some(h);
-                        } else if !r.holder.is_some_and(|o| self.view().holder_valid(x, &o)) {
-                            // Not in hardware either way; remembered as
-                            // the cause of later software checks.
-                            r.holder = Some(history::REFUSED);
+            let Some(h) = holder else {
+                self.bytes.for_range_mut(x, 1, ByteMeta::new, |_, _, _| {});
+                continue;
+            };
+            // Thread t's records (its last write, its last read), imported
+            // one at a time: each needs its clock's entry (which may
+            // collect unreferenced entries, counting every record stored
+            // so far) before it is stored.
+            let own: [Option<u64>; 2] = match self.bytes.get(x) {
+                None => [None, None],
+                Some(m) => [
+                    m.write.filter(|r| r.thread == t).map(|r| r.clock),
+                    m.reads.iter().find(|r| r.thread == t).map(|r| r.clock),
+                ],
+            };
+            for (which, clock) in own.into_iter().enumerate() {
+                let Some(clock) = clock else { continue };
+                let ok = self.ensure_clock(c, clock, false);
+                let v = view!(self);
+                let cores = &mut self.cores;
+                self.bytes.for_range_mut(x, 1, ByteMeta::new, |_, _, m| {
+                    let r = if which == 0 {
+                        m.write.as_mut()
+                    } else {
+                        m.reads.iter_mut().find(|r| r.thread == t)
+                    };
+                    let Some(r) = r else { return };
+                    let old_valid = r.holder.is_some_and(|o| v.holder_valid(x, &o));
+                    if ok {
+                        if old_valid {
+                            release_valid(cores, std::iter::once(&*r), 1, &|_| true);
                         }
+                        r.holder = Some(h);
+                        cores[c].table.add_ref(r.clock, 1);
+                    } else if !old_valid {
+                        // Not in hardware either way; remembered as the
+                        // cause of later software checks.
+                        r.holder = Some(history::REFUSED);
                     }
-                }
-                let v = self.view();
+                });
+            }
+            let v = view!(self);
+            self.bytes.for_range_mut(x, 1, ByteMeta::new, |_, _, m| {
                 m.import_status(h, &|hh| v.holder_valid(x, hh));
                 let perm = m.exact_perm(t, &clock);
                 m.set_perm_slot(c, history::PermSlot::granted(perm, h));
-            }
-            self.bytes.insert(x, m);
+            });
         }
         cost
     }
@@ -987,7 +1083,10 @@ impl Lardish {
                 let per_op = self.cfg.ft.history_instructions(false, len) * instr;
                 cost += self.invalidate_region(c, addr, len, false);
                 for i in 0..len {
-                    self.bytes.remove(addr.wrapping_add(i));
+                    let x = addr.wrapping_add(i);
+                    if let Some(m) = self.bytes.remove(x) {
+                        self.release_records(x, &m);
+                    }
                 }
                 let lines: Vec<u64> = (0..len)
                     .map(|i| self.layout.sw_line(addr.wrapping_add(i), swb))
@@ -1015,6 +1114,9 @@ impl Lardish {
                     .collect();
                 for (i, m) in (0..len).zip(copied) {
                     let at = dst.wrapping_add(i);
+                    if let Some(old) = self.bytes.remove(at) {
+                        self.release_records(at, &old);
+                    }
                     match m {
                         Some(m) => {
                             self.wide_addrs |= at >> 48 != 0;
@@ -1126,6 +1228,7 @@ impl Detector for Lardish {
         }
         let v = view!(self);
         let (clocks, races, stats) = (&self.clocks, &mut self.races, &mut self.stats);
+        let cores = &mut self.cores;
         let (lost, history_lines) = (&self.lost, &self.history_lines);
         let new = ByteMeta::new;
         // `n` bytes from `x` on share `m` (a uniform granule of the variable
@@ -1164,6 +1267,13 @@ impl Detector for Lardish {
                     }
                 }
                 let raced = check_and_record(m, clocks, races, t, clock, a, holder);
+                if let Some(gone) = raced.replaced {
+                    release_valid(cores, gone.iter(), n, &valid);
+                }
+                if let Some(h) = holder {
+                    cores[h.core as usize].table.add_ref(now, n);
+                }
+                let raced = raced.raced;
                 if raced && byte_stage == Stage::Permission {
                     stats.permission_violations += n;
                 }
@@ -1358,9 +1468,35 @@ fn hw_cause(v: &View, c: usize, x: u64, m: &ByteMeta) -> HwCause {
     }
 }
 
+/// `n` bytes' records `recs` leave hardware: each one held in a valid slot
+/// (`valid`) releases its owner core's clock-table entry (RADISH §5.1).
+#[inline]
+fn release_valid<'r>(
+    cores: &mut [Core],
+    recs: impl Iterator<Item = &'r history::Rec>,
+    n: u64,
+    valid: &impl Fn(&Holder) -> bool,
+) {
+    for r in recs {
+        if let Some(h) = &r.holder {
+            if valid(h) {
+                cores[h.core as usize].table.release(r.clock, n);
+            }
+        }
+    }
+}
+
+/// What [`check_and_record`] did to a byte.
+struct Recorded {
+    /// The byte raced.
+    raced: bool,
+    /// The records the new one replaced (`None`: none).
+    replaced: Option<history::Reads>,
+}
+
 /// The canonical check-then-record of one byte (identical to
 /// [`Canonical`](crate::canonical::Canonical)'s), storing `holder` with the
-/// new record. Returns whether the byte raced.
+/// new record. Returns whether the byte raced and the records replaced.
 fn check_and_record(
     m: &mut ByteMeta,
     clocks: &ClockTable,
@@ -1369,7 +1505,7 @@ fn check_and_record(
     c: &VectorClock,
     a: &Access,
     holder: Option<Holder>,
-) -> bool {
+) -> Recorded {
     let races_with = |u: ThreadIdx, clock: u64| u != t && clock > c.get(u);
     let mut raced = false;
     if let Some(w) = m.write {
@@ -1388,9 +1524,17 @@ fn check_and_record(
         pc: a.pc,
         holder,
     };
+    let mut replaced = None;
+    let mut gone = |r: history::Rec| {
+        if r.holder.is_some() {
+            replaced
+                .get_or_insert_with(history::Reads::default)
+                .push(r);
+        }
+    };
     match a.kind {
         AccessKind::Read => match m.reads.iter_mut().find(|r| r.thread == t) {
-            Some(r) => *r = rec,
+            Some(r) => gone(std::mem::replace(r, rec)),
             None => m.reads.push(rec),
         },
         AccessKind::Write => {
@@ -1400,9 +1544,14 @@ fn check_and_record(
                     raced = true;
                 }
             }
-            m.write = Some(rec);
+            if let Some(w) = m.write.replace(rec) {
+                gone(w);
+            }
+            for r in m.reads.iter() {
+                gone(*r);
+            }
             m.reads.clear();
         }
     }
-    raced
+    Recorded { raced, replaced }
 }
