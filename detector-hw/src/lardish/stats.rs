@@ -421,6 +421,17 @@ impl fmt::Display for HwStats {
             }
         }
         writeln!(f)?;
+        // With asynchronous checking cores only the enqueueing part of a
+        // check is charged here (the rest is under `async`).
+        if let Some(per) =
+            self.cycles_by_mechanism[Mechanism::SwCheck as usize].checked_div(self.sw_checks)
+        {
+            writeln!(
+                f,
+                "  {} software checks, {per} LARDISH cycles each (sw_check cycles / checks)",
+                self.sw_checks
+            )?;
+        }
         writeln!(f, "per 1,000 instructions (RADISH Table 2):")?;
         for (name, n) in [
             ("md evictions", self.md_evictions),
