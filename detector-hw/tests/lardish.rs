@@ -12,9 +12,11 @@
 //!
 //! `LARD_DIFF_SEED` sets the first seed (default 0).
 
-use lard_detector_hw::event::Event;
 use lard_detector_hw::event::{Access, AccessKind, LardOp, Origin};
-use lard_detector_hw::lardish::{CacheGeom, HwCause, HwConfig, Lardish, Mechanism, SwCause};
+use lard_detector_hw::event::{Event, EventKind};
+use lard_detector_hw::lardish::{
+    CacheGeom, HwCause, HwConfig, Lardish, MdGranularity, Mechanism, SwCause,
+};
 use lard_detector_hw::trace::{random_trace, TraceParams};
 use lard_detector_hw::{Canonical, Detector, FastTrack, FtPath};
 
@@ -86,7 +88,13 @@ fn tiny() -> HwConfig {
     }
 }
 
+/// The machines of the differential tests: four with type-safe metadata
+/// (the default) and two with byte metadata.
 fn configs() -> Vec<(&'static str, HwConfig)> {
+    let byte = |cfg: HwConfig| HwConfig {
+        granularity: MdGranularity::Byte,
+        ..cfg
+    };
     vec![
         ("baseline", HwConfig::default()),
         ("tiny", tiny()),
@@ -108,7 +116,38 @@ fn configs() -> Vec<(&'static str, HwConfig)> {
                 ..tiny()
             },
         ),
+        (
+            "byte metadata, tiny+3-entry clock table+async",
+            byte(HwConfig {
+                clock_table_entries: 3,
+                async_cores: 2,
+                ..tiny()
+            }),
+        ),
+        (
+            "byte metadata, 3 cores, expanded, 32B lines",
+            byte(HwConfig {
+                cores: 3,
+                compact_metadata: false,
+                line_bytes: 32,
+                clock_table_entries: 3,
+                ..tiny()
+            }),
+        ),
     ]
+}
+
+/// `trace` with every third access marked as a thread-stack access (the
+/// same bytes are reached by stack and other accesses, from every thread).
+fn with_stack_accesses(mut trace: Vec<Event>) -> Vec<Event> {
+    let mut i = 0;
+    for e in &mut trace {
+        if let EventKind::Access(a) = &mut e.kind {
+            a.stack = i % 3 == 0;
+            i += 1;
+        }
+    }
+    trace
 }
 
 fn run(trace: &[Event], cfg: &HwConfig, what: &str) -> Lardish {
@@ -130,17 +169,21 @@ fn lardish_matches_canonical() {
     let configs = configs();
     let seeds = total.div_ceil(EVENTS_PER_SEED).max(1) as u64;
     let (mut events, mut racy, mut rollovers, mut evictions, mut sw) = (0u64, 0, 0, 0, 0);
+    let (mut conflicts, mut stack) = (0, 0);
     let mut sw_causes = [0u64; SwCause::ALL.len()];
     let mut hw_causes = [0u64; HwCause::ALL.len()];
     for i in 0..seeds {
         let seed = first + i;
         let params = &shapes[(seed % shapes.len() as u64) as usize];
         let (name, cfg) = &configs[((seed / shapes.len() as u64) % configs.len() as u64) as usize];
-        let trace = random_trace(seed, params);
+        let mut trace = random_trace(seed, params);
+        if seed % 2 == 1 {
+            trace = with_stack_accesses(trace);
+        }
         let mut l = run(&trace, cfg, &format!("seed {seed} on {name}"));
         let s = l.stats();
         assert_eq!(s.permission_violations, 0, "seed {seed} on {name}\n{s}");
-        assert_eq!(s.checked() + s.untracked, s.accesses);
+        assert_eq!(s.checked() + s.untracked + s.stack_accesses, s.accesses);
         assert_eq!(
             s.cycles_by_mechanism.iter().sum::<u64>(),
             s.cycles_lardish,
@@ -163,6 +206,11 @@ fn lardish_matches_canonical() {
         for (t, n) in hw_causes.iter_mut().zip(s.hw_causes) {
             *t += n;
         }
+        if cfg.granularity == MdGranularity::Byte {
+            assert_eq!(s.granularity_conflicts, 0, "seed {seed} on {name}");
+        }
+        conflicts += s.granularity_conflicts;
+        stack += s.stack_accesses;
         events += s.events;
         racy += s.racy;
         rollovers += s.rollovers;
@@ -175,6 +223,9 @@ fn lardish_matches_canonical() {
     eprintln!("sw check causes {sw_causes:?}, hw check causes {hw_causes:?}");
     assert!(events as usize >= total);
     assert!(racy > 0 && rollovers > 0 && evictions > 0 && sw > 0);
+    // The random traces mix access widths on the same bytes.
+    assert!(conflicts > 0, "no granularity conflict");
+    assert!(stack > 0, "no thread-local stack access");
     if total >= 360_000 {
         // These traces exercise every mechanism that sends an access to
         // software (inflation needs a compact line resident while another
@@ -425,7 +476,11 @@ fn optimized_model_changes_no_statistic() {
             ..params.clone()
         };
         let mut file = Vec::new();
-        write_trace(&mut file, &random_trace(100 + k as u64, &params)).expect("write trace");
+        let mut trace = random_trace(100 + k as u64, &params);
+        if k % 2 == 1 {
+            trace = with_stack_accesses(trace);
+        }
+        write_trace(&mut file, &trace).expect("write trace");
         let trace = read_trace(&file[..]).expect("read trace");
         for (name, cfg) in configs() {
             let mut fast = Lardish::new(cfg.clone());

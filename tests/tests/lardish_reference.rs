@@ -5,7 +5,12 @@
 //! mechanism, occupancy samples) must be identical, on the RADISH baseline
 //! machine and on two small ones (tiny caches, a 4-entry clock table and
 //! asynchronous checks; 3 cores with expanded metadata and 32-byte lines)
-//! chosen to exercise metadata evictions and epoch rollovers.
+//! chosen to exercise metadata evictions and epoch rollovers; the small
+//! ones also with byte metadata instead of the default type-safe items.
+//! Every report of every event also equals the canonical detector's (so
+//! the verdict of each access is exact in both granularities, also on the
+//! guests that access the same bytes at mixed widths, where type-safe
+//! metadata must fall back to bytes).
 //!
 //! The reference is computed in the same run from the same trace, so the
 //! ground truth is the unoptimized model's design, not the output under
@@ -15,9 +20,9 @@
 //! `lard run` adds at exit), and the verdict equals the manifest's.
 
 use lard_detector_hw::event::Event;
-use lard_detector_hw::lardish::{CacheGeom, HwConfig, Lardish};
+use lard_detector_hw::lardish::{CacheGeom, HwConfig, Lardish, MdGranularity};
 use lard_detector_hw::trace::read_trace;
-use lard_detector_hw::Detector;
+use lard_detector_hw::{Canonical, Detector};
 use lard_e2e::{build_manifest_guests, lard_run, scratch_file, stderr};
 
 /// Machines: the baseline, and small ones with many evictions.
@@ -40,25 +45,38 @@ fn machines() -> Vec<(&'static str, HwConfig)> {
         },
         ..HwConfig::default()
     };
+    let small = [
+        HwConfig {
+            clock_table_entries: 4,
+            async_cores: 2,
+            sample_every: 500,
+            ..tiny.clone()
+        },
+        HwConfig {
+            cores: 3,
+            compact_metadata: false,
+            line_bytes: 32,
+            ..tiny
+        },
+    ];
+    let byte = |cfg: &HwConfig| HwConfig {
+        granularity: MdGranularity::Byte,
+        ..cfg.clone()
+    };
     vec![
         ("baseline", HwConfig::default()),
-        (
-            "tiny, 4-entry clock table, 2 async cores",
-            HwConfig {
-                clock_table_entries: 4,
-                async_cores: 2,
-                sample_every: 500,
-                ..tiny.clone()
-            },
-        ),
+        ("tiny, 4-entry clock table, 2 async cores", small[0].clone()),
         (
             "3 cores, expanded metadata, 32-byte lines",
-            HwConfig {
-                cores: 3,
-                compact_metadata: false,
-                line_bytes: 32,
-                ..tiny
-            },
+            small[1].clone(),
+        ),
+        (
+            "byte metadata, tiny, 4-entry clock table, 2 async cores",
+            byte(&small[0]),
+        ),
+        (
+            "byte metadata, 3 cores, expanded metadata, 32-byte lines",
+            byte(&small[1]),
         ),
     ]
 }
@@ -77,11 +95,18 @@ const INSTRUCTION_DEPENDENT: [&str; 8] = [
 ];
 
 fn replay(trace: &[Event], mut d: Lardish, mut reference: Lardish, what: &str) -> Lardish {
+    let mut canonical = Canonical::new();
     for (i, e) in trace.iter().enumerate() {
+        let report = d.event(e);
         assert_eq!(
-            d.event(e),
+            report,
             reference.event(e),
             "{what}: reports differ at event {i}: {e:?}"
+        );
+        assert_eq!(
+            report,
+            canonical.event(e),
+            "{what}: report differs from the canonical detector's at event {i}: {e:?}"
         );
     }
     assert_eq!(
@@ -96,6 +121,13 @@ fn replay(trace: &[Event], mut d: Lardish, mut reference: Lardish, what: &str) -
 /// Records `guest args` under `lard run --detector lardish`, then checks
 /// the optimized model against the reference on every machine.
 fn check(guest: &str, args: &[&str], expect_racy: bool) {
+    check_widths(guest, args, expect_racy, false);
+}
+
+/// [`check`]; with `mixed`, the guest accesses bytes at other widths than
+/// they were first accessed at, so type-safe metadata must meet
+/// granularity conflicts (and byte metadata none).
+fn check_widths(guest: &str, args: &[&str], expect_racy: bool, mixed: bool) {
     let bin = build_manifest_guests().join("glibc").join(guest);
     let trace_path = scratch_file(&format!("lardish-ref-{guest}")).with_extension("trace");
     let json_path = scratch_file(&format!("lardish-ref-{guest}"));
@@ -138,6 +170,16 @@ fn check(guest: &str, args: &[&str], expect_racy: bool) {
             "{what}: verdict is not the manifest's"
         );
         assert_eq!(s.permission_violations, 0, "{what}");
+        match cfg.granularity {
+            MdGranularity::Byte => assert_eq!(s.granularity_conflicts, 0, "{what}"),
+            MdGranularity::TypeSafe if mixed => {
+                assert!(
+                    s.granularity_conflicts > 0,
+                    "{what}: no granularity conflict"
+                )
+            }
+            MdGranularity::TypeSafe => {}
+        }
         if name == "baseline" {
             let replayed: serde_json::Value =
                 serde_json::from_str(&s.to_json()).expect("replay json parses");
@@ -188,4 +230,14 @@ fn minivm_prodcons_semispace_m_n() {
 #[test]
 fn racy_counter() {
     check("racy_counter", &[], true);
+}
+
+#[test]
+fn mixed_width_clean() {
+    check_widths("mixed_width_clean", &[], false, true);
+}
+
+#[test]
+fn mixed_width_racy() {
+    check_widths("mixed_width_racy", &[], true, true);
 }

@@ -16,7 +16,7 @@
 //! model) runs them on the caller's thread.
 
 use super::cache::Hierarchy;
-use super::config::HwConfig;
+use super::config::{HwConfig, MdGranularity};
 use super::ftcost::FtCost;
 use super::lanes::{Model, Pool};
 use super::layout::Layout;
@@ -87,6 +87,10 @@ pub(super) struct Models {
     /// FastTrack's instruction cycles for the last access.
     last_instructions: u64,
     layout: Layout,
+    /// FastTrack's history granularity: the metadata granularity of the
+    /// LARDISH machine (type-safe items: an aligned power-of-two access is
+    /// one unit), so both detectors assume the same of the program.
+    granularity: Granularity,
     shadow_bytes: u64,
     entry_bytes: u64,
     sums: Sums,
@@ -103,9 +107,14 @@ impl Models {
                 Hierarchy::new(cfg)
             }
         };
+        let granularity = match cfg.granularity {
+            MdGranularity::TypeSafe => Granularity::TypeSafe,
+            MdGranularity::Byte => Granularity::Byte,
+        };
         Models {
             ft: h(),
-            detector: FastTrack::new(),
+            detector: FastTrack::with_granularity(granularity),
+            granularity,
             cost: cfg.ft,
             instruction_cycles: u64::from(cfg.instruction_cycles),
             last_instructions: 0,
@@ -144,7 +153,7 @@ impl Models {
         self.ft.prefetch_l3(line);
         if tracked {
             self.detector.hint_cell(a);
-            let (first, count) = history_units(a, Granularity::Byte);
+            let (first, count) = history_units(a, self.granularity);
             let (layout, cell) = (self.layout, self.shadow_bytes);
             let (l0, l1) = (
                 layout.ft_line(first, cell),
@@ -181,7 +190,7 @@ impl Models {
                 }
                 self.sums.fasttrack += u64::from(ft_lat);
                 if tracked {
-                    let (first, count) = history_units(a, Granularity::Byte);
+                    let (first, count) = history_units(a, self.granularity);
                     let shared = work.cells[FtPath::ReadShared as usize]
                         + work.cells[FtPath::WriteShared as usize];
                     self.sums.fasttrack += self.last_instructions

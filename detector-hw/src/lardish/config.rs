@@ -24,6 +24,29 @@ impl CacheGeom {
     }
 }
 
+/// The granularity of LARDISH's hardware metadata (`lardish.granularity`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MdGranularity {
+    /// RADISH's type safety optimizations (§5.2): each location's item
+    /// width is learned from its first access; items of 4 bytes or more
+    /// keep base+offset clocks instead of clock-table entries; a software
+    /// check covers the line's items; an access that breaks the learned
+    /// widths (a granularity conflict) turns its block to byte metadata.
+    TypeSafe,
+    /// Byte metadata everywhere: every byte is an item.
+    Byte,
+}
+
+impl MdGranularity {
+    /// Name used in configuration files.
+    pub fn name(self) -> &'static str {
+        match self {
+            MdGranularity::TypeSafe => "type",
+            MdGranularity::Byte => "byte",
+        }
+    }
+}
+
 /// All parameters of the simulated machine and of the cost models.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HwConfig {
@@ -58,6 +81,14 @@ pub struct HwConfig {
     pub rollover_cycles: u64,
     /// Use compact (1:1) metadata lines until a line sees a 1-byte access.
     pub compact_metadata: bool,
+    /// Metadata granularity: type-safe items (the default, RADISH's
+    /// evaluated configuration) or bytes.
+    pub granularity: MdGranularity,
+    /// Accesses to a thread stack are thread-local for the hardware: no
+    /// metadata lookup and no check (RADISH §6, "Stack accesses (as
+    /// identified by Pin) are assumed to be thread-local"); their
+    /// histories are still recorded exactly, in software, for verdicts.
+    pub stack_thread_local: bool,
     /// Cycles to switch a core's thread (flush/swap the partial vector clock).
     pub context_switch_cycles: u32,
     /// Cycles of ReadVC/WriteVC on an entry held in the per-core partial clock.
@@ -102,6 +133,8 @@ impl Default for HwConfig {
             clock_table_entries: 63,
             rollover_cycles: 100_000,
             compact_metadata: true,
+            granularity: MdGranularity::TypeSafe,
+            stack_thread_local: true,
             context_switch_cycles: 100,
             vc_hw_cycles: 1,
             async_cores: 0,
@@ -219,13 +252,29 @@ impl HwConfig {
     }
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        if key == "lardish.compact_metadata" {
-            self.compact_metadata = match value {
-                "true" => true,
-                "false" => false,
-                _ => return Err(format!("expected true or false, got `{value}`")),
-            };
-            return Ok(());
+        let boolean = || match value {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(format!("expected true or false, got `{value}`")),
+        };
+        match key {
+            "lardish.compact_metadata" => {
+                self.compact_metadata = boolean()?;
+                return Ok(());
+            }
+            "lardish.stack_thread_local" => {
+                self.stack_thread_local = boolean()?;
+                return Ok(());
+            }
+            "lardish.granularity" => {
+                self.granularity = match value.trim_matches('"') {
+                    "type" => MdGranularity::TypeSafe,
+                    "byte" => MdGranularity::Byte,
+                    _ => return Err(format!("expected \"type\" or \"byte\", got `{value}`")),
+                };
+                return Ok(());
+            }
+            _ => {}
         }
         let n = parse_u64(value).ok_or_else(|| format!("expected an integer, got `{value}`"))?;
         let small = || u32::try_from(n).map_err(|_| format!("value {n} too large"));
@@ -324,6 +373,24 @@ mod tests {
         assert!(e.to_string().contains("ways must be <= 65536"), "{e}");
         assert_eq!(e.line, Some(2));
         assert!(HwConfig::from_toml_str("[l3]\nsize = 4M\nways = 65536\n").is_ok());
+    }
+
+    #[test]
+    fn granularity_and_stack_keys() {
+        let d = HwConfig::default();
+        assert_eq!(d.granularity, MdGranularity::TypeSafe);
+        assert!(d.stack_thread_local);
+        let c = HwConfig::from_toml_str(
+            "[lardish]\ngranularity = \"byte\"\nstack_thread_local = false\n",
+        )
+        .unwrap();
+        assert_eq!(c.granularity, MdGranularity::Byte);
+        assert!(!c.stack_thread_local);
+        let c = HwConfig::from_toml_str("[lardish]\ngranularity = type\n").unwrap();
+        assert_eq!(c.granularity, MdGranularity::TypeSafe);
+        let e = HwConfig::from_toml_str("[lardish]\ngranularity = \"word\"\n").unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(e.to_string().contains("lardish.granularity"), "{e}");
     }
 
     /// A constraint between keys is reported at the last line that set one

@@ -20,6 +20,7 @@ pub mod cache;
 pub mod clocktable;
 pub mod config;
 pub mod ftcost;
+pub mod granularity;
 pub mod history;
 pub mod inline;
 mod lanes;
@@ -47,8 +48,9 @@ use crate::race::{Race, RaceCollector, RaceKind};
 use baselines::{Baselines, Op};
 use cache::{Hierarchy, LineKind};
 use clocktable::HwClockTable;
-pub use config::{CacheGeom, ConfigError, HwConfig};
+pub use config::{CacheGeom, ConfigError, HwConfig, MdGranularity};
 pub use ftcost::FtCost;
+use granularity::{ItemMap, Learn, BLOCK};
 use history::ByteMeta;
 pub use history::{Holder, HwStatus, Perm};
 use layout::Layout;
@@ -294,6 +296,11 @@ pub struct Lardish {
     history_lines: FxHashSet<u64>,
     next_fill: u64,
     expanded: FxHashSet<u64>,
+    /// The learned item of every byte (type safety optimizations; empty
+    /// with byte granularity, where every byte is an item).
+    items: ItemMap,
+    /// `cfg.granularity` is [`MdGranularity::TypeSafe`].
+    type_safe: bool,
     /// True once the variable map holds a byte at or above 2^48 (where
     /// metadata lines alias; see [`Lardish::live_clocks`]).
     wide_addrs: bool,
@@ -302,6 +309,10 @@ pub struct Lardish {
     async_busy: Vec<u64>,
     /// Lookups remembered across views (`None`: the reference model).
     memo: Option<Memo>,
+    /// Free clock-table entries by recomputing their references from the
+    /// records ([`Lardish::live_clocks`]) instead of by the incremental
+    /// reference counts (the reference model).
+    scan_clocks: bool,
     /// Changes of `resident`, `expanded` and `gens` so far (every one is
     /// counted: [`Memo::fresh`] relies on it).
     changes: u64,
@@ -339,6 +350,8 @@ impl Lardish {
             history_lines: FxHashSet::default(),
             next_fill: 1,
             expanded: FxHashSet::default(),
+            items: ItemMap::default(),
+            type_safe: cfg.granularity == MdGranularity::TypeSafe,
             wide_addrs: false,
             gens: vec![0; cores],
             cores: (0..cores)
@@ -351,6 +364,7 @@ impl Lardish {
                 .collect(),
             async_busy: vec![0; cfg.async_cores as usize],
             memo: Some(Memo::new(cores)),
+            scan_clocks: false,
             changes: 0,
             next_sample: match cfg.sample_every {
                 0 => u64::MAX,
@@ -373,6 +387,7 @@ impl Lardish {
         l.hier = Hierarchy::reference(&l.cfg);
         l.baselines = Baselines::inline_reference(&l.cfg);
         l.memo = None;
+        l.scan_clocks = true;
         l
     }
 
@@ -570,10 +585,58 @@ impl Lardish {
             Some(fill) => {
                 self.changes += 1;
                 self.lost.insert(fill, cause);
+                self.release_line(line, fill);
                 true
             }
             None => false,
         }
+    }
+
+    /// Metadata line `line` (fill `fill`) left the hierarchy: the records
+    /// it held release their clock-table entries (RADISH §5.1).
+    fn release_line(&mut self, line: u64, fill: u64) {
+        let core = Layout::md_core(line);
+        let Some(table) = self.cores.get_mut(core).map(|k| &mut k.table) else {
+            return;
+        };
+        if table.is_empty() {
+            // Nothing can reference an entry (after a switch or rollover).
+            return;
+        }
+        let gen = self.gens[core];
+        let expanded = !self.cfg.compact_metadata || {
+            let (s, _) = self.layout.md_covers(line, true);
+            !self.expanded.is_empty() && self.expanded.contains(&self.layout.data_line(s))
+        };
+        let (start, n) = self.layout.md_covers(line, expanded);
+        for i in 0..n {
+            let x = start.wrapping_add(i);
+            if !self.items.counted(x) {
+                continue;
+            }
+            if let Some(m) = self.bytes.get(x) {
+                for r in m.write.iter().chain(&m.reads) {
+                    if let Some(h) = &r.holder {
+                        if h.fill == fill && h.gen == gen && h.core as usize == core {
+                            table.release(r.clock, 1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Byte `x`'s records in `m` leave the variable map (ClearHistory,
+    /// CopyHistory's destination): those held in hardware release their
+    /// clock-table entries.
+    fn release_records(&mut self, x: u64, m: &ByteMeta) {
+        if !self.items.counted(x) {
+            return;
+        }
+        let v = view!(self);
+        release_valid(&mut self.cores, m.write.iter().chain(&m.reads), 1, &|h| {
+            v.holder_valid(x, h)
+        });
     }
 
     fn drain_md_evictions(&mut self, c: usize) {
@@ -626,14 +689,141 @@ impl Lardish {
         cycles
     }
 
+    /// Type safety: learns or checks the items of the `count` bytes from
+    /// `first` (one item per 64-byte block they touch), turning a block
+    /// whose items the access breaks to byte metadata first. Returns
+    /// whether any of them uses the clock table (an item narrower than
+    /// [`granularity::COARSE_ITEM_BYTES`]).
+    fn learn_items(&mut self, c: usize, first: u64, count: u64) -> bool {
+        let mut counted = false;
+        let mut i = 0;
+        while i < count {
+            let x = first.wrapping_add(i);
+            let k = (BLOCK - x % BLOCK).min(count - i);
+            let width = match self.items.access(x, k) {
+                Learn::Item { width, .. } => width,
+                Learn::Conflict => {
+                    self.granularity_conflict(c, x);
+                    self.items.access(x, k);
+                    1
+                }
+            };
+            counted |= width < granularity::COARSE_ITEM_BYTES;
+            i += k;
+        }
+        counted
+    }
+
+    /// A granularity conflict in the block of byte `x`: every core's
+    /// metadata lines of its data lines go to software through the
+    /// eviction handler (their records are in software from now on), the
+    /// block turns to byte metadata and its data lines to expanded
+    /// metadata. Costs the transition and one eviction per resident line.
+    fn granularity_conflict(&mut self, c: usize, x: u64) {
+        self.stats.granularity_conflicts += 1;
+        let block = x - x % BLOCK;
+        let half = 1u64 << (self.layout.shift - 1);
+        let mut cost = u64::from(self.cfg.transition_cycles);
+        for dline in self.layout.data_lines(block, BLOCK as u32) {
+            let addr = dline << self.layout.shift;
+            let expanded = !self.cfg.compact_metadata || self.is_expanded_line(dline);
+            for p in 0..self.cores.len() {
+                let mut lines = vec![self.layout.md_line(p, addr, expanded)];
+                if expanded {
+                    lines.push(self.layout.md_line(p, addr + half, true));
+                }
+                for line in lines {
+                    if self.lose(line, SwCause::Granularity) {
+                        self.hier.invalidate(line);
+                        self.stats.md_evictions += 1;
+                        cost += u64::from(self.cfg.md_evict_cycles);
+                    }
+                }
+            }
+            if self.cfg.compact_metadata && !expanded {
+                self.expanded.insert(dline);
+                self.changes += 1;
+            }
+        }
+        // After the lines released their records under the old widths.
+        self.items.fall_back(x);
+        self.drain_md_evictions(c);
+        self.charge(c, cost, Mechanism::MdEviction);
+    }
+
+    /// Before a history operation on `[addr, addr + len)`: a block whose
+    /// item the region's ends cut falls back to byte metadata (a
+    /// granularity conflict), so no item changes width while hardware
+    /// holds its records.
+    fn uncut_items(&mut self, c: usize, addr: u64, len: u64) {
+        if self.type_safe {
+            for x in self.items.cut_blocks(addr, len) {
+                self.granularity_conflict(c, x);
+            }
+        }
+    }
+
+    /// A Tracked access the hardware treats as thread-local (a stack
+    /// access): checked and recorded exactly in the variable map, so the
+    /// verdict is the canonical one, but held in no hardware slot; other
+    /// cores' permissions for its bytes are downgraded as by any access.
+    fn software_record(&mut self, c: usize, a: &Access) -> Option<Race> {
+        let t = self.clocks.identity(lard::identity(&a.origin));
+        let key = lard::identity(&a.origin);
+        self.switch_to(c, key);
+        let (first, count) = history_units(a, Granularity::Byte);
+        if first.wrapping_add(u64::from(count)) >> 48 != 0 || first >> 48 != 0 {
+            self.wide_addrs = true;
+        }
+        let v = view!(self);
+        let clock = self.clocks.clock(t);
+        let (clocks, races, cores, items) =
+            (&self.clocks, &mut self.races, &mut self.cores, &self.items);
+        self.bytes
+            .for_range_mut(first, u64::from(count), ByteMeta::new, |x, n, m| {
+                let recorded = check_and_record(m, clocks, races, t, clock, a, None);
+                if items.counted(x) {
+                    if let Some(gone) = recorded.replaced {
+                        release_valid(cores, gone.iter(), n, &|h| v.holder_valid(x, h));
+                    }
+                }
+                m.downgrade_others(c, a.kind);
+            });
+        let race = self.races.finish(key, a);
+        if race.is_some() {
+            self.stats.racy += 1;
+        }
+        race
+    }
+
     /// Makes sure core `c`'s clock table has an entry for `clock`; on
     /// overflow, garbage-collects, then (if allowed) rolls over.
     fn ensure_clock(&mut self, c: usize, clock: u64, allow_rollover: bool) -> bool {
         if self.cores[c].table.insert(clock) {
             return true;
         }
-        let live = self.live_clocks(c);
-        self.cores[c].table.collect(|v| live.contains(&v));
+        if self.scan_clocks || self.wide_addrs {
+            // Records above 2^48 alias metadata lines, so a line leaving
+            // does not name all the records it invalidates: recount.
+            let live = self.live_clocks(c);
+            self.cores[c].table.collect(|v| live.contains(&v));
+        } else {
+            #[cfg(debug_assertions)]
+            {
+                let live = self.live_clocks(c);
+                let table = &self.cores[c].table;
+                for v in table.clocks() {
+                    assert_eq!(
+                        table.references(v) > 0,
+                        live.contains(&v),
+                        "core {c}: clock {v} has {} references",
+                        table.references(v)
+                    );
+                }
+                assert!(live.iter().all(|v| table.contains(*v)));
+            }
+            self.cores[c].table.collect_unreferenced();
+        }
         if self.cores[c].table.insert(clock) {
             return true;
         }
@@ -653,7 +843,11 @@ impl Lardish {
     fn live_clocks(&self, c: usize) -> FxHashSet<u64> {
         let v = self.view();
         let mut live = FxHashSet::default();
+        let items = &self.items;
         let mut add = |addr: u64, m: &ByteMeta| {
+            if !items.counted(addr) {
+                return;
+            }
             for r in m.write.iter().chain(&m.reads) {
                 if let Some(h) = &r.holder {
                     if h.core as usize == c && v.holder_valid(addr, h) {
@@ -740,12 +934,25 @@ impl Lardish {
         let line = v.md_line(c, addr);
         let (start, n) = self.layout.md_covers(line, expanded);
         let bytes = self.cfg.ft.shadow_bytes;
-        let lines: Vec<u64> = (0..n)
-            .map(|i| self.layout.sw_line(start.wrapping_add(i), bytes))
+        // The locations the check covers: every byte, or (type safety) the
+        // first byte of every item learned in the line.
+        let locations: Vec<u64> = if self.type_safe {
+            (0..n)
+                .step_by(BLOCK as usize)
+                .flat_map(|i| {
+                    let x = start.wrapping_add(i);
+                    self.items.item_starts(x, (n - i).min(BLOCK))
+                })
+                .collect()
+        } else {
+            (0..n).map(|i| start.wrapping_add(i)).collect()
+        };
+        let lines: Vec<u64> = locations
+            .iter()
+            .map(|&x| self.layout.sw_line(x, bytes))
             .collect();
         let mut instructions = 0;
-        for i in 0..n {
-            let x = start.wrapping_add(i);
+        for &x in &locations {
             if x.wrapping_sub(own.0) >= own.1 {
                 let readers = self.bytes.get(x).map_or(0, |m| m.reads.len());
                 instructions += self.cfg.ft.location_check_instructions(readers);
@@ -764,26 +971,58 @@ impl Lardish {
             // location of the line): it gets status Everything and exact
             // (Write) permission, so the line's other fresh bytes need no
             // software check of their own.
-            let mut m = self.bytes.remove(x).unwrap_or_default();
             let holder = self.view().holder(c, x);
-            if let Some(h) = holder {
-                for r in m.write.iter_mut().chain(m.reads.iter_mut()) {
-                    if r.thread == t {
-                        if self.ensure_clock(c, r.clock, false) {
-                            r.holder = Some(h);
-                        } else if !r.holder.is_some_and(|o| self.view().holder_valid(x, &o)) {
-                            // Not in hardware either way; remembered as
-                            // the cause of later software checks.
-                            r.holder = Some(history::REFUSED);
+            let Some(h) = holder else {
+                self.bytes.for_range_mut(x, 1, ByteMeta::new, |_, _, _| {});
+                continue;
+            };
+            // Thread t's records (its last write, its last read), imported
+            // one at a time: each needs its clock's entry (which may
+            // collect unreferenced entries, counting every record stored
+            // so far) before it is stored.
+            let own: [Option<u64>; 2] = match self.bytes.get(x) {
+                None => [None, None],
+                Some(m) => [
+                    m.write.filter(|r| r.thread == t).map(|r| r.clock),
+                    m.reads.iter().find(|r| r.thread == t).map(|r| r.clock),
+                ],
+            };
+            // Records of items with base+offset clocks need no entry.
+            let counted = self.items.counted(x);
+            for (which, clock) in own.into_iter().enumerate() {
+                let Some(clock) = clock else { continue };
+                let ok = !counted || self.ensure_clock(c, clock, false);
+                let v = view!(self);
+                let cores = &mut self.cores;
+                self.bytes.for_range_mut(x, 1, ByteMeta::new, |_, _, m| {
+                    let r = if which == 0 {
+                        m.write.as_mut()
+                    } else {
+                        m.reads.iter_mut().find(|r| r.thread == t)
+                    };
+                    let Some(r) = r else { return };
+                    let old_valid = r.holder.is_some_and(|o| v.holder_valid(x, &o));
+                    if ok {
+                        if counted {
+                            if old_valid {
+                                release_valid(cores, std::iter::once(&*r), 1, &|_| true);
+                            }
+                            cores[c].table.add_ref(r.clock, 1);
                         }
+                        r.holder = Some(h);
+                    } else if !old_valid {
+                        // Not in hardware either way; remembered as the
+                        // cause of later software checks.
+                        r.holder = Some(history::REFUSED);
                     }
-                }
-                let v = self.view();
+                });
+            }
+            let v = view!(self);
+            self.bytes.for_range_mut(x, 1, ByteMeta::new, |_, _, m| {
                 m.import_status(h, &|hh| v.holder_valid(x, hh));
                 let perm = m.exact_perm(t, &clock);
                 m.set_perm_slot(c, history::PermSlot::granted(perm, h));
-            }
-            self.bytes.insert(x, m);
+            });
         }
         cost
     }
@@ -983,15 +1222,20 @@ impl Lardish {
         let ft_cost = match op {
             HistoryOp::Clear { addr, len } => {
                 self.stats.clear_ops += 1;
+                self.uncut_items(c, addr, len);
                 self.touch_history_lines(addr, len);
                 let per_op = self.cfg.ft.history_instructions(false, len) * instr;
                 cost += self.invalidate_region(c, addr, len, false);
                 for i in 0..len {
-                    self.bytes.remove(addr.wrapping_add(i));
+                    let x = addr.wrapping_add(i);
+                    if let Some(m) = self.bytes.remove(x) {
+                        self.release_records(x, &m);
+                    }
                 }
                 let lines: Vec<u64> = (0..len)
                     .map(|i| self.layout.sw_line(addr.wrapping_add(i), swb))
                     .collect();
+                self.items.clear(addr, len);
                 cost += self.soft_accesses(c, lines, true) + per_op;
                 self.baselines.push(Op::History {
                     c: c as u32,
@@ -1002,6 +1246,7 @@ impl Lardish {
             }
             HistoryOp::Copy { src, dst, len } => {
                 self.stats.copy_ops += 1;
+                self.uncut_items(c, dst, len);
                 self.touch_history_lines(dst, len);
                 let per_op = self.cfg.ft.history_instructions(true, len) * instr;
                 cost += self.invalidate_region(c, src, len, true);
@@ -1015,6 +1260,9 @@ impl Lardish {
                     .collect();
                 for (i, m) in (0..len).zip(copied) {
                     let at = dst.wrapping_add(i);
+                    if let Some(old) = self.bytes.remove(at) {
+                        self.release_records(at, &old);
+                    }
                     match m {
                         Some(m) => {
                             self.wide_addrs |= at >> 48 != 0;
@@ -1025,6 +1273,7 @@ impl Lardish {
                         }
                     }
                 }
+                self.items.copy(src, dst, len);
                 let mut lines = Vec::with_capacity(2 * len as usize);
                 for i in 0..len {
                     lines.push(self.layout.sw_line(src.wrapping_add(i), swb));
@@ -1071,6 +1320,12 @@ impl Detector for Lardish {
             self.charge(c, u64::from(data_lat), Mechanism::Base);
             return None;
         }
+        if a.stack && self.cfg.stack_thread_local {
+            self.push_access(c, a, false, false);
+            self.stats.stack_accesses += 1;
+            self.charge(c, u64::from(data_lat), Mechanism::Base);
+            return self.software_record(c, a);
+        }
         // (Interned before the switch, which touches other state, so that
         // the key is not kept on the stack across it and read back wider
         // than it was written: a store-forwarding stall.)
@@ -1078,8 +1333,12 @@ impl Detector for Lardish {
         let key = lard::identity(&a.origin);
         self.switch_to(c, key);
         let now = self.clocks.clock(t).get(t);
-        self.ensure_clock(c, now, true);
         let (first, count) = history_units(a, Granularity::Byte);
+        // Items narrower than 4 bytes (all, with byte granularity) keep
+        // their clocks in the clock table.
+        if !self.type_safe || self.learn_items(c, first, u64::from(count)) {
+            self.ensure_clock(c, now, true);
+        }
 
         // Metadata lines (inflating compact ones on a byte access).
         let mut md_lat = 0u32;
@@ -1126,6 +1385,8 @@ impl Detector for Lardish {
         }
         let v = view!(self);
         let (clocks, races, stats) = (&self.clocks, &mut self.races, &mut self.stats);
+        let cores = &mut self.cores;
+        let items = &self.items;
         let (lost, history_lines) = (&self.lost, &self.history_lines);
         let new = ByteMeta::new;
         // `n` bytes from `x` on share `m` (a uniform granule of the variable
@@ -1164,6 +1425,15 @@ impl Detector for Lardish {
                     }
                 }
                 let raced = check_and_record(m, clocks, races, t, clock, a, holder);
+                if items.counted(x) {
+                    if let Some(gone) = raced.replaced {
+                        release_valid(cores, gone.iter(), n, &valid);
+                    }
+                    if let Some(h) = holder {
+                        cores[h.core as usize].table.add_ref(now, n);
+                    }
+                }
+                let raced = raced.raced;
                 if raced && byte_stage == Stage::Permission {
                     stats.permission_violations += n;
                 }
@@ -1358,9 +1628,35 @@ fn hw_cause(v: &View, c: usize, x: u64, m: &ByteMeta) -> HwCause {
     }
 }
 
+/// `n` bytes' records `recs` leave hardware: each one held in a valid slot
+/// (`valid`) releases its owner core's clock-table entry (RADISH §5.1).
+#[inline]
+fn release_valid<'r>(
+    cores: &mut [Core],
+    recs: impl Iterator<Item = &'r history::Rec>,
+    n: u64,
+    valid: &impl Fn(&Holder) -> bool,
+) {
+    for r in recs {
+        if let Some(h) = &r.holder {
+            if valid(h) {
+                cores[h.core as usize].table.release(r.clock, n);
+            }
+        }
+    }
+}
+
+/// What [`check_and_record`] did to a byte.
+struct Recorded {
+    /// The byte raced.
+    raced: bool,
+    /// The records the new one replaced (`None`: none).
+    replaced: Option<history::Reads>,
+}
+
 /// The canonical check-then-record of one byte (identical to
 /// [`Canonical`](crate::canonical::Canonical)'s), storing `holder` with the
-/// new record. Returns whether the byte raced.
+/// new record. Returns whether the byte raced and the records replaced.
 fn check_and_record(
     m: &mut ByteMeta,
     clocks: &ClockTable,
@@ -1369,7 +1665,7 @@ fn check_and_record(
     c: &VectorClock,
     a: &Access,
     holder: Option<Holder>,
-) -> bool {
+) -> Recorded {
     let races_with = |u: ThreadIdx, clock: u64| u != t && clock > c.get(u);
     let mut raced = false;
     if let Some(w) = m.write {
@@ -1388,9 +1684,15 @@ fn check_and_record(
         pc: a.pc,
         holder,
     };
+    let mut replaced = None;
+    let mut gone = |r: history::Rec| {
+        if r.holder.is_some() {
+            replaced.get_or_insert_with(history::Reads::default).push(r);
+        }
+    };
     match a.kind {
         AccessKind::Read => match m.reads.iter_mut().find(|r| r.thread == t) {
-            Some(r) => *r = rec,
+            Some(r) => gone(std::mem::replace(r, rec)),
             None => m.reads.push(rec),
         },
         AccessKind::Write => {
@@ -1400,9 +1702,14 @@ fn check_and_record(
                     raced = true;
                 }
             }
-            m.write = Some(rec);
+            if let Some(w) = m.write.replace(rec) {
+                gone(w);
+            }
+            for r in m.reads.iter() {
+                gone(*r);
+            }
             m.reads.clear();
         }
     }
-    raced
+    Recorded { raced, replaced }
 }

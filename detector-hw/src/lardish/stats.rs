@@ -45,11 +45,14 @@ pub enum SwCause {
     /// Every record is held, but the in-hardware status (set by the last
     /// write or software check) does not cover them.
     StaleStatus,
+    /// A granularity conflict moved the line's metadata to software (its
+    /// block fell back to byte metadata).
+    Granularity,
 }
 
 impl SwCause {
     /// Every cause, in [`HwStats::sw_causes`] order.
-    pub const ALL: [SwCause; 8] = [
+    pub const ALL: [SwCause; 9] = [
         SwCause::Cold,
         SwCause::Evicted,
         SwCause::Inflated,
@@ -58,6 +61,7 @@ impl SwCause {
         SwCause::Rollover,
         SwCause::ThreadSwitch,
         SwCause::StaleStatus,
+        SwCause::Granularity,
     ];
 
     /// Name used in reports and JSON.
@@ -71,6 +75,7 @@ impl SwCause {
             SwCause::Rollover => "rollover",
             SwCause::ThreadSwitch => "thread_switch",
             SwCause::StaleStatus => "stale_status",
+            SwCause::Granularity => "granularity",
         }
     }
 }
@@ -183,6 +188,12 @@ pub struct HwStats {
     pub accesses: u64,
     /// Accesses not checked (untracked): Figure 10's "ignored".
     pub untracked: u64,
+    /// Tracked accesses to a thread stack, thread-local for the hardware
+    /// (no metadata, no check; `lardish.stack_thread_local`).
+    pub stack_accesses: u64,
+    /// Accesses that broke the granularity learned for their bytes (type
+    /// safety optimizations), each turning its block to byte metadata.
+    pub granularity_conflicts: u64,
     /// Checked accesses allowed by local permissions.
     pub permission_hits: u64,
     /// Checked accesses resolved by a hardware race check.
@@ -191,7 +202,7 @@ pub struct HwStats {
     pub sw_checks: u64,
     /// Software checks by cause, indexed like [`SwCause::ALL`] (sums to
     /// `sw_checks`).
-    pub sw_causes: [u64; 8],
+    pub sw_causes: [u64; 9],
     /// Hardware checks by cause, indexed like [`HwCause::ALL`] (sums to
     /// `hw_checks`).
     pub hw_causes: [u64; 4],
@@ -245,11 +256,13 @@ impl HwStats {
     }
 
     /// Share (0..1) of all accesses decided by each mechanism:
-    /// `[untracked, permission, hardware check, software check]`.
-    pub fn decided_shares(&self) -> [f64; 4] {
+    /// `[untracked, thread-local stack, permission, hardware check,
+    /// software check]`.
+    pub fn decided_shares(&self) -> [f64; 5] {
         let total = self.accesses.max(1) as f64;
         [
             self.untracked as f64 / total,
+            self.stack_accesses as f64 / total,
             self.permission_hits as f64 / total,
             self.hw_checks as f64 / total,
             self.sw_checks as f64 / total,
@@ -273,11 +286,13 @@ impl HwStats {
             s.push_str("\":");
             s.push_str(&v);
         };
-        let counts: [(&str, u64); 21] = [
+        let counts: [(&str, u64); 23] = [
             ("events", self.events),
             ("instructions", self.instructions),
             ("accesses", self.accesses),
             ("untracked", self.untracked),
+            ("stack_accesses", self.stack_accesses),
+            ("granularity_conflicts", self.granularity_conflicts),
             ("permission_hits", self.permission_hits),
             ("hw_checks", self.hw_checks),
             ("sw_checks", self.sw_checks),
@@ -307,12 +322,13 @@ impl HwStats {
             }
         };
         let pki = format!(
-            "{{\"md_evictions\":{},\"inflations\":{},\"hw_checks\":{},\"sw_checks\":{},\"rollovers\":{}}}",
+            "{{\"md_evictions\":{},\"inflations\":{},\"hw_checks\":{},\"sw_checks\":{},\"rollovers\":{},\"granularity_conflicts\":{}}}",
             num(self.per_kilo_instruction(self.md_evictions)),
             num(self.per_kilo_instruction(self.inflations)),
             num(self.per_kilo_instruction(self.hw_checks)),
             num(self.per_kilo_instruction(self.sw_checks)),
             num(self.per_kilo_instruction(self.rollovers)),
+            num(self.per_kilo_instruction(self.granularity_conflicts)),
         );
         field("per_kilo_instruction", pki);
         let causes = |names: &mut dyn Iterator<Item = (&str, u64)>, per_kilo: bool| {
@@ -358,11 +374,12 @@ impl HwStats {
         field(
             "decided_shares",
             format!(
-                "{{\"untracked\":{},\"permission\":{},\"hw_check\":{},\"sw_check\":{}}}",
+                "{{\"untracked\":{},\"stack\":{},\"permission\":{},\"hw_check\":{},\"sw_check\":{}}}",
                 num(sh[0]),
                 num(sh[1]),
                 num(sh[2]),
-                num(sh[3])
+                num(sh[3]),
+                num(sh[4])
             ),
         );
         let samples: Vec<String> = self
@@ -404,6 +421,17 @@ impl fmt::Display for HwStats {
             }
         }
         writeln!(f)?;
+        // With asynchronous checking cores only the enqueueing part of a
+        // check is charged here (the rest is under `async`).
+        if let Some(per) =
+            self.cycles_by_mechanism[Mechanism::SwCheck as usize].checked_div(self.sw_checks)
+        {
+            writeln!(
+                f,
+                "  {} software checks, {per} LARDISH cycles each (sw_check cycles / checks)",
+                self.sw_checks
+            )?;
+        }
         writeln!(f, "per 1,000 instructions (RADISH Table 2):")?;
         for (name, n) in [
             ("md evictions", self.md_evictions),
@@ -411,6 +439,7 @@ impl fmt::Display for HwStats {
             ("hw race checks", self.hw_checks),
             ("sw race checks", self.sw_checks),
             ("rollovers", self.rollovers),
+            ("granularity conflicts", self.granularity_conflicts),
         ] {
             writeln!(f, "  {name:<15} {:>10.3}", self.per_kilo_instruction(n))?;
         }
@@ -429,9 +458,10 @@ impl fmt::Display for HwStats {
         writeln!(f, "accesses decided by (RADISH Figure 10):")?;
         for (name, x) in [
             ("untracked", sh[0]),
-            ("permissions", sh[1]),
-            ("hw check", sh[2]),
-            ("sw check", sh[3]),
+            ("stack", sh[1]),
+            ("permissions", sh[2]),
+            ("hw check", sh[3]),
+            ("sw check", sh[4]),
         ] {
             writeln!(f, "  {name:<12} {:>7.2}%", x * 100.0)?;
         }

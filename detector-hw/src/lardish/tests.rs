@@ -173,6 +173,21 @@ fn stats_render() {
     let j = s.to_json();
     assert!(j.starts_with('{') && j.ends_with('}'), "{j}");
     assert!(j.contains("\"sw_checks\":1"), "{j}");
-    assert!(s.to_string().contains("sw race checks"));
+    let text = s.to_string();
+    assert!(text.contains("sw race checks"), "{text}");
+    // Figure 10 and Table 2 per program, and the price of a check.
+    assert!(
+        text.contains("accesses decided by (RADISH Figure 10)"),
+        "{text}"
+    );
+    assert!(text.contains("  stack "), "{text}");
+    assert!(text.contains("granularity conflicts"), "{text}");
+    let per = s.cycles_by_mechanism[Mechanism::SwCheck as usize];
+    assert!(
+        text.contains(&format!("1 software checks, {per} LARDISH cycles each")),
+        "{text}"
+    );
+    assert!(j.contains("\"stack_accesses\":0"), "{j}");
+    assert!(j.contains("\"granularity_conflicts\":0"), "{j}");
     assert!(s.cycles_lardish > s.cycles_no_detection);
 }
