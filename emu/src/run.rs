@@ -246,7 +246,10 @@ impl Emulator {
                 parent: None,
                 restart_deadline: None,
                 ctx_changed: false,
-                sig: Default::default(),
+                sig: signals::ThreadSignals {
+                    mask: signals::host::inherited_mask(),
+                    ..Default::default()
+                },
                 name: crate::cpu::machine::thread_name(
                     file.path
                         .file_name()

@@ -458,5 +458,18 @@ fn signals_between_processes_match_the_native_run() {
     assert_eq!(stdout(&native), "alarm\nend\n");
     let run = lard_in(&dir, None, &["/usr/bin/python3", "-c", script]);
     assert_same("python alarm", &native, &run);
+    // The mask survives execve, under lard and with --trace-children no.
+    let script = "import signal, os\n\
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])\n\
+        os.execv('/usr/bin/python3', ['python3', '-c', \
+        'import signal; print(signal.SIGUSR1 in signal.pthread_sigmask(signal.SIG_BLOCK, []))'])\n";
+    let native = sh(&dir, None, &["/usr/bin/python3", "-c", script]);
+    assert_eq!(stdout(&native), "True\n");
+    for opts in [&[][..], &["--trace-children", "no"][..]] {
+        let mut args = opts.to_vec();
+        args.extend(["/usr/bin/python3", "-c", script]);
+        let run = lard_in(&dir, None, &args);
+        assert_same("mask across execve", &native, &run);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -132,6 +132,8 @@ pub struct ExecRequest {
     pub argv: Vec<Vec<u8>>,
     /// Its environment.
     pub envp: Vec<Vec<u8>>,
+    /// The calling thread's signal mask, which the new program keeps.
+    pub sigmask: u64,
 }
 
 /// How an executable file starts.
@@ -323,12 +325,16 @@ pub fn exec_lard(
     argv.push(b"--".to_vec());
     argv.push(req.path.as_os_str().as_bytes().to_vec());
     argv.extend(req.argv.iter().skip(1).cloned());
+    // The mask crosses the exec on the host; the new lard takes it back
+    // (signals::host::inherited_mask).
+    crate::linux::signals::host::block_for_exec(req.sigmask);
     exec(lard, &argv, &req.envp)
 }
 
 /// Replaces this process by `req`'s program itself (`--trace-children
 /// no`); returns only on failure.
 pub fn exec_native(req: &ExecRequest) -> std::io::Error {
+    crate::linux::signals::host::block_for_exec(req.sigmask);
     exec(&req.path, &req.argv, &req.envp)
 }
 

@@ -137,6 +137,7 @@ impl Machine {
             path: file,
             argv,
             envp,
+            sigmask: self.threads[self.cur].sig.mask,
         })));
         self.uc.stop();
         NoReturn

@@ -127,3 +127,40 @@ pub fn inherited_ignored() -> u64 {
     }
     set
 }
+
+/// Before an `execve`: blocks `mask` on the host, where the new program
+/// (or the lard that emulates it) finds it, as the kernel keeps a mask
+/// across `execve`.
+pub fn block_for_exec(mask: u64) {
+    // SAFETY: a signal set built with sigemptyset/sigaddset.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in 1..=64 {
+            if mask & bit(sig) != 0 {
+                libc::sigaddset(&mut set, sig);
+            }
+        }
+        libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    }
+}
+
+/// At the start of a program: the signal mask it inherited (what an
+/// `execve` kept blocked on the host), which becomes its first thread's;
+/// the host's is cleared (lard blocks nothing itself).
+pub fn inherited_mask() -> u64 {
+    let mut mask = 0;
+    // SAFETY: querying and clearing this thread's mask with valid sets.
+    unsafe {
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &none, &mut old);
+        for sig in 1..=64 {
+            if libc::sigismember(&old, sig) == 1 {
+                mask |= bit(sig);
+            }
+        }
+    }
+    mask & !super::UNBLOCKABLE
+}
