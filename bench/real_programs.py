@@ -22,7 +22,10 @@ and tool, the racy source lines (`file:line` of the innermost program frame
 of each reported access, both accesses of a race).
 
 Knobs: BENCH_SCALE (input size factor), BENCH_REPS (default 1),
-BENCH_PROGRAMS (comma-separated subset of pigz,x264,zstd,pbzip2).
+BENCH_PROGRAMS (comma-separated subset of pigz,x264,zstd,pbzip2),
+BENCH_RUNNERS (comma-separated subset of the runners; native and tsan
+always run, the ratios need them), BENCH_LARD (another lard binary, e.g.
+an older build for a before/after comparison).
 """
 
 from __future__ import annotations
@@ -162,8 +165,13 @@ def geomean(xs: list[float]) -> float:
 
 
 def main() -> None:
-    if not LARD.exists():
-        die(f"{LARD} missing (make build)")
+    lard = Path(os.environ.get("BENCH_LARD", LARD))
+    if not lard.exists():
+        die(f"{lard} missing (make build)")
+    wanted = set(os.environ.get("BENCH_RUNNERS", ",".join(RUNNERS)).split(",")) | {"native", "tsan"}
+    for r in wanted:
+        if r not in RUNNERS:
+            die(f"BENCH_RUNNERS: unknown runner {r!r} (known: {', '.join(RUNNERS)})")
     scale = env_number("BENCH_SCALE", 1.0)
     reps = int(env_number("BENCH_REPS", 1, int))
     chosen = [p for p in os.environ.get("BENCH_PROGRAMS", ",".join(PROGRAMS)).split(",") if p]
@@ -176,7 +184,7 @@ def main() -> None:
     tsan_env = dict(os.environ, TSAN_OPTIONS="atexit_sleep_ms=0")
 
     load = os.getloadavg()
-    print(f"real programs, 4 threads; CPU and wall seconds, peak RSS MiB; median of {reps} (Valgrind: 1 run)")
+    print(f"real programs, 4 threads; CPU and wall seconds, peak RSS MiB; median of {reps} (Valgrind: 1 run); {lard}")
     print(f"loadavg at start {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}, nproc={os.cpu_count()}")
     if not valgrind:
         print("valgrind not found: DRD/Helgrind rows skipped (Debian: valgrind)")
@@ -198,9 +206,9 @@ def main() -> None:
         print(f"  {prog}: {what}", file=sys.stderr)
         runners = {
             "native": ([str(plain), *args], None, (0,), reps),
-            "lard": ([str(LARD), "run", "--report-json", str(report), str(plain), *args], None, (0,), reps),
+            "lard": ([str(lard), "run", "--report-json", str(report), str(plain), *args], None, (0,), reps),
             "lard --no-prune": (
-                [str(LARD), "run", "--no-prune", "--report-json", str(report), str(plain), *args],
+                [str(lard), "run", "--no-prune", "--report-json", str(report), str(plain), *args],
                 None, (0,), reps,
             ),
             "tsan": ([str(tsan), *args], tsan_env, (0, TSAN_RACES_STATUS), reps),
@@ -208,6 +216,7 @@ def main() -> None:
         if valgrind:
             for tool in ("drd", "helgrind"):
                 runners[tool] = ([valgrind, f"--tool={tool}", str(plain), *args], None, (0,), 1)
+        runners = {k: v for k, v in runners.items() if k in wanted}
         results: dict[str, list[Result]] = {r: [] for r in runners}
         lines: dict[str, set[str]] = {}
         want = None
