@@ -95,6 +95,7 @@ bench: unicorn
 	CARGO="$(CARGO)" python3 bench/sites.py
 	python3 bench/pigz.py
 	python3 bench/binary.py
+	python3 bench/real_programs.py
 	CARGO="$(CARGO)" python3 bench/detectors.py
 	python3 bench/lardcc.py
 	CARGO="$(CARGO)" python3 bench/ft_cost.py

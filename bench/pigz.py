@@ -79,6 +79,27 @@ def build() -> tuple[Path, Path]:
     return static, dynamic
 
 
+def build_tsan() -> Path:
+    """pigz built like the dynamic one plus `-fsanitize=thread`, once."""
+    if not TARBALL.exists():
+        die(f"{TARBALL} not found (set PIGZ_TARBALL)")
+    exe = OUT / "pigz-tsan"
+    if exe.exists():
+        return exe
+    src = OUT / "src-tsan"
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir(parents=True)
+    with tarfile.open(TARBALL) as t:
+        t.extractall(src, filter="data")
+    (top,) = [p for p in src.iterdir() if p.is_dir()]
+    flags = ["CFLAGS=-O3 -g -fsanitize=thread", "LDFLAGS=-fsanitize=thread"]
+    r = subprocess.run(["make", "-s", *flags, "pigz"], cwd=top, stdout=subprocess.DEVNULL)
+    if r.returncode != 0:
+        die("building pigz (tsan) failed; is zlib1g-dev installed?")
+    shutil.copy(top / "pigz", exe)
+    return exe
+
+
 def make_input(size: int) -> Path:
     """Deterministic English-like text: compressible, not trivially so."""
     path = OUT / f"input-{size}.txt"

@@ -96,6 +96,9 @@ pub struct ThreadIndex {
     /// A direct-mapped cache of recent look-ups (empty until first use):
     /// events come from few threads, so most look-ups skip the hash map.
     cache: Vec<Option<(ThreadKey, ThreadIdx)>>,
+    /// The last look-up, checked before the cache: consecutive events are
+    /// usually one thread's, and this needs no load outside the index.
+    last: Option<(ThreadKey, ThreadIdx)>,
 }
 
 /// Entries of [`ThreadIndex`]'s look-up cache (a power of two).
@@ -120,13 +123,22 @@ impl ThreadIndex {
     /// The second value is true if `key` was new.
     #[inline]
     pub fn intern(&mut self, key: ThreadKey) -> (ThreadIdx, bool) {
+        if let Some((k, i)) = self.last {
+            if k == key {
+                return (i, false);
+            }
+        }
         let slot = cache_slot(key);
         if let Some(Some((k, i))) = self.cache.get(slot) {
             if *k == key {
-                return (*i, false);
+                let i = *i;
+                self.last = Some((key, i));
+                return (i, false);
             }
         }
-        self.intern_uncached(key, slot)
+        let (i, fresh) = self.intern_uncached(key, slot);
+        self.last = Some((key, i));
+        (i, fresh)
     }
 
     /// [`ThreadIndex::intern`] when `key` is not in cache slot `slot`.

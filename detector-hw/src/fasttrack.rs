@@ -288,13 +288,17 @@ impl Ctx<'_> {
             let base = g * GRANULE;
             let (lo, hi) = (at - base, (end - base).min(GRANULE));
             let u = page.units_covering(g, lo, hi, reads);
-            for i in (base + lo..base + hi).step_by(u) {
+            // (A `while`, not `step_by(u)`: that divides by `u` for the
+            // count, a division per access on the hot path.)
+            let mut i = base + lo;
+            while i < base + hi {
                 let cell = page.cell_mut(i);
                 let (path, entries) = match kind {
                     AccessKind::Read => self.read(cell, reads, races),
                     AccessKind::Write => self.write(cell, reads, races),
                 };
                 work.add(path, entries, u);
+                i += u;
             }
             if kind == AccessKind::Write && lo == 0 && hi == GRANULE && u < GRANULE {
                 page.written_whole(g);
@@ -322,8 +326,12 @@ impl Ctx<'_> {
         }
         let r = self.wide.tid(cell.r);
         if r == self.t || r == NONE {
-            cell.r = self.me;
-            cell.r_clock = self.now;
+            // A repeated read (same epoch and PC) leaves the cell as it
+            // is: no store, so its cache line stays clean.
+            if cell.r != self.me || cell.r_clock != self.now {
+                cell.r = self.me;
+                cell.r_clock = self.now;
+            }
             (FtPath::ReadSameEpoch, 0)
         } else if r == SHARED {
             let entries = reads.set(cell.r_clock, self.t, self.now, self.pc);

@@ -103,6 +103,12 @@ impl Observe {
     /// A Tracked site delivered under `--observe tracked`: reported under
     /// [`Machine::attributed_pc`] (with [`Observe::TRACKED`]).
     pub const SITE: u16 = 8;
+    /// Binary mode, with [`Observe::TRACKED`]: a program-code instruction
+    /// static pruning kept (decided at translation, as pruning is fixed
+    /// when the code's object is loaded), so its accesses are checked
+    /// without looking the PC up in the pruning table again
+    /// ([`BinaryRuntime::observe_unpruned`](crate::intercept::runtime::BinaryRuntime::observe_unpruned)).
+    pub const UNPRUNED: u16 = 2;
 
     /// The flags unicorn's decision callback returns.
     #[inline]
@@ -532,12 +538,7 @@ impl Machine {
     /// not written here (the callback must not write registers).
     #[inline]
     fn emit_access(&mut self, pc: u64, a: Access) -> Control {
-        let e = Event {
-            pc,
-            origin: a.origin,
-            kind: EventKind::Access(a),
-        };
-        let c = self.observer.event(&e);
+        let c = self.observer.access(pc, &a);
         if c == Control::Stop {
             if self.stop.is_none() {
                 self.stop = Some(Stop::ObserverStop(pc));
@@ -615,10 +616,15 @@ impl Machine {
                 ..Observe::default()
             };
         }
+        let tag = match program {
+            true if rt.is_pruned(pc) => Observe::TRACKED,
+            true => Observe::TRACKED | Observe::UNPRUNED,
+            false => 0,
+        };
         Observe {
             call,
             mem: program || all,
-            tag: if program { Observe::TRACKED } else { 0 },
+            tag,
             ..Observe::default()
         }
     }
@@ -1219,6 +1225,8 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
             } else if rt.single_threaded {
                 rt.single_threaded_accesses += 1;
                 tracked = false;
+            } else if tag & Observe::UNPRUNED != 0 {
+                tracked = rt.observe_unpruned(addr, kind);
             } else {
                 tracked = rt.observe_checked(pc, addr, kind);
             }

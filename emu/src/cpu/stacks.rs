@@ -2,12 +2,12 @@
 //! every observed access makes (docs/events.md: `Access::stack`).
 //!
 //! The test is on the hottest path of `--observe all` (once per guest
-//! access), so [`StackMap::is_stack`] answers from two cached intervals
+//! access), so [`StackMap::is_stack`] answers from three cached intervals
 //! before it searches: the last stack interval hit (usually the running
-//! thread's own stack) and the last non-stack interval hit (usually the
-//! heap or data the thread works on). Each cached interval is a maximal
+//! thread's own stack) and the last two non-stack intervals hit (usually
+//! the heap or data the thread works on). Each cached interval is a maximal
 //! range of addresses on which the search gives one answer, so a cache hit
-//! gives exactly the search's answer; adding a stack drops both.
+//! gives exactly the search's answer; adding a stack drops them all.
 
 use std::cell::Cell;
 
@@ -55,6 +55,10 @@ pub struct StackMap {
     hit_stack: Cell<Interval>,
     /// Last interval found not to be stack.
     hit_other: Cell<Interval>,
+    /// The non-stack interval hit before `hit_other`: a thread often works
+    /// on two regions a stack mapping separates (a heap arena and an
+    /// `mmap`ed buffer), and would otherwise search at every switch.
+    hit_other2: Cell<Interval>,
 }
 
 impl StackMap {
@@ -70,6 +74,7 @@ impl StackMap {
             self.ranges.sort_unstable();
             self.hit_stack.set(Interval::default());
             self.hit_other.set(Interval::default());
+            self.hit_other2.set(Interval::default());
         }
     }
 
@@ -81,6 +86,20 @@ impl StackMap {
             return true;
         }
         if self.hit_other.get().contains(addr) {
+            return false;
+        }
+        self.miss_other(addr)
+    }
+
+    /// [`StackMap::is_stack`] after the two first cached intervals missed:
+    /// the second non-stack interval (swapped to the front when hit), then
+    /// the search.
+    #[inline]
+    fn miss_other(&self, addr: u64) -> bool {
+        let second = self.hit_other2.get();
+        if second.contains(addr) {
+            self.hit_other2.set(self.hit_other.get());
+            self.hit_other.set(second);
             return false;
         }
         self.miss(addr)
@@ -122,6 +141,7 @@ impl StackMap {
         if stack {
             self.hit_stack.set(iv);
         } else {
+            self.hit_other2.set(self.hit_other.get());
             self.hit_other.set(iv);
         }
         stack
@@ -169,6 +189,21 @@ mod tests {
     /// boundary, in an order that exercises hits and misses of both caches,
     /// with overlapping and nested mappings and ones at the ends of the
     /// address space.
+    #[test]
+    fn a_new_stack_inside_a_cached_interval_is_seen() {
+        let mut m = StackMap::default();
+        m.add(0x10_000, 0x20_000);
+        // Cache two non-stack intervals, below and above the stack.
+        assert!(!m.is_stack(0x5_000));
+        assert!(!m.is_stack(0x30_000));
+        assert!(!m.is_stack(0x5_000));
+        m.add(0x4_000, 0x6_000);
+        m.add(0x2f_000, 0x31_000);
+        assert!(m.is_stack(0x5_000));
+        assert!(m.is_stack(0x30_000));
+        assert!(!m.is_stack(0x8_000));
+    }
+
     #[test]
     fn cached_answers_equal_the_search() {
         let sets: &[&[(u64, u64)]] = &[

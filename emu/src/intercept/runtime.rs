@@ -204,19 +204,38 @@ impl BinaryRuntime {
     /// removed (counted per analysis).
     #[inline]
     pub fn observe_checked(&mut self, pc: u64, addr: u64, kind: AccessKind) -> bool {
-        if kind == AccessKind::Write && self.readonly.iter().any(|&(s, e)| addr >= s && addr < e) {
-            return false;
-        }
         match self.pruning.pcs.get(&pc) {
-            None => {
-                self.checked_accesses += 1;
-                true
-            }
+            None => self.observe_unpruned(addr, kind),
+            Some(_) if self.writes_readonly(addr, kind) => false,
             Some(p) => {
                 self.pruned[p.index()] += 1;
                 false
             }
         }
+    }
+
+    /// [`BinaryRuntime::observe_checked`] for an instruction static pruning
+    /// kept ([`BinaryRuntime::is_pruned`] false): the same answer and
+    /// counts without the pruning table.
+    #[inline]
+    pub fn observe_unpruned(&mut self, addr: u64, kind: AccessKind) -> bool {
+        if self.writes_readonly(addr, kind) {
+            return false;
+        }
+        self.checked_accesses += 1;
+        true
+    }
+
+    /// True for a write into the executable's read-only segments.
+    #[inline]
+    fn writes_readonly(&self, addr: u64, kind: AccessKind) -> bool {
+        kind == AccessKind::Write && self.readonly.iter().any(|&(s, e)| addr >= s && addr < e)
+    }
+
+    /// True when static pruning removed program-code instruction `pc`
+    /// (fixed once the object holding `pc` is loaded).
+    pub fn is_pruned(&self, pc: u64) -> bool {
+        self.pruning.pcs.contains_key(&pc)
     }
 
     /// The [`PrunedCounts`] slot program-code instruction `pc` is counted in,

@@ -191,6 +191,30 @@ impl Observer for DetectorObserver {
         Control::Continue
     }
 
+    /// A software detector's access without the event around it (what
+    /// [`Detector::event`] does with an access event); the other engines
+    /// take the event.
+    #[inline]
+    fn access(&mut self, pc: u64, a: &Access) -> Control {
+        let race = match &mut self.engine {
+            Engine::Software(d) => d.access(a),
+            _ => {
+                return self.event(&Event {
+                    pc,
+                    origin: a.origin,
+                    kind: EventKind::Access(*a),
+                })
+            }
+        };
+        if let Some(r) = race {
+            self.log.borrow_mut().record(a, &r);
+            if self.exception {
+                return Control::Stop;
+            }
+        }
+        Control::Continue
+    }
+
     fn prepare_fork(&mut self) -> Result<(), String> {
         if let Engine::Hardware(h) = &self.engine {
             h.borrow_mut().prepare_fork();

@@ -60,6 +60,18 @@ pub trait Observer {
     }
     /// One event.
     fn event(&mut self, e: &Event) -> Control;
+    /// One access event: the same as [`Observer::event`] of
+    /// `EventKind::Access(*a)` at `pc` with origin `a.origin` (the
+    /// default), for an observer that can check an access without the
+    /// event around it (a detector's, on the path of every checked access).
+    #[inline]
+    fn access(&mut self, pc: u64, a: &Access) -> Control {
+        self.event(&Event {
+            pc,
+            origin: a.origin,
+            kind: EventKind::Access(*a),
+        })
+    }
     /// Access events that already happened, from an emulator that batches
     /// them (only for an observer that does not
     /// [stop on accesses](Observer::stops_on_access)): the same as one
