@@ -9,7 +9,7 @@
 //! where the manifest gives one.
 
 use crate::binary::lines::SourceLines;
-use crate::cmd::campaign::spec::{stdout_fnv, Campaign, Expect, Program};
+use crate::cmd::campaign::spec::Campaign;
 use crate::cmd::manifest::GuestRun;
 use lard_detector_hw::variants::Variant;
 use serde_json::Value;
@@ -49,22 +49,7 @@ pub fn campaign(runs: &[GuestRun], build: &Path) -> Campaign {
         timeout: 600.0,
         env: Vec::new(),
         options: vec!["--detectors".into(), "all,object".into()],
-        programs: runs
-            .iter()
-            .map(|r| Program {
-                name: r.label.clone(),
-                command: std::iter::once(r.bin.to_string_lossy().into_owned())
-                    .chain(r.args.iter().cloned())
-                    .collect(),
-                build: None,
-                racy: Some(r.racy),
-                options: Vec::new(),
-                expect: Some(Expect {
-                    exit: Some(i64::from(r.exit)),
-                    stdout_fnv: Some(stdout_fnv(r.stdout.as_bytes())),
-                }),
-            })
-            .collect(),
+        programs: runs.iter().map(GuestRun::campaign_program).collect(),
         axes: Vec::new(),
     }
 }

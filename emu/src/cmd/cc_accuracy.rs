@@ -14,7 +14,7 @@
 //! judged from their result files ([`judge`]).
 
 use crate::binary::lines::SourceLines;
-use crate::cmd::campaign::spec::{stdout_fnv, Axis, AxisValue, Campaign, Expect, Program};
+use crate::cmd::campaign::spec::{Axis, AxisValue, Campaign};
 use crate::cmd::manifest::GuestRun;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -191,22 +191,7 @@ pub fn campaign(programs: &[GuestRun], build: &Path, seeds: u64) -> Campaign {
         timeout: 600.0,
         env: Vec::new(),
         options: vec!["--sched".into(), "random".into()],
-        programs: programs
-            .iter()
-            .map(|r| Program {
-                name: r.label.clone(),
-                command: std::iter::once(r.bin.to_string_lossy().into_owned())
-                    .chain(r.args.iter().cloned())
-                    .collect(),
-                build: None,
-                racy: Some(r.racy),
-                options: Vec::new(),
-                expect: Some(Expect {
-                    exit: Some(i64::from(r.exit)),
-                    stdout_fnv: Some(stdout_fnv(r.stdout.as_bytes())),
-                }),
-            })
-            .collect(),
+        programs: programs.iter().map(GuestRun::campaign_program).collect(),
         axes: vec![Axis {
             name: "seed".into(),
             values: (1..=seeds.max(1))

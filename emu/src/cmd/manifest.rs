@@ -131,6 +131,26 @@ pub fn read(manifest: &Path, build: &Path) -> Result<Vec<GuestRun>, String> {
 }
 
 impl GuestRun {
+    /// This run as a campaign program (docs/campaigns.md): its label, its
+    /// command, its ground truth, and the manifest's output and exit
+    /// status as the behaviour every run should show.
+    pub fn campaign_program(&self) -> crate::cmd::campaign::spec::Program {
+        use crate::cmd::campaign::spec::{stdout_fnv, Expect, Program};
+        Program {
+            name: self.label.clone(),
+            command: std::iter::once(self.bin.to_string_lossy().into_owned())
+                .chain(self.args.iter().cloned())
+                .collect(),
+            build: None,
+            racy: Some(self.racy),
+            options: Vec::new(),
+            expect: Some(Expect {
+                exit: Some(i64::from(self.exit)),
+                stdout_fnv: Some(stdout_fnv(self.stdout.as_bytes())),
+            }),
+        }
+    }
+
     /// Checks a set of reported guest-source lines against the ground truth;
     /// `Err` says how they differ.
     pub fn check_lines(&self, got: &BTreeSet<i64>) -> Result<(), String> {

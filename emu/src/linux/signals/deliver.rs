@@ -249,6 +249,27 @@ impl Machine {
         }
     }
 
+    /// SIGKILL: the process ends now.
+    fn killed_now(&mut self) -> Ret {
+        self.stop = Some(Stop::Killed(libc::SIGKILL));
+        self.uc.stop();
+        Ret::NoReturn
+    }
+
+    /// The `siginfo` of a signal this process sends itself: its pid and
+    /// uid.
+    fn sent_by_self(&self, sig: i32, code: i32) -> SigInfo {
+        let pid = u64::from(self.config.process.pid);
+        // SAFETY: getuid has no arguments and cannot fail.
+        let uid = u64::from(unsafe { libc::getuid() });
+        SigInfo {
+            signal: sig,
+            code,
+            word16: pid | uid << 32,
+            word24: 0,
+        }
+    }
+
     /// `kill` of this process by itself: `SIGKILL` ends it now; other
     /// signals are pending for the run loop.
     pub(in crate::linux) fn kill_self(&mut self, sig: i32) -> Ret {
@@ -259,19 +280,10 @@ impl Machine {
             return Val(0);
         }
         if sig == libc::SIGKILL {
-            self.stop = Some(Stop::Killed(sig));
-            self.uc.stop();
-            return Ret::NoReturn;
+            return self.killed_now();
         }
-        let pid = u64::from(self.config.process.pid);
-        // SAFETY: getuid has no arguments and cannot fail.
-        let uid = u64::from(unsafe { libc::getuid() });
-        self.send_process_signal(SigInfo {
-            signal: sig,
-            code: SI_USER,
-            word16: pid | uid << 32,
-            word24: 0,
-        });
+        let info = self.sent_by_self(sig, SI_USER);
+        self.send_process_signal(info);
         Val(0)
     }
 
@@ -291,22 +303,10 @@ impl Machine {
             return Val(0);
         }
         if sig == libc::SIGKILL {
-            self.stop = Some(Stop::Killed(sig));
-            self.uc.stop();
-            return Ret::NoReturn;
+            return self.killed_now();
         }
-        let pid = u64::from(self.config.process.pid);
-        // SAFETY: getuid has no arguments and cannot fail.
-        let uid = u64::from(unsafe { libc::getuid() });
-        self.send_thread_signal(
-            i,
-            SigInfo {
-                signal: sig,
-                code: SI_TKILL,
-                word16: pid | uid << 32,
-                word24: 0,
-            },
-        );
+        let info = self.sent_by_self(sig, SI_TKILL);
+        self.send_thread_signal(i, info);
         Val(0)
     }
 
