@@ -130,6 +130,14 @@ impl Machine {
     /// ends the process.
     pub fn route_signals(&mut self) -> Delivery {
         let from_host = host::take();
+        let timer_due = self.next_timer_deadline().is_some_and(|d| d <= self.vtime);
+        if from_host == 0
+            && !timer_due
+            && self.signals.pending == 0
+            && self.threads.iter().all(|t| t.sig.pending == 0)
+        {
+            return Delivery::Continue;
+        }
         for sig in 1..=64 {
             if from_host & bit(sig) != 0 {
                 self.send_process_signal(SigInfo {
