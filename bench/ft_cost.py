@@ -26,7 +26,9 @@ split into 1-byte units (8 cells), write4split writes 4 of them (4 cells):
                             negative)
 
 Checks printed beside: read8 - read1 and write8 - write1 (one cell each:
-about 0), (write4split - write1) / 3 against cell(write).
+about 0), (write4split - write1) / 3 against cell(write), and
+read8typesafe - read1 (an aligned 8-byte read with type-safe granularity,
+the LARDISH default: one cell, in a split granule).
 
 Prints the table docs/lardish.md quotes and the `[fasttrack]` TOML lines that
 give the HwConfig defaults.  Needs valgrind.
@@ -100,7 +102,8 @@ def main():
         print(f"  {name:16} {ir[name]:9.1f}")
     print(f"  checks: read8 - read1 = {ir['read8'] - ir['read1']:.1f}, write8 - write1 = "
           f"{ir['write8'] - ir['write1']:.1f} (one cell each); (write4split - write1) / 3 = "
-          f"{write_cell:.1f} per write cell (write cell = write1 - base = {ir['write1'] - base:.1f})")
+          f"{write_cell:.1f} per write cell (write cell = write1 - base = {ir['write1'] - base:.1f}); "
+          f"read8typesafe - read1 = {ir['read8typesafe'] - ir['read1']:.1f}")
     print("\n== derived cost (instructions) ==")
     for k, v, what in derived:
         print(f"  {k:20} {v:8.1f}   {what}")

@@ -22,12 +22,13 @@ use std::hint::black_box;
 use std::process::ExitCode;
 
 use lard_detector_hw::event::{Access, AccessKind, LardOp, Origin};
-use lard_detector_hw::{Detector, FastTrack, FtPath, FtWork};
+use lard_detector_hw::{Detector, FastTrack, FtPath, FtWork, Granularity};
 
-const SCENARIOS: [&str; 18] = [
+const SCENARIOS: [&str; 19] = [
     "read1",
     "read8",
     "read8split",
+    "read8typesafe",
     "read_exclusive",
     "read_share",
     "read_shared2",
@@ -106,7 +107,11 @@ fn knows(d: &mut FastTrack, a: u64, b: u64) {
 /// Runs `scenario` for `rounds` rounds; returns the measured calls, or an
 /// error naming the first access that took another path.
 fn run(scenario: &str, rounds: u64) -> Result<u64, String> {
-    let mut d = FastTrack::new();
+    let mut d = if scenario.ends_with("typesafe") {
+        FastTrack::with_granularity(Granularity::TypeSafe)
+    } else {
+        FastTrack::new()
+    };
     let mut n = 0u64;
     // `cells` bytes' cells on `path`, in `units` shadow cells visited
     // (`entries` read vector clock entries per cell).
@@ -140,6 +145,18 @@ fn run(scenario: &str, rounds: u64) -> Result<u64, String> {
             for _ in 0..rounds {
                 measured_access(&mut d, &a, &mut n);
                 expect(&d, path, size, 1, 0)?;
+            }
+        }
+        "read8typesafe" => {
+            // Type-safe granularity (the LARDISH default): an aligned
+            // 8-byte access is one history unit, its first byte's cell, in
+            // a granule split into 1-byte units; a check of the per-access
+            // part against read1.
+            let a = access(0, BASE + 8, 8, Read);
+            setup_access(&mut d, &a);
+            for _ in 0..rounds {
+                measured_access(&mut d, &a, &mut n);
+                expect(&d, FtPath::ReadSameEpoch, 1, 1, 0)?;
             }
         }
         "read8split" | "write4split" => {
