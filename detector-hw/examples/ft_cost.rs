@@ -22,17 +22,20 @@ use std::hint::black_box;
 use std::process::ExitCode;
 
 use lard_detector_hw::event::{Access, AccessKind, LardOp, Origin};
-use lard_detector_hw::{Detector, FastTrack, FtPath, FtWork};
+use lard_detector_hw::{Detector, FastTrack, FtPath, FtWork, Granularity};
 
-const SCENARIOS: [&str; 16] = [
+const SCENARIOS: [&str; 19] = [
     "read1",
     "read8",
+    "read8split",
+    "read8typesafe",
     "read_exclusive",
     "read_share",
     "read_shared2",
     "read_shared8",
     "write1",
     "write8",
+    "write4split",
     "write_shared2",
     "write_shared8",
     "clear64",
@@ -104,15 +107,24 @@ fn knows(d: &mut FastTrack, a: u64, b: u64) {
 /// Runs `scenario` for `rounds` rounds; returns the measured calls, or an
 /// error naming the first access that took another path.
 fn run(scenario: &str, rounds: u64) -> Result<u64, String> {
-    let mut d = FastTrack::new();
+    let mut d = if scenario.ends_with("typesafe") {
+        FastTrack::with_granularity(Granularity::TypeSafe)
+    } else {
+        FastTrack::new()
+    };
     let mut n = 0u64;
-    let expect = |d: &FastTrack, path: FtPath, cells: u32, entries: u32| {
+    // `cells` bytes' cells on `path`, in `units` shadow cells visited
+    // (`entries` read vector clock entries per cell).
+    let expect = |d: &FastTrack, path: FtPath, cells: u32, units: u32, entries: u32| {
         let mut w = FtWork::default();
         w.cells[path as usize] = cells;
-        w.shared_entries = entries;
+        w.units[path as usize] = units;
+        w.shared_entries = entries * cells;
+        w.unit_entries = entries * units;
         if *d.last_work() != w {
             return Err(format!(
-                "{scenario}: expected {cells} x {path:?} ({entries} entries), got {:?}",
+                "{scenario}: expected {cells} x {path:?} in {units} cells ({entries} entries \
+                 each), got {:?}",
                 d.last_work()
             ));
         }
@@ -127,11 +139,42 @@ fn run(scenario: &str, rounds: u64) -> Result<u64, String> {
             } else {
                 (Write, FtPath::Write)
             };
+            // A fresh granule: one 8-byte unit, one cell visited.
             let a = access(0, BASE, size, kind);
             setup_access(&mut d, &a);
             for _ in 0..rounds {
                 measured_access(&mut d, &a, &mut n);
-                expect(&d, path, size, 0)?;
+                expect(&d, path, size, 1, 0)?;
+            }
+        }
+        "read8typesafe" => {
+            // Type-safe granularity (the LARDISH default): an aligned
+            // 8-byte access is one history unit, its first byte's cell, in
+            // a granule split into 1-byte units; a check of the per-access
+            // part against read1.
+            let a = access(0, BASE + 8, 8, Read);
+            setup_access(&mut d, &a);
+            for _ in 0..rounds {
+                measured_access(&mut d, &a, &mut n);
+                expect(&d, FtPath::ReadSameEpoch, 1, 1, 0)?;
+            }
+        }
+        "read8split" | "write4split" => {
+            // A granule split into 1-byte units (a 1-byte access first),
+            // then accessed wider: one cell visited per byte (a read never
+            // merges units; a write merges them only when it covers the
+            // whole granule, so the write covers 4 bytes).
+            let (kind, path, size) = if scenario.starts_with("read") {
+                (Read, FtPath::ReadSameEpoch, 8)
+            } else {
+                (Write, FtPath::Write, 4)
+            };
+            setup_access(&mut d, &access(0, BASE, 1, kind));
+            let a = access(0, BASE, size, kind);
+            setup_access(&mut d, &a);
+            for _ in 0..rounds {
+                measured_access(&mut d, &a, &mut n);
+                expect(&d, path, size, size, 0)?;
             }
         }
         "read_exclusive" => {
@@ -140,7 +183,7 @@ fn run(scenario: &str, rounds: u64) -> Result<u64, String> {
             setup_access(&mut d, &access(0, BASE, 1, Read));
             for i in 0..rounds {
                 measured_access(&mut d, &access((i + 1) % 2, BASE, 1, Read), &mut n);
-                expect(&d, FtPath::ReadExclusive, 1, 0)?;
+                expect(&d, FtPath::ReadExclusive, 1, 1, 0)?;
             }
         }
         "read_share" => {
@@ -148,7 +191,7 @@ fn run(scenario: &str, rounds: u64) -> Result<u64, String> {
                 let x = BASE + i;
                 setup_access(&mut d, &access(1, x, 1, Read));
                 measured_access(&mut d, &access(2, x, 1, Read), &mut n);
-                expect(&d, FtPath::ReadShare, 1, 0)?;
+                expect(&d, FtPath::ReadShare, 1, 1, 0)?;
             }
         }
         "read_shared2" | "read_shared8" => {
@@ -159,7 +202,7 @@ fn run(scenario: &str, rounds: u64) -> Result<u64, String> {
             for i in 0..rounds {
                 let t = 1 + i % k;
                 measured_access(&mut d, &access(t, BASE, 1, Read), &mut n);
-                expect(&d, FtPath::ReadShared, 1, t as u32)?;
+                expect(&d, FtPath::ReadShared, 1, 1, t as u32)?;
             }
         }
         "write_shared2" | "write_shared8" => {
@@ -173,7 +216,7 @@ fn run(scenario: &str, rounds: u64) -> Result<u64, String> {
                     setup_access(&mut d, &access(t, x, 1, Read));
                 }
                 measured_access(&mut d, &access(0, x, 1, Write), &mut n);
-                expect(&d, FtPath::WriteShared, 1, k as u32)?;
+                expect(&d, FtPath::WriteShared, 1, 1, k as u32)?;
             }
         }
         "clear64" | "clear1024" | "copy64" | "copy1024" => {

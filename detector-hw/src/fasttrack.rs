@@ -200,23 +200,40 @@ impl FtPath {
 }
 
 /// The work of FastTrack's last access: cells per [`FtPath`] and read
-/// vector clock entries visited (the inputs of the shared FastTrack cost).
+/// vector clock entries visited, per byte (`cells`, `shared_entries`: what a
+/// per-byte detector does, the same for every shadow layout) and per access
+/// unit (`units`, `unit_entries`: the cells this detector actually visits,
+/// module `units`; the inputs of the shared FastTrack cost).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FtWork {
-    /// Cells checked, indexed like [`FtPath::ALL`].
+    /// Cells checked, one per history unit (byte, or item with
+    /// [`Granularity::TypeSafe`]), indexed like [`FtPath::ALL`].
     pub cells: [u32; 6],
     /// Read vector clock entries visited by `ReadShared` and `WriteShared`
-    /// cells (the scan of a read-shared history).
+    /// cells (the scan of a read-shared history), per cell.
     pub shared_entries: u32,
+    /// Shadow cells visited (one per access unit, which stands for its
+    /// bytes' cells), indexed like [`FtPath::ALL`].
+    pub units: [u32; 6],
+    /// Read vector clock entries visited, per shadow cell visited.
+    pub unit_entries: u32,
 }
 
 impl FtWork {
-    /// Counts `bytes` cells that took `path`, visiting `entries` read
-    /// vector clock entries each.
+    /// Counts one visited cell standing for `bytes` cells that took
+    /// `path`, visiting `entries` read vector clock entries each.
     #[inline]
     fn add(&mut self, path: FtPath, entries: usize, bytes: usize) {
         self.cells[path as usize] += bytes as u32;
         self.shared_entries += (entries * bytes) as u32;
+        self.units[path as usize] += 1;
+        self.unit_entries += entries as u32;
+    }
+
+    /// The per-byte work (`cells`, `shared_entries`) alone: equal for
+    /// every shadow layout.
+    pub fn per_byte(&self) -> ([u32; 6], u32) {
+        (self.cells, self.shared_entries)
     }
 
     /// Cells checked on any path.
@@ -419,8 +436,8 @@ impl FastTrack {
     /// access units, module `units`) and every epoch's thread and PC in a
     /// side table (no packed words, module `cell`): the straightforward
     /// shadow layout, slower, for differential tests of the unit layout and
-    /// the cell packing. Every verdict, report and [`FtWork`] is the same
-    /// as [`FastTrack::new`]'s.
+    /// the cell packing. Every verdict, report and per-byte [`FtWork`]
+    /// ([`FtWork::per_byte`]) is the same as [`FastTrack::new`]'s.
     pub fn per_byte_reference() -> FastTrack {
         FastTrack {
             wide: Wide::always_wide(),

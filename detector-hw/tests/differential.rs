@@ -291,9 +291,15 @@ fn unit_shadow_matches_per_byte_shadow() {
             let b = bytes.event(e);
             assert_eq!(u, b, "seed {seed}: reports differ at {e:?}");
             assert_eq!(
-                units.last_work(),
-                bytes.last_work(),
+                units.last_work().per_byte(),
+                bytes.last_work().per_byte(),
                 "seed {seed}: work differs at {e:?}"
+            );
+            // The per-byte shadow visits one cell per byte.
+            assert_eq!(
+                bytes.last_work().units,
+                bytes.last_work().cells,
+                "seed {seed}: {e:?}"
             );
             if let EventKind::Access(_) = e.kind {
                 accesses += 1;

@@ -16,9 +16,11 @@
 //! 32-bit word, so finding a unit's cell loads one word besides the cell.
 //!
 //! An access visits each unit it covers once, counting it as `u` bytes
-//! ([`super::FtWork`] is the per-byte work): a per-byte detector would apply
-//! the same rule to `u` identical cells, with identical outcomes and the
-//! same earlier accesses (the race collector deduplicates them). An access
+//! ([`super::FtWork::cells`] is the per-byte work; [`super::FtWork::units`]
+//! counts the cells visited, what the LARDISH cost models charge): a
+//! per-byte detector would apply the same rule to `u` identical cells,
+//! with identical outcomes and the same earlier accesses (the race
+//! collector deduplicates them). An access
 //! that covers only part of a unit first *splits* the granule into the
 //! largest units that its bytes cover whole (a 1-byte access: 1-byte units),
 //! copying each cell into the new units' slots (a read-shared history gets

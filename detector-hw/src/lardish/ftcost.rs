@@ -26,7 +26,8 @@ pub struct FtCost {
     /// Per checked access: entry, thread clock lookup, shadow page lookup,
     /// race collection.
     pub access: u32,
-    /// Per cell, indexed like [`FtPath::ALL`].
+    /// Per shadow cell visited (one per access unit), indexed like
+    /// [`FtPath::ALL`].
     pub cell: [u32; 6],
     /// Per read vector clock entry visited by a read of a read-shared cell.
     pub read_shared_entry: u32,
@@ -54,15 +55,15 @@ impl Default for FtCost {
     /// release build of this tree; see `docs/lardish.md`.
     fn default() -> Self {
         FtCost {
-            access: 218,
-            cell: [23, 36, 314, 48, 32, 72],
-            read_shared_entry: 6,
-            write_shared_entry: 12,
-            clear_op: 131,
-            clear_location: 11,
-            copy_op: 0,
-            copy_location: 84,
-            vc_op: 147,
+            access: 224,
+            cell: [74, 105, 240, 122, 70, 137],
+            read_shared_entry: 5,
+            write_shared_entry: 30,
+            clear_op: 126,
+            clear_location: 12,
+            copy_op: 904,
+            copy_location: 224,
+            vc_op: 134,
             shadow_bytes: MODELLED_SHADOW_CELL_BYTES,
             entry_bytes: READ_ENTRY_BYTES,
         }
@@ -70,21 +71,24 @@ impl Default for FtCost {
 }
 
 impl FtCost {
-    /// Instructions of one checked access that did `w`.
+    /// Instructions of one checked access that did `w`: per shadow cell
+    /// it visited (an access unit stands for its bytes: an aligned 8-byte
+    /// access to a location always accessed 8 bytes wide visits one cell),
+    /// not per byte.
     #[inline]
     pub fn access_instructions(&self, w: &FtWork, kind: AccessKind) -> u64 {
         if w.total_cells() == 0 {
             return 0;
         }
         let mut n = u64::from(self.access);
-        for (cells, per) in w.cells.iter().zip(self.cell) {
-            n += u64::from(*cells) * u64::from(per);
+        for (units, per) in w.units.iter().zip(self.cell) {
+            n += u64::from(*units) * u64::from(per);
         }
         let per_entry = match kind {
             AccessKind::Read => self.read_shared_entry,
             AccessKind::Write => self.write_shared_entry,
         };
-        n + u64::from(w.shared_entries) * u64::from(per_entry)
+        n + u64::from(w.unit_entries) * u64::from(per_entry)
     }
 
     /// Instructions of checking one more location with `readers` last reads
@@ -143,12 +147,23 @@ mod tests {
         let mut w = FtWork::default();
         assert_eq!(c.access_instructions(&w, AccessKind::Read), 0);
         w.cells[FtPath::ReadSameEpoch as usize] = 4;
+        w.units[FtPath::ReadSameEpoch as usize] = 4;
         assert_eq!(
             c.access_instructions(&w, AccessKind::Read),
             u64::from(c.access) + 4 * u64::from(c.cell[0])
         );
-        w.cells = [0, 0, 0, 0, 0, 1];
-        w.shared_entries = 3;
+        // One 4-byte unit: one cell visited.
+        w.units[FtPath::ReadSameEpoch as usize] = 1;
+        assert_eq!(
+            c.access_instructions(&w, AccessKind::Read),
+            u64::from(c.access) + u64::from(c.cell[0])
+        );
+        w = FtWork {
+            cells: [0, 0, 0, 0, 0, 1],
+            units: [0, 0, 0, 0, 0, 1],
+            shared_entries: 3,
+            unit_entries: 3,
+        };
         assert_eq!(
             c.access_instructions(&w, AccessKind::Write),
             u64::from(c.access) + u64::from(c.cell[5]) + 3 * u64::from(c.write_shared_entry)
