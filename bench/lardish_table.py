@@ -137,16 +137,9 @@ def main():
               f"{100 * s['decided_shares']['sw_check']:8.2f}%")
     print("   FT/LARDISH = FastTrack's overhead / LARDISH's overhead (overhead = slowdown - 1), baseline machine")
     print("\n== per 1,000 instructions, baseline machine (RADISH Table 2), software checks by cause ==")
-    print(f"{'workload':20} {'md evict':>8} {'inflate':>8} {'hw chk':>8} {'sw chk':>8} {'rollover':>8}  "
-          + " ".join(f"{c[:10]:>10}" for c in SW_CAUSES))
-    for w in WORKLOADS:
-        s = stats[(w, "sync")]
-        p, c = s["per_kilo_instruction"], s["sw_check_causes_per_kilo_instruction"]
-        print(f"{w:20} {p['md_evictions']:8.3f} {p['inflations']:8.3f} {p['hw_checks']:8.3f} "
-              f"{p['sw_checks']:8.3f} {p['rollovers']:8.3f}  " + " ".join(f"{c[k]:10.3f}" for k in SW_CAUSES))
+    table2(stats, WORKLOADS, "workload", 20)
     print("\n== where LARDISH's overhead goes: cycles / no-detection cycles, per mechanism ==")
-    mech = ["metadata", "hw_check", "sw_check", "md_eviction", "rollover", "context_switch", "vc_op",
-            "history_op", "async"]
+    mech = MECHANISMS
     print(f"{'workload':20} {'machine':8} {'pollution':>9} " + " ".join(f"{m[:10]:>10}" for m in mech))
     for w in WORKLOADS:
         for name, _ in MACHINES:
@@ -160,6 +153,22 @@ def main():
         print(f"{w:20} " + "  ".join(f"{k} {v:.3f}" for k, v in h.items()))
     if os.environ.get("LARDISH_REAL", "1") != "0":
         real_table(real_rows(cfgs))
+
+
+MECHANISMS = ["metadata", "hw_check", "sw_check", "md_eviction", "rollover", "context_switch", "vc_op",
+              "history_op", "async"]
+
+
+def table2(stats: dict, names: list, label: str, width: int):
+    """RADISH Table 2's rates per 1,000 instructions on the baseline
+    machine, with the software checks by cause, one row per name."""
+    print(f"{label:{width}} {'md evict':>8} {'inflate':>8} {'hw chk':>8} {'sw chk':>8} {'rollover':>8}  "
+          + " ".join(f"{c[:10]:>10}" for c in SW_CAUSES))
+    for n in names:
+        s = stats[(n, "sync")]
+        k, c = s["per_kilo_instruction"], s["sw_check_causes_per_kilo_instruction"]
+        print(f"{n:{width}} {k['md_evictions']:8.3f} {k['inflations']:8.3f} {k['hw_checks']:8.3f} "
+              f"{k['sw_checks']:8.3f} {k['rollovers']:8.3f}  " + " ".join(f"{c[x]:10.3f}" for x in SW_CAUSES))
 
 
 def real_table(stats: dict):
@@ -178,16 +187,9 @@ def real_table(stats: dict):
     print("   byte md = baseline machine with byte metadata; stack = accesses thread-local as stack accesses;")
     print("   conflicts = granularity conflicts (type-safe metadata falling back to bytes)")
     print("\n== real programs, per 1,000 instructions, baseline machine (RADISH Table 2), software checks by cause ==")
-    print(f"{'program':10} {'md evict':>8} {'inflate':>8} {'hw chk':>8} {'sw chk':>8} {'rollover':>8}  "
-          + " ".join(f"{c[:10]:>10}" for c in SW_CAUSES))
-    for p in REAL:
-        s = stats[(p, "sync")]
-        k, c = s["per_kilo_instruction"], s["sw_check_causes_per_kilo_instruction"]
-        print(f"{p:10} {k['md_evictions']:8.3f} {k['inflations']:8.3f} {k['hw_checks']:8.3f} "
-              f"{k['sw_checks']:8.3f} {k['rollovers']:8.3f}  " + " ".join(f"{c[x]:10.3f}" for x in SW_CAUSES))
+    table2(stats, REAL, "program", 10)
     print("\n== real programs: where LARDISH's overhead goes (cycles / no-detection cycles, per mechanism) ==")
-    mech = ["metadata", "hw_check", "sw_check", "md_eviction", "rollover", "context_switch", "vc_op",
-            "history_op", "async"]
+    mech = MECHANISMS
     print(f"{'program':10} {'machine':9} {'pollution':>9} " + " ".join(f"{m[:10]:>10}" for m in mech)
           + f" {'cyc/swchk':>10}")
     for p in REAL:
