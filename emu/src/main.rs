@@ -465,6 +465,11 @@ struct RunArgs {
     /// given.
     #[arg(long, hide = true)]
     options_dir: Option<PathBuf>,
+    /// For the lard an `execve` starts: the guest's signal mask (lard
+    /// blocks every signal on the host across the exec, so that none
+    /// arrives before this lard can take it).
+    #[arg(long, hide = true)]
+    sigmask: Option<u64>,
     /// CLOCK_REALTIME at the guest's start, in nanoseconds since the epoch
     /// (default: the host's time; `monitor seed` under --gdb prints the
     /// run's, so that its command line replays the run exactly).
@@ -1221,6 +1226,7 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
         skip_single_threaded: args.detectors.is_none()
             && matches!(args.detector.as_str(), "fasttrack" | "canonical"),
         realtime_start: args.realtime_start,
+        sigmask: args.sigmask,
     };
     let stderr_copy = match args.report_fd {
         Some(fd) => StderrCopy::adopt(fd),
@@ -1339,6 +1345,10 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
             e
         })
         .collect();
+    // lard's own handlers come first: the guest's first thread takes the
+    // host's mask (and clears it), and a signal an `execve` kept pending
+    // must find them.
+    let interrupt = interrupt_flag();
     let mut emu = match Emulator::new(&file, &argv, &envp, config, observer) {
         Ok(e) => e,
         Err(e) => {
@@ -1353,10 +1363,10 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
     emu.set_limits(RunLimits {
         max_insns: args.max_insns,
         timeout: args.timeout,
-        interrupt: interrupt_flag(),
+        interrupt,
     });
     let mut gdb_replay = None;
-    let outcome = match &args.gdb {
+    let mut outcome = match &args.gdb {
         None => emu.run(),
         Some(addr) => {
             let facts = gdb_facts(race_log.clone(), emu.machine().realtime_base);
@@ -1375,6 +1385,14 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
     };
     // After a fork this is the child's identity.
     let identity = emu.machine().config.process;
+    if let Outcome::Exec(_) = &outcome {
+        // From here to the exec every signal waits (blocked); one that
+        // came before it stops the run as it would have a moment earlier.
+        lard_emu::linux::signals::host::block_for_exec(!0);
+        if let Some(sig) = emu.interrupted() {
+            outcome = Outcome::Stopped(StopReason::Signal(sig));
+        }
+    }
     // Everything this process reports goes out in one write at the end
     // (labelled with its pid when it is part of a process tree), so the
     // reports of processes that end together do not interleave.
@@ -1496,8 +1514,12 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
     emit_report(&out, None);
     // A process a guest started dies of its guest's signal, so that its
     // parent's wait sees what it would natively.
+    // So does one lard's own SIGINT/SIGTERM handler stopped (the guest
+    // left the signal at its default action).
     if identity.descendant {
-        if let Outcome::Signaled { signal, .. } = outcome {
+        if let Outcome::Signaled { signal, .. } | Outcome::Stopped(StopReason::Signal(signal)) =
+            outcome
+        {
             process::die_of(signal);
         }
     }

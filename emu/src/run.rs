@@ -247,7 +247,10 @@ impl Emulator {
                 restart_deadline: None,
                 ctx_changed: false,
                 sig: signals::ThreadSignals {
-                    mask: signals::host::inherited_mask(),
+                    mask: {
+                        let host = signals::host::inherited_mask();
+                        config.sigmask.unwrap_or(host) & !signals::UNBLOCKABLE
+                    },
                     ..Default::default()
                 },
                 name: crate::cpu::machine::thread_name(

@@ -342,6 +342,10 @@ pub struct Config {
     /// CLOCK_REALTIME at the guest's start, in nanoseconds since the epoch
     /// (`--realtime-start`; `None`: the host's time when the run starts).
     pub realtime_start: Option<u64>,
+    /// The first thread's signal mask when the lard of an `execve` was
+    /// told it (`None`: the mask lard inherited on the host, as for a
+    /// program the user started).
+    pub sigmask: Option<u64>,
 }
 
 /// Which race-detection mode a run uses.
@@ -374,6 +378,7 @@ impl Default for Config {
             trace_children: true,
             skip_single_threaded: false,
             realtime_start: None,
+            sigmask: None,
         }
     }
 }

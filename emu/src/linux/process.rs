@@ -264,7 +264,13 @@ pub fn read_string_array(
 
 /// Hidden `lard run` options lard passes to the lard an `execve` starts
 /// (they are not for users, and never copied from one lard to the next).
-pub const HIDDEN_OPTIONS: [&str; 4] = ["--process", "--argv0", "--report-fd", "--options-dir"];
+pub const HIDDEN_OPTIONS: [&str; 5] = [
+    "--process",
+    "--argv0",
+    "--report-fd",
+    "--options-dir",
+    "--sigmask",
+];
 
 /// The options of this `lard run` to pass on to the lard of an exec'd
 /// program: `args` is lard's command line after `run`, up to the guest
@@ -322,18 +328,24 @@ pub fn exec_lard(
     let mut dir = b"--options-dir=".to_vec();
     dir.extend_from_slice(options_dir.as_os_str().as_bytes());
     argv.push(dir);
+    argv.push(format!("--sigmask={}", req.sigmask).into_bytes());
     argv.push(b"--".to_vec());
     argv.push(req.path.as_os_str().as_bytes().to_vec());
     argv.extend(req.argv.iter().skip(1).cloned());
-    // The mask crosses the exec on the host; the new lard takes it back
-    // (signals::host::inherited_mask).
-    crate::linux::signals::host::block_for_exec(req.sigmask);
+    // Every signal stays blocked across the exec, pending until the new
+    // lard has its own handlers (it then takes the guest's mask from
+    // `--sigmask`): a signal sent in between is not lost.
+    crate::linux::signals::host::block_for_exec(!0);
     exec(lard, &argv, &req.envp)
 }
 
 /// Replaces this process by `req`'s program itself (`--trace-children
 /// no`); returns only on failure.
 pub fn exec_native(req: &ExecRequest) -> std::io::Error {
+    // The exec resets handled signals to their default action; doing it
+    // first means a signal that arrives before it acts as on the new
+    // program instead of being taken by lard's handler and lost.
+    crate::linux::signals::host::default_handled();
     crate::linux::signals::host::block_for_exec(req.sigmask);
     exec(&req.path, &req.argv, &req.envp)
 }

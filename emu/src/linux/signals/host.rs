@@ -145,6 +145,27 @@ pub fn block_for_exec(mask: u64) {
     }
 }
 
+/// Before an `execve` of a program run natively: every signal with a
+/// handler on the host (lard's own, or one mirroring the guest's) goes
+/// back to its default action, as the exec will do.
+pub fn default_handled() {
+    for sig in 1..32 {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: querying an action, and setting SIG_DFL.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction != libc::SIG_IGN
+                && old.sa_sigaction != libc::SIG_DFL
+            {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
+    }
+}
+
 /// At the start of a program: the signal mask it inherited (what an
 /// `execve` kept blocked on the host), which becomes its first thread's;
 /// the host's is cleared (lard blocks nothing itself).
