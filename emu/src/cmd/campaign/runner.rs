@@ -360,9 +360,17 @@ fn program_exists(dir: &Path, word: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(word).is_file()))
 }
 
-/// The results directory exists and takes files.
+/// The results directory exists and takes files. The probe's name is this
+/// process's own (pid and time): the shards of a job array probe the same
+/// directory at once, and one must not remove another's probe.
 fn writable(out: &Path) -> Result<(), RunError> {
-    let probe = out.join(".lard-campaign-probe");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let probe = out.join(format!(
+        ".lard-campaign-probe-{}-{nanos}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(out)
         .and_then(|()| std::fs::write(&probe, b""))
         .and_then(|()| std::fs::remove_file(&probe))
