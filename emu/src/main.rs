@@ -842,7 +842,17 @@ fn run_campaign(c: CampaignCmd) -> ExitCode {
             println!("{}", script.display());
             if submit {
                 match slurm::submit(&script, wait) {
-                    Ok(id) => println!("submitted job {id}"),
+                    Ok(job) => {
+                        println!("submitted job {}", job.id);
+                        if let Some(status) = job.failed {
+                            eprintln!(
+                                "lard: job {}: a task ended with status {status} (logs: {})",
+                                job.id,
+                                a.out.join(format!("slurm-{}_*.out", job.id)).display()
+                            );
+                            return ExitCode::from(EXIT_CAMPAIGN_INPUT);
+                        }
+                    }
                     Err(e) => {
                         eprintln!("lard: {e}");
                         return ExitCode::from(EXIT_INTERNAL);

@@ -419,6 +419,28 @@ fn a_slurm_job_array_runs_the_campaign_in_shards() {
         assert_eq!(v["instructions"], local[k]["instructions"], "{k}");
         assert_eq!(v["outcome"], "ok", "{v}");
     }
+    // A task that fails (its program does not exist: `campaign run` exits
+    // 1) makes `--wait` say so and exit 1.
+    let ghost = d.join("ghost.toml");
+    std::fs::write(
+        &ghost,
+        "[[program]]\nname = \"ghost\"\ncommand = [\"./no-such-program\"]\n[axes]\nseed = [1]\n",
+    )
+    .unwrap();
+    let o = Command::new(lard())
+        .args(["campaign", "slurm"])
+        .arg(&ghost)
+        .args(["--tasks", "1", "--submit", "--wait"])
+        .env("SLURM_CONF", &slurm.conf)
+        .output()
+        .unwrap();
+    assert_eq!(shell_status(&o), 1, "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("submitted job "), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("a task ended with status"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -79,8 +79,19 @@ pub fn write(a: &SlurmArgs) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// `sbatch --parsable [--wait] SCRIPT`: the job id.
-pub fn submit(script: &Path, wait: bool) -> Result<String, String> {
+/// A submitted job array.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Submitted {
+    /// The job id.
+    pub id: String,
+    /// With `--wait`: the highest exit status of the array's tasks when it
+    /// is not 0 (`sbatch --wait`'s own exit status).
+    pub failed: Option<i32>,
+}
+
+/// `sbatch --parsable [--wait] SCRIPT`: the job id, and with `wait`
+/// whether a task failed.
+pub fn submit(script: &Path, wait: bool) -> Result<Submitted, String> {
     let mut c = Command::new("sbatch");
     c.arg("--parsable");
     if wait {
@@ -110,7 +121,8 @@ pub fn submit(script: &Path, wait: bool) -> Result<String, String> {
     if id.is_empty() {
         return Err("sbatch printed no job id".into());
     }
-    Ok(id)
+    let failed = (wait && !o.status.success()).then(|| o.status.code().unwrap_or(1));
+    Ok(Submitted { id, failed })
 }
 
 #[cfg(test)]
