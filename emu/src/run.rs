@@ -782,6 +782,9 @@ fn signal_of(e: UcError) -> i32 {
     use unicorn_engine_sys::uc_error as E;
     match e.0 {
         E::INSN_INVALID | E::EXCEPTION => libc::SIGILL,
+        // A locked access across a page boundary of shared memory (patch
+        // 0012), as Linux's split-lock detection reports it.
+        E::READ_UNALIGNED | E::WRITE_UNALIGNED | E::FETCH_UNALIGNED => libc::SIGBUS,
         _ => libc::SIGSEGV,
     }
 }
@@ -790,6 +793,10 @@ fn cpu_fault(m: &Machine, e: UcError) -> GuestFault {
     let pc = m.uc.reg(Reg::RIP);
     let (addr, what) = match m.bad_access {
         Some((a, w)) => (Some(a), w.to_string()),
+        None if e.0 == unicorn_engine_sys::uc_error::WRITE_UNALIGNED => (
+            None,
+            "locked access across a page boundary of shared memory (a split lock)".to_string(),
+        ),
         None => (None, format!("CPU exception: {e}")),
     };
     GuestFault {

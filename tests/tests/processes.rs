@@ -194,6 +194,24 @@ fn shared_mappings_are_shared_with_children() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Two processes update counters in one `MAP_SHARED` page at the same time
+/// (lock xadd, a compare-and-swap loop, an xchg spinlock, a process-shared
+/// mutex and semaphore, a misaligned lock xadd): every update counts, as natively
+/// (guests/processes/shared_atomics.c; ground truth: its design, 2 x
+/// 100,000 each). Several runs, since a lost update needs the two
+/// processes' emulators to collide on one instruction.
+#[test]
+fn atomics_on_shared_memory_are_atomic_across_processes() {
+    let g = guest("shared_atomics");
+    let native = native(&g, &[]);
+    let want = "xadd 200000\ncas 200000\nspinlock 200000\nmutex 200000\nsemaphore 200000\nmisaligned 200000\n";
+    assert_eq!(stdout(&native), want);
+    for _ in 0..4 {
+        let run = lard_run(&["--timeout", "120"], &g, &[]);
+        assert_same("shared_atomics", &native, &run);
+    }
+}
+
 #[test]
 fn python_subprocess_matches_the_native_run() {
     let dir = scratch_dir("python");

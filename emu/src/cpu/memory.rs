@@ -133,6 +133,11 @@ impl Memory {
             .as_mut_ptr();
         // SAFETY: the host mapping lives in `regions` until the range is unmapped.
         unsafe { self.uc.map_ptr(addr, len, perms, ptr)? };
+        if shared {
+            // Another process may run a locked instruction on this memory
+            // at the same moment, on another host CPU.
+            self.uc.host_atomics();
+        }
         self.regions.insert(
             addr,
             Region {

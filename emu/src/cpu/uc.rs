@@ -161,6 +161,17 @@ impl UcRef {
         ))
     }
 
+    /// From now on, atomic read-modify-writes (lock-prefixed instructions,
+    /// `xchg`) are host atomic instructions on the guest's memory, atomic
+    /// against other processes that share it (patch 0012); code translated
+    /// before is dropped. Idempotent.
+    pub fn host_atomics(self) {
+        // SAFETY: the engine is live; the call sets a flag and flushes the
+        // translation cache (not while translated code runs: the emulator
+        // calls it from a system call).
+        unsafe { uc_lard_host_atomics(self.0) }
+    }
+
     /// Unmaps a page range.
     pub fn unmap(self, addr: u64, len: u64) -> Result<(), UcError> {
         // SAFETY: the engine is live.
@@ -623,6 +634,11 @@ impl Drop for AccessBuffer {
             )));
         }
     }
+}
+
+extern "C" {
+    /// Declared by patch 0012.
+    fn uc_lard_host_atomics(uc: *mut sys::uc_engine);
 }
 
 extern "C" {
