@@ -114,9 +114,14 @@ pub enum LibCall {
     /// (`GOMP_loop_*_start`, `GOMP_loop_*_next`, `_ull` and `ordered`
     /// variants, `GOMP_loop_start`): entry ends the running unit (if any);
     /// a true return with a non-null `istart` starts the chunk
-    /// `[*istart, *iend)` as a language thread of its own. The value is the
-    /// index of the `istart` argument (`iend` follows it).
-    OmpLoop(u8),
+    /// `[*istart, *iend)` as a language thread of its own.
+    OmpLoop {
+        /// The index of the `istart` argument (`iend` follows it).
+        istart: u8,
+        /// The bounds are `unsigned long long` (the `_ull` entry points),
+        /// else `long`.
+        ull: bool,
+    },
     /// `GOMP_teams_reg(fn, data, num_teams, ...)` (a `teams` construct on
     /// the host): entry releases the team start of `fn` (and intercepts
     /// `fn`), return acquires its team end.
@@ -294,88 +299,370 @@ pub const LIBRARY: &[(&str, LibCall)] = &[
     ("GOMP_sections_next", LibCall::OmpSections),
     ("GOMP_sections_end_nowait", LibCall::OmpWorkEnd),
     ("GOMP_loop_end_nowait", LibCall::OmpWorkEnd),
-    ("GOMP_loop_static_start", LibCall::OmpLoop(4)),
-    ("GOMP_loop_ull_static_start", LibCall::OmpLoop(5)),
-    ("GOMP_loop_dynamic_start", LibCall::OmpLoop(4)),
-    ("GOMP_loop_ull_dynamic_start", LibCall::OmpLoop(5)),
-    ("GOMP_loop_guided_start", LibCall::OmpLoop(4)),
-    ("GOMP_loop_ull_guided_start", LibCall::OmpLoop(5)),
-    ("GOMP_loop_nonmonotonic_dynamic_start", LibCall::OmpLoop(4)),
+    (
+        "GOMP_loop_static_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_static_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_guided_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_guided_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_nonmonotonic_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
     (
         "GOMP_loop_ull_nonmonotonic_dynamic_start",
-        LibCall::OmpLoop(5),
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
     ),
-    ("GOMP_loop_nonmonotonic_guided_start", LibCall::OmpLoop(4)),
+    (
+        "GOMP_loop_nonmonotonic_guided_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
     (
         "GOMP_loop_ull_nonmonotonic_guided_start",
-        LibCall::OmpLoop(5),
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
     ),
-    ("GOMP_loop_ordered_static_start", LibCall::OmpLoop(4)),
-    ("GOMP_loop_ull_ordered_static_start", LibCall::OmpLoop(5)),
-    ("GOMP_loop_ordered_dynamic_start", LibCall::OmpLoop(4)),
-    ("GOMP_loop_ull_ordered_dynamic_start", LibCall::OmpLoop(5)),
-    ("GOMP_loop_ordered_guided_start", LibCall::OmpLoop(4)),
-    ("GOMP_loop_ull_ordered_guided_start", LibCall::OmpLoop(5)),
-    ("GOMP_loop_runtime_start", LibCall::OmpLoop(3)),
-    ("GOMP_loop_ull_runtime_start", LibCall::OmpLoop(4)),
-    ("GOMP_loop_nonmonotonic_runtime_start", LibCall::OmpLoop(3)),
+    (
+        "GOMP_loop_ordered_static_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_static_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_guided_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_guided_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_runtime_start",
+        LibCall::OmpLoop {
+            istart: 3,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_runtime_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_nonmonotonic_runtime_start",
+        LibCall::OmpLoop {
+            istart: 3,
+            ull: false,
+        },
+    ),
     (
         "GOMP_loop_ull_nonmonotonic_runtime_start",
-        LibCall::OmpLoop(4),
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: true,
+        },
     ),
     (
         "GOMP_loop_maybe_nonmonotonic_runtime_start",
-        LibCall::OmpLoop(3),
+        LibCall::OmpLoop {
+            istart: 3,
+            ull: false,
+        },
     ),
     (
         "GOMP_loop_ull_maybe_nonmonotonic_runtime_start",
-        LibCall::OmpLoop(4),
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: true,
+        },
     ),
-    ("GOMP_loop_ordered_runtime_start", LibCall::OmpLoop(3)),
-    ("GOMP_loop_ull_ordered_runtime_start", LibCall::OmpLoop(4)),
-    ("GOMP_loop_static_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ull_static_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_dynamic_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ull_dynamic_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_guided_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ull_guided_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_runtime_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ull_runtime_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_nonmonotonic_dynamic_next", LibCall::OmpLoop(0)),
+    (
+        "GOMP_loop_ordered_runtime_start",
+        LibCall::OmpLoop {
+            istart: 3,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_runtime_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_static_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_static_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_nonmonotonic_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
     (
         "GOMP_loop_ull_nonmonotonic_dynamic_next",
-        LibCall::OmpLoop(0),
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
     ),
-    ("GOMP_loop_nonmonotonic_guided_next", LibCall::OmpLoop(0)),
+    (
+        "GOMP_loop_nonmonotonic_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
     (
         "GOMP_loop_ull_nonmonotonic_guided_next",
-        LibCall::OmpLoop(0),
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
     ),
-    ("GOMP_loop_nonmonotonic_runtime_next", LibCall::OmpLoop(0)),
+    (
+        "GOMP_loop_nonmonotonic_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
     (
         "GOMP_loop_ull_nonmonotonic_runtime_next",
-        LibCall::OmpLoop(0),
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
     ),
     (
         "GOMP_loop_maybe_nonmonotonic_runtime_next",
-        LibCall::OmpLoop(0),
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
     ),
     (
         "GOMP_loop_ull_maybe_nonmonotonic_runtime_next",
-        LibCall::OmpLoop(0),
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
     ),
-    ("GOMP_loop_ordered_static_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ull_ordered_static_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ordered_dynamic_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ull_ordered_dynamic_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ordered_guided_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ull_ordered_guided_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ordered_runtime_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_ull_ordered_runtime_next", LibCall::OmpLoop(0)),
-    ("GOMP_loop_start", LibCall::OmpLoop(5)),
-    ("GOMP_loop_ordered_start", LibCall::OmpLoop(5)),
-    ("GOMP_loop_ull_start", LibCall::OmpLoop(6)),
-    ("GOMP_loop_ull_ordered_start", LibCall::OmpLoop(6)),
+    (
+        "GOMP_loop_ordered_static_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_static_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_start",
+        LibCall::OmpLoop {
+            istart: 6,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_start",
+        LibCall::OmpLoop {
+            istart: 6,
+            ull: true,
+        },
+    ),
     ("GOMP_critical_start", LibCall::OmpEnter(OMP_CRITICAL)),
     ("GOMP_critical_end", LibCall::OmpExit(OMP_CRITICAL)),
     ("GOMP_atomic_start", LibCall::OmpEnter(OMP_ATOMIC)),

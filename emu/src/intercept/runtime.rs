@@ -30,6 +30,7 @@ use crate::cpu::uc::Reg;
 use crate::intercept::counted::{self, PrunedCounts};
 use crate::intercept::hb::{fork, SyncClocks, SyncKey};
 use crate::intercept::libs::{library_functions, LibCall, OMP_ORDERED};
+use crate::intercept::names::{LangUnit, LangUnits};
 use crate::intercept::tasks::{
     dep_acquires, dep_releases, parse_depend, Execution, Tasks, FLAG_DEPEND, FLAG_FINAL, FLAG_IF,
     FLAG_NOGROUP,
@@ -67,6 +68,13 @@ struct RtThread {
     /// The units (section, loop chunk, team) this thread runs, innermost
     /// last.
     units: Vec<worksharing::Unit>,
+    /// The teams the innermost `teams` construct on this thread started so
+    /// far (the next team's number).
+    teams_started: u64,
+    /// The return address of the running loop's `_start` call (0: none, or
+    /// a combined `parallel for`, whose chunks all come from `_next`): the
+    /// loop its chunks are named by.
+    loop_site: u64,
 }
 
 /// A heap block as allocated.
@@ -98,6 +106,9 @@ pub struct BinaryRuntime {
     by_entry: AddrMap<LibCall>,
     sync: SyncClocks,
     tasks: Tasks,
+    /// What each OpenMP language thread is (task, section, chunk, team),
+    /// for reports.
+    pub names: LangUnits,
     threads: Vec<RtThread>,
     next_lang: u64,
     pthreads: HashMap<u64, u64>,
@@ -160,6 +171,7 @@ impl BinaryRuntime {
             by_entry: AddrMap::default(),
             sync: SyncClocks::default(),
             tasks: Tasks::default(),
+            names: LangUnits::default(),
             threads: vec![RtThread {
                 lang: 1,
                 ..RtThread::default()
@@ -698,13 +710,15 @@ impl Machine {
         // calls, not libgomp's handing out the next chunk.
         if matches!(
             call,
-            LibCall::OmpLoop(_) | LibCall::OmpEnter(OMP_ORDERED) | LibCall::OmpExit(OMP_ORDERED)
+            LibCall::OmpLoop { .. }
+                | LibCall::OmpEnter(OMP_ORDERED)
+                | LibCall::OmpExit(OMP_ORDERED)
         ) && self
             .rt()
             .thread(cur)
             .pending
             .iter()
-            .any(|p| matches!(p.call, LibCall::OmpLoop(_)))
+            .any(|p| matches!(p.call, LibCall::OmpLoop { .. }))
         {
             return;
         }
@@ -768,7 +782,7 @@ impl Machine {
                     };
                     (Vec::new(), true, wait, exec)
                 };
-                let (id, group) = self.rt().tasks.create(me, deps, many, own_group, exec);
+                let (id, group) = self.rt().tasks.create(me, deps, many, own_group, exec, ret);
                 task = id;
                 // args[2] (cpyfn) is not needed at return: it keeps the
                 // taskloop's implicit group + 1 (0: none).
@@ -785,6 +799,7 @@ impl Machine {
             }
             LibCall::OmpRegion => self.acquire(SyncKey::TeamStart(pc), ret),
             LibCall::OmpTeams => {
+                self.rt().thread(cur).teams_started = 0;
                 self.release(SyncKey::TeamStart(args[0]), ret);
                 self.intercept_body(args[0], LibCall::OmpTeamBody);
             }
@@ -796,8 +811,24 @@ impl Machine {
                 let id = self.switch_to_new_lang(ret);
                 self.acquire(SyncKey::TeamStart(pc), ret);
                 task_ids = Some((prev, id));
+                let t = self.rt().thread(cur);
+                let n = t.teams_started;
+                t.teams_started += 1;
+                let site = t
+                    .pending
+                    .iter()
+                    .rev()
+                    .find(|p| p.call == LibCall::OmpTeams)
+                    .map_or(0, |p| p.ret);
+                self.rt().names.insert(id, LangUnit::Team { site, n });
             }
-            LibCall::OmpTeams4 => self.team_end(ret),
+            LibCall::OmpTeams4 => {
+                self.team_end(ret);
+                // `bool first` (the 4th argument): a new construct.
+                if uc.reg(Reg::RCX) & 0xff != 0 {
+                    self.rt().thread(cur).teams_started = 0;
+                }
+            }
             LibCall::OmpTaskBody => {
                 // Tasks that reuse the same stack addresses must not race
                 // with each other.
@@ -817,10 +848,20 @@ impl Machine {
                     Some(c) => {
                         task = c;
                         self.acquire(SyncKey::TaskCreated(c), ret);
-                        let deps = match self.rt().tasks.started(id, c) {
-                            Some(cr) => dep_acquires(cr.parent, &cr.deps).collect(),
-                            None => Vec::new(),
+                        let (deps, unit) = match self.rt().tasks.started(id, c) {
+                            Some(cr) => (
+                                dep_acquires(cr.parent, &cr.deps).collect(),
+                                Some(LangUnit::Task {
+                                    site: cr.site,
+                                    body: pc,
+                                    taskloop: cr.many,
+                                }),
+                            ),
+                            None => (Vec::new(), None),
                         };
+                        if let Some(u) = unit {
+                            self.rt().names.insert(id, u);
+                        }
                         for k in deps {
                             self.acquire(k, ret);
                         }
@@ -831,10 +872,14 @@ impl Machine {
             }
             LibCall::OmpBarrier => {
                 self.unit_end(ret);
+                self.rt().thread(cur).loop_site = 0;
                 self.release(SyncKey::Barrier, ret);
             }
-            LibCall::OmpSections | LibCall::OmpWorkEnd => self.unit_end(ret),
-            LibCall::OmpLoop(istart) => {
+            LibCall::OmpSections | LibCall::OmpWorkEnd => {
+                self.unit_end(ret);
+                self.rt().thread(cur).loop_site = 0;
+            }
+            LibCall::OmpLoop { istart, .. } => {
                 self.unit_end(ret);
                 // Keep where the chunk's bounds go: `istart`, `iend`.
                 let arg = |m: &Machine, i: u8| match i {
@@ -1069,10 +1114,31 @@ impl Machine {
             }
             LibCall::OmpTeams4 if rax as u8 != 0 => self.team_begin(pc),
             LibCall::OmpTeams4 => self.teams_done(pc),
-            LibCall::OmpSections if rax as u32 != 0 => self.unit_begin(pc),
+            LibCall::OmpSections if rax as u32 != 0 => {
+                let n = rax as u32;
+                self.unit_begin(pc, LangUnit::Section { site: pc, n });
+            }
             // A bool: true with a chunk to run (a generic `GOMP_loop_start`
             // without `istart` only set the loop up).
-            LibCall::OmpLoop(_) if rax as u8 != 0 && a[0] != 0 => self.unit_begin(pc),
+            LibCall::OmpLoop { istart, ull } if rax as u8 != 0 && a[0] != 0 => {
+                let bound = |v: u64| {
+                    if ull {
+                        i128::from(v)
+                    } else {
+                        i128::from(v as i64)
+                    }
+                };
+                let lo = bound(self.mem.read_u64(a[0]).unwrap_or(0));
+                let hi = bound(self.mem.read_u64(a[1]).unwrap_or(0));
+                // `_next` (istart is its first argument) continues the loop
+                // the last `_start` began.
+                let t = self.rt().thread(cur);
+                if istart != 0 || t.loop_site == 0 {
+                    t.loop_site = pc;
+                }
+                let site = t.loop_site;
+                self.unit_begin(pc, LangUnit::Chunk { site, lo, hi });
+            }
             LibCall::OmpBarrier => {
                 self.acquire(SyncKey::Barrier, pc);
                 self.acquire(SyncKey::Tasks, pc);

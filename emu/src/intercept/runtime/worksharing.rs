@@ -28,6 +28,7 @@ use crate::cpu::machine::Machine;
 use crate::cpu::uc::Reg;
 use crate::intercept::hb::{fork, SyncKey};
 use crate::intercept::libs::LibCall;
+use crate::intercept::names::LangUnit;
 use lard_detector_hw::event::{EventKind, LardOp as EvOp, ThreadKey};
 
 /// A unit a kernel thread runs.
@@ -97,13 +98,13 @@ impl Machine {
         self.vc.forget(ThreadKey::Lang(u.id));
     }
 
-    /// libgomp handed a worksharing unit (a section, a loop chunk) to the
-    /// current kernel thread at `pc`: it starts inside a parallel region (a
-    /// construct outside any region runs as its encountering task, as in
-    /// the lard-cc runtime).
-    pub(super) fn unit_begin(&mut self, pc: u64) {
+    /// libgomp handed a worksharing unit (a section, a loop chunk: `what`)
+    /// to the current kernel thread at `pc`: it starts inside a parallel
+    /// region (a construct outside any region runs as its encountering
+    /// task, as in the lard-cc runtime).
+    pub(super) fn unit_begin(&mut self, pc: u64, what: LangUnit) {
         if let Some(top) = self.pending_sp(|c| c == LibCall::OmpRegion) {
-            self.begin_unit(pc, SyncKey::Tasks, top);
+            self.begin_unit(pc, SyncKey::Tasks, top, what);
         }
     }
 
@@ -116,7 +117,11 @@ impl Machine {
             .or_else(|| self.pending_sp(|c| c == LibCall::OmpRegion))
             .unwrap_or(0);
         let me = self.lang();
-        self.begin_unit(pc, SyncKey::Teams(me), top);
+        let cur = self.cur;
+        let t = self.rt().thread(cur);
+        let n = t.teams_started;
+        t.teams_started += 1;
+        self.begin_unit(pc, SyncKey::Teams(me), top, LangUnit::Team { site: pc, n });
     }
 
     /// `GOMP_teams4` returned false at `pc`: every team of the construct
@@ -127,11 +132,12 @@ impl Machine {
         self.rt().sync.forget(SyncKey::Teams(me));
     }
 
-    fn begin_unit(&mut self, pc: u64, end: SyncKey, top: u64) {
+    fn begin_unit(&mut self, pc: u64, end: SyncKey, top: u64, what: LangUnit) {
         let task = self.lang();
         let rt = self.rt();
         let id = rt.next_lang;
         rt.next_lang += 1;
+        rt.names.insert(id, what);
         let (mut p, mut c) = (Vec::new(), Vec::new());
         fork(&mut self.vc, task, id, &mut p, &mut c);
         for (tid, value) in p {
