@@ -8,7 +8,8 @@
  * at the fork; every explicit task is a language thread of its own (forked
  * from its creator's clock at creation), whichever kernel thread runs it, so
  * sibling tasks are concurrent even when one thread runs both; so is every
- * section of a sections construct (below).
+ * section of a sections construct and every chunk libgomp hands out of a
+ * worksharing loop (below, "worksharing units").
  * The happens-before table is in docs/lard-cc.md.
  */
 #define _GNU_SOURCE
@@ -245,7 +246,7 @@ unsigned __wrap_GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigne
 
 /* ------------------------------------------------------------- barriers */
 
-static void section_end(void);
+static void unit_end(void);
 
 /* Explicit barriers and the implicit barriers at the end of worksharing
  * constructs without nowait: all-to-all among the team, and every task the
@@ -281,86 +282,369 @@ static void section_end(void);
         lardcc_barrier_depart(&T->bar, slot);                                         \
     }
 TEAM_BARRIER_VOID(GOMP_barrier, )
-TEAM_BARRIER_VOID(GOMP_loop_end, )
+TEAM_BARRIER_VOID(GOMP_loop_end, unit_end();)
 TEAM_BARRIER(bool, GOMP_barrier_cancel, r, )
-TEAM_BARRIER(bool, GOMP_loop_end_cancel, r, )
+TEAM_BARRIER(bool, GOMP_loop_end_cancel, r, unit_end();)
 
-/* ------------------------------------------------------------- sections */
+/* ------------------------------------------------- worksharing units */
 
-/* Each section of a sections construct is a language thread of its own,
- * forked from the implicit task that runs it when libgomp hands it out
- * (GOMP_sections_start/next return its number), so two sections are
- * concurrent even when one thread runs both.  Its end joins the team's
- * current barrier phase, like a task completing in it: the construct's
- * barrier (or, with nowait, the next one) orders it before the team.  The
- * implicit task continues with its own clock: with nowait, what it does
- * after the construct is concurrent with the sections it ran.
+/* A worksharing unit is what libgomp hands out to the members of a team: a
+ * section of a sections construct (GOMP_sections_start/next return its
+ * number) or a chunk [istart, iend) of a worksharing loop
+ * (GOMP_loop_*_start/next return true and the bounds).  Each is a language
+ * thread of its own, forked from the implicit task that got it when libgomp
+ * hands it out, so two units are concurrent even when one thread runs both.
+ * Its end (the thread's next call for work, or the end of the construct)
+ * joins the team's current barrier phase, like a task completing in it: the
+ * construct's barrier (or, with nowait, the next one) orders it before the
+ * team.  The implicit task continues with its own clock: with nowait, what
+ * it does after the construct is concurrent with the units it ran.
  *
- * The sections an implicit task runs share its private, firstprivate,
- * lastprivate and reduction copies (in its frames, below the team body's):
- * the histories of that stack are cleared when a section ends, so the
- * sections of one implicit task never race on them and the reduction's
- * combination after the last section does not race with the sections. */
-static __thread uint32_t section_id = LARD__NO_THREAD;
-static __thread uint32_t section_creator;
+ * The units an implicit task runs share its private, firstprivate,
+ * lastprivate and reduction copies and a loop's private iteration variable
+ * (in its frames, below the team body's): the histories of that stack are
+ * cleared when a unit ends, so the units of one implicit task never race on
+ * them and the combination after the last unit (reduction, lastprivate
+ * copy-out) does not race with the units. */
+struct unit {
+    uint32_t id;                        /* LARD__NO_THREAD: none runs */
+    uint32_t creator;                   /* the task that got it */
+};
+static __thread struct unit work_unit = {LARD__NO_THREAD, 0};
 
-static void section_end(void)
+/* Unit u starts on this kernel thread, forked from the running task. */
+static void unit_start(struct unit *u)
 {
-    struct team *T = cur_team;
-    uint32_t id = section_id;
+    u->creator = lardcc_me();
+    u->id = lardcc_id_alloc(lardcc_my_clock());
+    lardcc_tick();
+    lardcc_switch(u->id);
+}
+
+/* Unit u, if one runs, ends: its clock joins `join` (NULL: the team's
+ * current barrier phase), the histories of the stack below `top` (0: none)
+ * are cleared, and the thread continues as the task that got it. */
+static void unit_stop(struct unit *u, struct lardcc_vc *join, uintptr_t top)
+{
+    uint32_t id = u->id;
     if (id == LARD__NO_THREAD)
         return;
-    section_id = LARD__NO_THREAD;
+    u->id = LARD__NO_THREAD;
     lard_note_thread_exit();
-    lardcc_barrier_contribute(&T->bar, (int)(__atomic_load_n(&T->bar.gen, __ATOMIC_ACQUIRE) & 1),
-                              lardcc_clock(id));
-    lardcc_clear_stack_below(current_task()->stack_top);
+    if (join != NULL) {
+        lardcc_vc_join(join, lardcc_clock(id));
+    } else {
+        struct team *T = cur_team;
+        lardcc_barrier_contribute(&T->bar,
+                                  (int)(__atomic_load_n(&T->bar.gen, __ATOMIC_ACQUIRE) & 1),
+                                  lardcc_clock(id));
+    }
+    if (top != 0)
+        lardcc_clear_stack_below(top);
     lardcc_id_retire(id, lardcc_own(id));
-    lardcc_switch(section_creator);
+    lardcc_switch(u->creator);
+}
+
+static void unit_end(void)
+{
+    unit_stop(&work_unit, NULL, current_task()->stack_top);
+}
+
+/* libgomp handed a unit to this thread (inside a parallel region: a
+ * construct outside any runs as its encountering task). */
+static void unit_begin(void)
+{
+    struct task *me = current_task();
+    if (cur_team == NULL || !me->implicit)
+        return;
+    unit_start(&work_unit);
 }
 
 static unsigned section_begin(unsigned n)
 {
-    struct task *me = current_task();
-    if (n == 0 || cur_team == NULL || !me->implicit)
-        return n;
-    section_creator = lardcc_me();
-    section_id = lardcc_id_alloc(lardcc_my_clock());
-    lardcc_tick();
-    lardcc_switch(section_id);
+    if (n != 0)
+        unit_begin();
     return n;
+}
+
+static bool chunk_begin(bool got)
+{
+    if (got)
+        unit_begin();
+    return got;
 }
 
 unsigned __real_GOMP_sections_start(unsigned);
 unsigned __wrap_GOMP_sections_start(unsigned count)
 {
-    section_end();
+    unit_end();
     return section_begin(__real_GOMP_sections_start(count));
 }
 
 unsigned __real_GOMP_sections2_start(unsigned, uintptr_t *, void **);
 unsigned __wrap_GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem)
 {
-    section_end();
+    unit_end();
     return section_begin(__real_GOMP_sections2_start(count, reductions, mem));
 }
 
 unsigned __real_GOMP_sections_next(void);
 unsigned __wrap_GOMP_sections_next(void)
 {
-    section_end();
+    unit_end();
     return section_begin(__real_GOMP_sections_next());
 }
 
 void __real_GOMP_sections_end_nowait(void);
 void __wrap_GOMP_sections_end_nowait(void)
 {
-    section_end();
+    unit_end();
     __real_GOMP_sections_end_nowait();
 }
 
-TEAM_BARRIER_VOID(GOMP_sections_end, section_end();)
-TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, section_end();)
+TEAM_BARRIER_VOID(GOMP_sections_end, unit_end();)
+TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
+
+/* Loops: every entry point that hands out a chunk (gcc inlines
+ * schedule(static) and schedule(static, c) without ordered: no call, the
+ * implicit task is the unit).  T is the iteration type (long, or unsigned
+ * long long for the _ull entry points). */
+#define LOOP_START(name, T)                                                           \
+    bool __real_##name(long, long, long, long, T *, T *);                             \
+    bool __wrap_##name(long s, long e, long inc, long chunk, T *is, T *ie)            \
+    {                                                                                 \
+        unit_end();                                                                   \
+        return chunk_begin(__real_##name(s, e, inc, chunk, is, ie));                  \
+    }
+#define LOOP_RUNTIME_START(name)                                                      \
+    bool __real_##name(long, long, long, long *, long *);                             \
+    bool __wrap_##name(long s, long e, long inc, long *is, long *ie)                  \
+    {                                                                                 \
+        unit_end();                                                                   \
+        return chunk_begin(__real_##name(s, e, inc, is, ie));                         \
+    }
+#define LOOP_NEXT(name, T)                                                            \
+    bool __real_##name(T *, T *);                                                     \
+    bool __wrap_##name(T *is, T *ie)                                                  \
+    {                                                                                 \
+        unit_end();                                                                   \
+        return chunk_begin(__real_##name(is, ie));                                    \
+    }
+#define ULL unsigned long long
+#define LOOP_ULL_START(name)                                                          \
+    bool __real_##name(bool, ULL, ULL, ULL, ULL, ULL *, ULL *);                       \
+    bool __wrap_##name(bool up, ULL s, ULL e, ULL inc, ULL chunk, ULL *is, ULL *ie)   \
+    {                                                                                 \
+        unit_end();                                                                   \
+        return chunk_begin(__real_##name(up, s, e, inc, chunk, is, ie));              \
+    }
+#define LOOP_ULL_RUNTIME_START(name)                                                  \
+    bool __real_##name(bool, ULL, ULL, ULL, ULL *, ULL *);                            \
+    bool __wrap_##name(bool up, ULL s, ULL e, ULL inc, ULL *is, ULL *ie)              \
+    {                                                                                 \
+        unit_end();                                                                   \
+        return chunk_begin(__real_##name(up, s, e, inc, is, ie));                     \
+    }
+
+LOOP_START(GOMP_loop_static_start, long)
+LOOP_START(GOMP_loop_dynamic_start, long)
+LOOP_START(GOMP_loop_guided_start, long)
+LOOP_START(GOMP_loop_nonmonotonic_dynamic_start, long)
+LOOP_START(GOMP_loop_nonmonotonic_guided_start, long)
+LOOP_START(GOMP_loop_ordered_static_start, long)
+LOOP_START(GOMP_loop_ordered_dynamic_start, long)
+LOOP_START(GOMP_loop_ordered_guided_start, long)
+LOOP_RUNTIME_START(GOMP_loop_runtime_start)
+LOOP_RUNTIME_START(GOMP_loop_nonmonotonic_runtime_start)
+LOOP_RUNTIME_START(GOMP_loop_maybe_nonmonotonic_runtime_start)
+LOOP_RUNTIME_START(GOMP_loop_ordered_runtime_start)
+LOOP_NEXT(GOMP_loop_static_next, long)
+LOOP_NEXT(GOMP_loop_dynamic_next, long)
+LOOP_NEXT(GOMP_loop_guided_next, long)
+LOOP_NEXT(GOMP_loop_runtime_next, long)
+LOOP_NEXT(GOMP_loop_nonmonotonic_dynamic_next, long)
+LOOP_NEXT(GOMP_loop_nonmonotonic_guided_next, long)
+LOOP_NEXT(GOMP_loop_nonmonotonic_runtime_next, long)
+LOOP_NEXT(GOMP_loop_maybe_nonmonotonic_runtime_next, long)
+LOOP_NEXT(GOMP_loop_ordered_static_next, long)
+LOOP_NEXT(GOMP_loop_ordered_dynamic_next, long)
+LOOP_NEXT(GOMP_loop_ordered_guided_next, long)
+LOOP_NEXT(GOMP_loop_ordered_runtime_next, long)
+LOOP_ULL_START(GOMP_loop_ull_static_start)
+LOOP_ULL_START(GOMP_loop_ull_dynamic_start)
+LOOP_ULL_START(GOMP_loop_ull_guided_start)
+LOOP_ULL_START(GOMP_loop_ull_nonmonotonic_dynamic_start)
+LOOP_ULL_START(GOMP_loop_ull_nonmonotonic_guided_start)
+LOOP_ULL_START(GOMP_loop_ull_ordered_static_start)
+LOOP_ULL_START(GOMP_loop_ull_ordered_dynamic_start)
+LOOP_ULL_START(GOMP_loop_ull_ordered_guided_start)
+LOOP_ULL_RUNTIME_START(GOMP_loop_ull_runtime_start)
+LOOP_ULL_RUNTIME_START(GOMP_loop_ull_nonmonotonic_runtime_start)
+LOOP_ULL_RUNTIME_START(GOMP_loop_ull_maybe_nonmonotonic_runtime_start)
+LOOP_ULL_RUNTIME_START(GOMP_loop_ull_ordered_runtime_start)
+LOOP_NEXT(GOMP_loop_ull_static_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_dynamic_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_guided_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_runtime_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_nonmonotonic_dynamic_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_nonmonotonic_guided_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_nonmonotonic_runtime_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_maybe_nonmonotonic_runtime_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_ordered_static_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_ordered_dynamic_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_ordered_guided_next, ULL)
+LOOP_NEXT(GOMP_loop_ull_ordered_runtime_next, ULL)
+
+/* gcc 9+'s generic entries (loops with task reductions, lastprivate
+ * conditional, ...): without istart the call only sets up the work share
+ * (an inlined static schedule) and hands out nothing. */
+bool __real_GOMP_loop_start(long, long, long, long, long, long *, long *, uintptr_t *, void **);
+bool __wrap_GOMP_loop_start(long s, long e, long inc, long sched, long chunk, long *is, long *ie,
+                            uintptr_t *reductions, void **mem)
+{
+    bool r;
+    unit_end();
+    r = __real_GOMP_loop_start(s, e, inc, sched, chunk, is, ie, reductions, mem);
+    return is != NULL ? chunk_begin(r) : r;
+}
+
+bool __real_GOMP_loop_ordered_start(long, long, long, long, long, long *, long *, uintptr_t *,
+                                    void **);
+bool __wrap_GOMP_loop_ordered_start(long s, long e, long inc, long sched, long chunk, long *is,
+                                    long *ie, uintptr_t *reductions, void **mem)
+{
+    bool r;
+    unit_end();
+    r = __real_GOMP_loop_ordered_start(s, e, inc, sched, chunk, is, ie, reductions, mem);
+    return is != NULL ? chunk_begin(r) : r;
+}
+
+bool __real_GOMP_loop_ull_start(bool, ULL, ULL, ULL, long, ULL, ULL *, ULL *, uintptr_t *,
+                                void **);
+bool __wrap_GOMP_loop_ull_start(bool up, ULL s, ULL e, ULL inc, long sched, ULL chunk, ULL *is,
+                                ULL *ie, uintptr_t *reductions, void **mem)
+{
+    bool r;
+    unit_end();
+    r = __real_GOMP_loop_ull_start(up, s, e, inc, sched, chunk, is, ie, reductions, mem);
+    return is != NULL ? chunk_begin(r) : r;
+}
+
+bool __real_GOMP_loop_ull_ordered_start(bool, ULL, ULL, ULL, long, ULL, ULL *, ULL *,
+                                        uintptr_t *, void **);
+bool __wrap_GOMP_loop_ull_ordered_start(bool up, ULL s, ULL e, ULL inc, long sched, ULL chunk,
+                                        ULL *is, ULL *ie, uintptr_t *reductions, void **mem)
+{
+    bool r;
+    unit_end();
+    r = __real_GOMP_loop_ull_ordered_start(up, s, e, inc, sched, chunk, is, ie, reductions, mem);
+    return is != NULL ? chunk_begin(r) : r;
+}
+
+void __real_GOMP_loop_end_nowait(void);
+void __wrap_GOMP_loop_end_nowait(void)
+{
+    unit_end();
+    __real_GOMP_loop_end_nowait();
+}
+
+/* ---------------------------------------------------------------- teams */
+
+/* Each team of a teams construct is a language thread of its own, forked
+ * from the encountering task's clock at the construct, however the host
+ * fallback runs the teams (one after another on the encountering thread):
+ * two teams are concurrent.  The end of every team happens before the
+ * encountering task continues after the construct.  A target region
+ * (GOMP_target_ext's host fallback) runs as its encountering task.
+ *
+ * GOMP_teams_reg (teams on the host): libgomp calls the outlined body once
+ * per team; each call runs as the team's initial task.  GOMP_teams4 (teams
+ * in a target region, loop form): each true return starts the next team as
+ * a unit of the encountering task, the next call ends it, a false return
+ * ends the construct.  The teams of the loop form share the target
+ * region's frames (their private variables): the histories below the
+ * target region's entry are cleared when a team ends. */
+struct teams {
+    void (*fn)(void *);
+    void *data;
+    struct lardcc_vc fork_vc;           /* the encountering task's clock */
+    struct lardcc_vc join;              /* every team's end */
+};
+
+static void teams_entry(void *arg)
+{
+    struct teams *G = arg;
+    struct task *prev = cur_task;
+    struct team *prev_team = cur_team;
+    struct task *initial = xmalloc(sizeof *initial);
+    uint32_t prev_id = lardcc_me(), id, stack;
+    lardcc_clear_dead_stack();
+    id = lardcc_id_alloc(&G->fork_vc);
+    lardcc_switch(id);
+    initial->id = id;
+    initial->implicit = 1;
+    initial->stack_top = (uintptr_t)__builtin_frame_address(0);
+    cur_task = initial;
+    cur_team = NULL;
+    stack = lardcc_stack_detach();
+    G->fn(G->data);
+    lardcc_stack_attach(stack);
+    lardcc_clear_dead_stack();
+    lardcc_vc_join(&G->join, lardcc_clock(id));
+    lard_note_thread_exit();
+    lardcc_id_retire(id, lardcc_own(id));
+    cur_task = prev;
+    cur_team = prev_team;
+    /* The initial task's record stays allocated (tasks may point at it). */
+    lardcc_switch(prev_id);
+}
+
+void __real_GOMP_teams_reg(void (*)(void *), void *, unsigned, unsigned, unsigned);
+void __wrap_GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
+                           unsigned thread_limit, unsigned flags)
+{
+    struct teams *G = xmalloc(sizeof *G);
+    G->fn = fn;
+    G->data = data;
+    lardcc_vc_copy(&G->fork_vc, lardcc_my_clock());
+    lardcc_tick();
+    __real_GOMP_teams_reg(teams_entry, G, num_teams, thread_limit, flags);
+    lardcc_acquire_vc(&G->join);
+    lardcc_vc_free(&G->fork_vc);
+    lardcc_vc_free(&G->join);
+    free(G);
+}
+
+static __thread struct unit team_unit = {LARD__NO_THREAD, 0};
+static __thread struct lardcc_vc teams_join;
+static __thread uintptr_t target_top;   /* the innermost target region's frames */
+
+bool __real_GOMP_teams4(unsigned, unsigned, unsigned, bool);
+bool __wrap_GOMP_teams4(unsigned low, unsigned high, unsigned thread_limit, bool first)
+{
+    bool r;
+    unit_stop(&team_unit, &teams_join, target_top);
+    r = __real_GOMP_teams4(low, high, thread_limit, first);
+    if (r) {
+        unit_start(&team_unit);
+    } else {
+        lardcc_acquire_vc(&teams_join);
+        lardcc_vc_free(&teams_join);
+    }
+    return r;
+}
+
+void __real_GOMP_target_ext(int, void (*)(void *), size_t, void **, size_t *, unsigned short *,
+                            unsigned, void **, void **);
+void __wrap_GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void **hostaddrs,
+                            size_t *sizes, unsigned short *kinds, unsigned flags, void **depend,
+                            void **args)
+{
+    uintptr_t outer = target_top;
+    target_top = (uintptr_t)__builtin_frame_address(0);
+    __real_GOMP_target_ext(device, fn, mapnum, hostaddrs, sizes, kinds, flags, depend, args);
+    target_top = outer;
+}
 
 /* ------------------------------------------- critical, atomic, ordered */
 

@@ -403,8 +403,15 @@ pub fn build_lard_cc_linked(
     } else {
         "lard-cc"
     };
-    let runtime = prefix.join("lib/liblardcc.a");
-    let stale = !fresh(out, &src) || !fresh(out, &runtime);
+    // Any runtime archive (instrumentation and pthreads, OpenMP; static and
+    // interposing).
+    const RUNTIME: [&str; 4] = [
+        "lib/liblardcc.a",
+        "lib/liblardcc_omp.a",
+        "lib/liblardcc_dyn.a",
+        "lib/liblardcc_omp_dyn.a",
+    ];
+    let stale = !fresh(out, &src) || RUNTIME.iter().any(|a| !fresh(out, &prefix.join(a)));
     if let Some(d) = out.parent() {
         std::fs::create_dir_all(d).unwrap();
     }

@@ -105,16 +105,20 @@ fn every_lard_cc_program_matches_its_ground_truth() {
 /// interposition (docs/lard-cc.md, "Static and dynamic builds"). The subset:
 /// C++ threads, mutexes and condition variables (libstdc++.so), heap reuse
 /// by C++ objects, OpenMP tasks and taskgroups (libgomp.so's threads and
-/// task allocations), pthreads, racy and race-free.
+/// task allocations), loop chunks and teams (libgomp.so's `GOMP_loop_*`
+/// and `GOMP_teams_reg` interposed), pthreads, racy and race-free.
 #[test]
 fn dynamically_linked_lard_cc_builds_match_their_ground_truth() {
-    const SUBSET: [&str; 8] = [
+    const SUBSET: [&str; 11] = [
         "cc_cpp_mutex",
         "cc_cpp_objects",
         "cc_race_cpp_threads",
         "cc_omp_tasks",
         "cc_omp_taskgroup",
         "cc_race_omp_task_shared",
+        "cc_omp_for_private",
+        "cc_race_omp_for_serial",
+        "cc_race_omp_teams",
         "cc_pt_cond",
         "cc_race_deep_stack",
     ];

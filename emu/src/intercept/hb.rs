@@ -63,6 +63,9 @@ pub enum SyncKey {
     Construct(u8),
     /// The OpenMP team barrier.
     Barrier,
+    /// The end of the teams of a `teams` construct (the loop form,
+    /// `GOMP_teams4`) encountered by language thread `id`.
+    Teams(u64),
     /// `single copyprivate`'s broadcast.
     Copy,
 }

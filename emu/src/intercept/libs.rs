@@ -102,16 +102,46 @@ pub enum LibCall {
     /// of the caller's child tasks.
     OmpTaskWait,
     /// `GOMP_barrier` and the implicit barriers (`GOMP_loop_end`, ...):
-    /// entry ends the running section (if any) and releases the barrier,
+    /// entry ends the running worksharing unit (if any) and releases the barrier,
     /// return acquires it and the tasks' end.
     OmpBarrier,
     /// `GOMP_sections_start(n)`, `GOMP_sections2_start`,
-    /// `GOMP_sections_next()`: entry ends the running section (if any);
-    /// a non-zero return starts section number `rax` as a language thread
-    /// of its own (intercept/sections.rs).
+    /// `GOMP_sections_next()`: entry ends the running worksharing unit (if
+    /// any); a non-zero return starts section number `rax` as a language
+    /// thread of its own (intercept/runtime/worksharing.rs).
     OmpSections,
-    /// `GOMP_sections_end_nowait()`: entry ends the running section.
-    OmpSectionsEnd,
+    /// A worksharing-loop call that may hand out a chunk
+    /// (`GOMP_loop_*_start`, `GOMP_loop_*_next`, `_ull` and `ordered`
+    /// variants, `GOMP_loop_start`): entry ends the running unit (if any);
+    /// a true return with a non-null `istart` starts the chunk
+    /// `[*istart, *iend)` as a language thread of its own.
+    OmpLoop {
+        /// The index of the `istart` argument (`iend` follows it).
+        istart: u8,
+        /// The bounds are `unsigned long long` (the `_ull` entry points),
+        /// else `long`.
+        ull: bool,
+    },
+    /// `GOMP_teams_reg(fn, data, num_teams, ...)` (a `teams` construct on
+    /// the host): entry releases the team start of `fn` (and intercepts
+    /// `fn`), return acquires its team end.
+    OmpTeams,
+    /// An outlined teams body (found at run time), called once per team:
+    /// it runs as a language thread of its own whose clock starts from the
+    /// team start; return releases the team end and switches back.
+    OmpTeamBody,
+    /// `GOMP_teams4(low, high, limit, first)` (a `teams` construct inside
+    /// a target region, loop form): entry ends the running team (if any);
+    /// a true return starts the next team as a language thread forked from
+    /// the encountering task, a false one acquires the end of every team.
+    OmpTeams4,
+    /// `GOMP_target_ext(device, fn, ...)`: the host fallback runs `fn` on
+    /// the calling thread as the encountering task; the call stays pending
+    /// so that a team's frames (below its entry) can be cleared.
+    OmpTarget,
+    /// `GOMP_sections_end_nowait()`, `GOMP_loop_end_nowait()`: entry ends
+    /// the running unit (section or chunk).
+    OmpWorkEnd,
     /// `GOMP_critical_start`, `GOMP_atomic_start`, `GOMP_ordered_start`:
     /// return acquires the construct's lock.
     OmpEnter(u8),
@@ -165,7 +195,7 @@ impl LibCall {
                 | LibCall::OmpNamedExit
                 | LibCall::OmpCopyEnd
                 | LibCall::OmpTaskGroupStart
-                | LibCall::OmpSectionsEnd
+                | LibCall::OmpWorkEnd
         )
     }
 }
@@ -248,6 +278,9 @@ pub const LIBRARY: &[(&str, LibCall)] = &[
         LibCall::OmpParallel,
     ),
     ("GOMP_parallel_sections", LibCall::OmpParallel),
+    ("GOMP_teams_reg", LibCall::OmpTeams),
+    ("GOMP_teams4", LibCall::OmpTeams4),
+    ("GOMP_target_ext", LibCall::OmpTarget),
     ("GOMP_task", LibCall::OmpTask),
     ("GOMP_taskloop", LibCall::OmpTaskLoop),
     ("GOMP_taskloop_ull", LibCall::OmpTaskLoop),
@@ -264,7 +297,372 @@ pub const LIBRARY: &[(&str, LibCall)] = &[
     ("GOMP_sections_start", LibCall::OmpSections),
     ("GOMP_sections2_start", LibCall::OmpSections),
     ("GOMP_sections_next", LibCall::OmpSections),
-    ("GOMP_sections_end_nowait", LibCall::OmpSectionsEnd),
+    ("GOMP_sections_end_nowait", LibCall::OmpWorkEnd),
+    ("GOMP_loop_end_nowait", LibCall::OmpWorkEnd),
+    (
+        "GOMP_loop_static_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_static_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_guided_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_guided_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_nonmonotonic_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_nonmonotonic_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_nonmonotonic_guided_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_nonmonotonic_guided_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_static_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_static_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_dynamic_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_guided_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_guided_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_runtime_start",
+        LibCall::OmpLoop {
+            istart: 3,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_runtime_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_nonmonotonic_runtime_start",
+        LibCall::OmpLoop {
+            istart: 3,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_nonmonotonic_runtime_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_maybe_nonmonotonic_runtime_start",
+        LibCall::OmpLoop {
+            istart: 3,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_maybe_nonmonotonic_runtime_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_runtime_start",
+        LibCall::OmpLoop {
+            istart: 3,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_runtime_start",
+        LibCall::OmpLoop {
+            istart: 4,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_static_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_static_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_nonmonotonic_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_nonmonotonic_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_nonmonotonic_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_nonmonotonic_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_nonmonotonic_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_nonmonotonic_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_maybe_nonmonotonic_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_maybe_nonmonotonic_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_static_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_static_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_dynamic_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_guided_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_runtime_next",
+        LibCall::OmpLoop {
+            istart: 0,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ordered_start",
+        LibCall::OmpLoop {
+            istart: 5,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_start",
+        LibCall::OmpLoop {
+            istart: 6,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ull_ordered_start",
+        LibCall::OmpLoop {
+            istart: 6,
+            ull: true,
+        },
+    ),
     ("GOMP_critical_start", LibCall::OmpEnter(OMP_CRITICAL)),
     ("GOMP_critical_end", LibCall::OmpExit(OMP_CRITICAL)),
     ("GOMP_atomic_start", LibCall::OmpEnter(OMP_ATOMIC)),

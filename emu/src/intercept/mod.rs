@@ -13,6 +13,7 @@
 pub mod counted;
 pub mod hb;
 pub mod libs;
+pub mod names;
 pub mod runtime;
 pub mod tasks;
 

@@ -29,7 +29,8 @@ use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
 use crate::intercept::counted::{self, PrunedCounts};
 use crate::intercept::hb::{fork, SyncClocks, SyncKey};
-use crate::intercept::libs::{library_functions, LibCall};
+use crate::intercept::libs::{library_functions, LibCall, OMP_ORDERED};
+use crate::intercept::names::{LangUnit, LangUnits};
 use crate::intercept::tasks::{
     dep_acquires, dep_releases, parse_depend, Execution, Tasks, FLAG_DEPEND, FLAG_FINAL, FLAG_IF,
     FLAG_NOGROUP,
@@ -40,7 +41,7 @@ use lard_detector_hw::event::{
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-mod sections;
+mod worksharing;
 
 /// A call whose return is awaited.
 #[derive(Clone, Copy, Debug)]
@@ -64,9 +65,16 @@ struct RtThread {
     /// The lowest stack address program code accessed since the last
     /// task start on this thread (0: none).
     stack_low: u64,
-    /// The section this thread runs: (the implicit task's language
-    /// thread, the section's).
-    section: Option<(u64, u64)>,
+    /// The units (section, loop chunk, team) this thread runs, innermost
+    /// last.
+    units: Vec<worksharing::Unit>,
+    /// The teams the innermost `teams` construct on this thread started so
+    /// far (the next team's number).
+    teams_started: u64,
+    /// The return address of the running loop's `_start` call (0: none, or
+    /// a combined `parallel for`, whose chunks all come from `_next`): the
+    /// loop its chunks are named by.
+    loop_site: u64,
 }
 
 /// A heap block as allocated.
@@ -98,6 +106,9 @@ pub struct BinaryRuntime {
     by_entry: AddrMap<LibCall>,
     sync: SyncClocks,
     tasks: Tasks,
+    /// What each OpenMP language thread is (task, section, chunk, team),
+    /// for reports.
+    pub names: LangUnits,
     threads: Vec<RtThread>,
     next_lang: u64,
     pthreads: HashMap<u64, u64>,
@@ -160,6 +171,7 @@ impl BinaryRuntime {
             by_entry: AddrMap::default(),
             sync: SyncClocks::default(),
             tasks: Tasks::default(),
+            names: LangUnits::default(),
             threads: vec![RtThread {
                 lang: 1,
                 ..RtThread::default()
@@ -689,6 +701,27 @@ impl Machine {
         {
             return;
         }
+        // A loop or ordered call made by a loop call (`GOMP_loop_runtime_start`
+        // → `gomp_loop_dynamic_start`, `GOMP_loop_start` →
+        // `GOMP_loop_runtime_next`, `gomp_loop_ordered_dynamic_next` →
+        // `gomp_ordered_sync`: libgomp's aliases share entries, and
+        // `gomp_ordered_sync` is `GOMP_ordered_start`'s) is part of the
+        // outer one: the chunk's ordered regions are the program's own
+        // calls, not libgomp's handing out the next chunk.
+        if matches!(
+            call,
+            LibCall::OmpLoop { .. }
+                | LibCall::OmpEnter(OMP_ORDERED)
+                | LibCall::OmpExit(OMP_ORDERED)
+        ) && self
+            .rt()
+            .thread(cur)
+            .pending
+            .iter()
+            .any(|p| matches!(p.call, LibCall::OmpLoop { .. }))
+        {
+            return;
+        }
         self.rt().calls += 1;
         let mut task_ids = None;
         let mut task = u64::MAX;
@@ -749,7 +782,7 @@ impl Machine {
                     };
                     (Vec::new(), true, wait, exec)
                 };
-                let (id, group) = self.rt().tasks.create(me, deps, many, own_group, exec);
+                let (id, group) = self.rt().tasks.create(me, deps, many, own_group, exec, ret);
                 task = id;
                 // args[2] (cpyfn) is not needed at return: it keeps the
                 // taskloop's implicit group + 1 (0: none).
@@ -765,19 +798,41 @@ impl Machine {
                 self.rt().tasks.group_start(me);
             }
             LibCall::OmpRegion => self.acquire(SyncKey::TeamStart(pc), ret),
-            LibCall::OmpTaskBody => {
-                // The stack below the body's frame holds only dead frames
-                // of earlier tasks and calls on this kernel thread: their
-                // histories go (Rule 3), or tasks that reuse the same
-                // stack addresses would race with each other.
-                // The return-address slot at `sp` goes too: system code's
-                // call just wrote it unchecked, so its history is an earlier
-                // frame's (the body's `ret` would race with that frame).
-                let low = std::mem::replace(&mut self.rt().thread(cur).stack_low, 0);
-                let low = if low != 0 && low < sp { low } else { sp };
-                for (a, len) in page_chunks(low, sp + 8 - low) {
-                    self.emit(ret, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
+            LibCall::OmpTeams => {
+                self.rt().thread(cur).teams_started = 0;
+                self.release(SyncKey::TeamStart(args[0]), ret);
+                self.intercept_body(args[0], LibCall::OmpTeamBody);
+            }
+            LibCall::OmpTeamBody => {
+                // Every team runs at the same stack addresses: the frames
+                // below are the earlier teams' (dead, Rule 3).
+                self.clear_dead_frames(sp, ret);
+                let prev = self.lang();
+                let id = self.switch_to_new_lang(ret);
+                self.acquire(SyncKey::TeamStart(pc), ret);
+                task_ids = Some((prev, id));
+                let t = self.rt().thread(cur);
+                let n = t.teams_started;
+                t.teams_started += 1;
+                let site = t
+                    .pending
+                    .iter()
+                    .rev()
+                    .find(|p| p.call == LibCall::OmpTeams)
+                    .map_or(0, |p| p.ret);
+                self.rt().names.insert(id, LangUnit::Team { site, n });
+            }
+            LibCall::OmpTeams4 => {
+                self.team_end(ret);
+                // `bool first` (the 4th argument): a new construct.
+                if uc.reg(Reg::RCX) & 0xff != 0 {
+                    self.rt().thread(cur).teams_started = 0;
                 }
+            }
+            LibCall::OmpTaskBody => {
+                // Tasks that reuse the same stack addresses must not race
+                // with each other.
+                self.clear_dead_frames(sp, ret);
                 let inside = self
                     .rt()
                     .thread(cur)
@@ -793,10 +848,20 @@ impl Machine {
                     Some(c) => {
                         task = c;
                         self.acquire(SyncKey::TaskCreated(c), ret);
-                        let deps = match self.rt().tasks.started(id, c) {
-                            Some(cr) => dep_acquires(cr.parent, &cr.deps).collect(),
-                            None => Vec::new(),
+                        let (deps, unit) = match self.rt().tasks.started(id, c) {
+                            Some(cr) => (
+                                dep_acquires(cr.parent, &cr.deps).collect(),
+                                Some(LangUnit::Task {
+                                    site: cr.site,
+                                    body: pc,
+                                    taskloop: cr.many,
+                                }),
+                            ),
+                            None => (Vec::new(), None),
                         };
+                        if let Some(u) = unit {
+                            self.rt().names.insert(id, u);
+                        }
                         for k in deps {
                             self.acquire(k, ret);
                         }
@@ -806,10 +871,31 @@ impl Machine {
                 task_ids = Some((prev, id));
             }
             LibCall::OmpBarrier => {
-                self.section_end(ret);
+                self.unit_end(ret);
+                self.rt().thread(cur).loop_site = 0;
                 self.release(SyncKey::Barrier, ret);
             }
-            LibCall::OmpSections | LibCall::OmpSectionsEnd => self.section_end(ret),
+            LibCall::OmpSections | LibCall::OmpWorkEnd => {
+                self.unit_end(ret);
+                self.rt().thread(cur).loop_site = 0;
+            }
+            LibCall::OmpLoop { istart, .. } => {
+                self.unit_end(ret);
+                // Keep where the chunk's bounds go: `istart`, `iend`.
+                let arg = |m: &Machine, i: u8| match i {
+                    0 => m.uc.reg(Reg::RDI),
+                    1 => m.uc.reg(Reg::RSI),
+                    2 => m.uc.reg(Reg::RDX),
+                    3 => m.uc.reg(Reg::RCX),
+                    4 => m.uc.reg(Reg::R8),
+                    5 => m.uc.reg(Reg::R9),
+                    n => m
+                        .mem
+                        .read_u64(sp.wrapping_add(8 * (u64::from(n) - 5)))
+                        .unwrap_or(0),
+                };
+                args = [arg(self, istart), arg(self, istart + 1), 0];
+            }
             LibCall::OmpExit(c) => self.release(SyncKey::Construct(c), ret),
             // The name's variable itself is the lock (libgomp keeps a
             // pointer-sized mutex in place), so its address identifies it.
@@ -821,7 +907,7 @@ impl Machine {
             _ => {}
         }
         let args = match (call, task_ids) {
-            (LibCall::OmpTaskBody, Some((prev, id))) => [id, prev, pc],
+            (LibCall::OmpTaskBody | LibCall::OmpTeamBody, Some((prev, id))) => [id, prev, pc],
             (LibCall::OmpRegion, _) => [args[0], args[1], pc],
             _ => args,
         };
@@ -837,6 +923,22 @@ impl Machine {
             if rt.hooked_returns.insert(ret, ()).is_none() {
                 self.call_at(ret, call::RETURN);
             }
+        }
+    }
+
+    /// An outlined body is entered with the stack pointer at `sp`: the
+    /// stack below it holds only dead frames of earlier tasks and calls on
+    /// this kernel thread, whose histories go (Rule 3), or bodies that reuse
+    /// the same stack addresses would race with each other. The
+    /// return-address slot at `sp` goes too: system code's call just wrote
+    /// it unchecked, so its history is an earlier frame's (the body's `ret`
+    /// would race with that frame).
+    fn clear_dead_frames(&mut self, sp: u64, pc: u64) {
+        let cur = self.cur;
+        let low = std::mem::replace(&mut self.rt().thread(cur).stack_low, 0);
+        let low = if low != 0 && low < sp { low } else { sp };
+        for (a, len) in page_chunks(low, sp + 8 - low) {
+            self.emit(pc, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
         }
     }
 
@@ -1002,7 +1104,41 @@ impl Machine {
                 let me = self.lang();
                 self.acquire(SyncKey::Children(me), pc);
             }
-            LibCall::OmpSections => self.section_begin(rax as u32, pc),
+            LibCall::OmpTeams => self.acquire(SyncKey::TeamEnd(a[0]), pc),
+            LibCall::OmpTeamBody => {
+                // `p.args` holds [team id, encountering task, body address].
+                let (id, prev) = (a[0], a[1]);
+                self.release(SyncKey::TeamEnd(a[2]), pc);
+                self.switch_lang(prev, pc);
+                self.vc.forget(ThreadKey::Lang(id));
+            }
+            LibCall::OmpTeams4 if rax as u8 != 0 => self.team_begin(pc),
+            LibCall::OmpTeams4 => self.teams_done(pc),
+            LibCall::OmpSections if rax as u32 != 0 => {
+                let n = rax as u32;
+                self.unit_begin(pc, LangUnit::Section { site: pc, n });
+            }
+            // A bool: true with a chunk to run (a generic `GOMP_loop_start`
+            // without `istart` only set the loop up).
+            LibCall::OmpLoop { istart, ull } if rax as u8 != 0 && a[0] != 0 => {
+                let bound = |v: u64| {
+                    if ull {
+                        i128::from(v)
+                    } else {
+                        i128::from(v as i64)
+                    }
+                };
+                let lo = bound(self.mem.read_u64(a[0]).unwrap_or(0));
+                let hi = bound(self.mem.read_u64(a[1]).unwrap_or(0));
+                // `_next` (istart is its first argument) continues the loop
+                // the last `_start` began.
+                let t = self.rt().thread(cur);
+                if istart != 0 || t.loop_site == 0 {
+                    t.loop_site = pc;
+                }
+                let site = t.loop_site;
+                self.unit_begin(pc, LangUnit::Chunk { site, lo, hi });
+            }
             LibCall::OmpBarrier => {
                 self.acquire(SyncKey::Barrier, pc);
                 self.acquire(SyncKey::Tasks, pc);

@@ -117,6 +117,8 @@ pub struct Creation {
     pub deps: Vec<Dep>,
     /// A taskloop: several bodies run for one creation.
     pub many: bool,
+    /// Return address of the creating call (reports name the task by it).
+    pub site: u64,
     /// Its tasks are final (the `final` clause, or a final parent): the
     /// tasks they create are included tasks.
     pub final_task: bool,
@@ -164,7 +166,7 @@ impl Tasks {
 
     /// A new creation by `parent`; `many` for a taskloop, whose tasks form
     /// an implicit taskgroup of their own unless `nogroup` (`own_group`);
-    /// `exec` its clauses. Returns the creation's id (its release key is
+    /// `exec` its clauses; `site` the call's return address. Returns the creation's id (its release key is
     /// [`SyncKey::TaskCreated`]) and, for `own_group`, the group's id.
     pub fn create(
         &mut self,
@@ -173,6 +175,7 @@ impl Tasks {
         many: bool,
         own_group: bool,
         exec: Execution,
+        site: u64,
     ) -> (u64, Option<u64>) {
         let parent_final = self
             .running
@@ -194,6 +197,7 @@ impl Tasks {
                 group,
                 deps,
                 many,
+                site,
                 final_task: exec.final_clause || parent_final,
                 undeferred: exec.if_false || parent_final,
             },
@@ -324,10 +328,10 @@ mod tests {
     #[test]
     fn bodies_find_their_creation_and_group() {
         let mut t = Tasks::default();
-        let (early, _) = t.create(1, Vec::new(), false, false, Execution::default());
+        let (early, _) = t.create(1, Vec::new(), false, false, Execution::default(), 0);
         t.block_allocated(early, 0x1000, 0x80);
         let g = t.group_start(1);
-        let (late, _) = t.create(1, Vec::new(), false, false, Execution::default());
+        let (late, _) = t.create(1, Vec::new(), false, false, Execution::default(), 0);
         t.block_allocated(late, 0x2000, 0x40);
         assert_eq!(t.body_creation(0x2040, None), Some(late));
         assert_eq!(t.body_creation(0x2040, None), None, "a block is used once");
@@ -336,7 +340,7 @@ mod tests {
         assert_eq!(t.body_creation(0x9999, None), None);
         assert_eq!(t.started(5, late).unwrap().group, Some(g));
         // A task created by task 5 belongs to 5's group.
-        let (child, _) = t.create(5, Vec::new(), false, false, Execution::default());
+        let (child, _) = t.create(5, Vec::new(), false, false, Execution::default(), 0);
         assert_eq!(t.started(6, child).unwrap().group, Some(g));
         assert_eq!(t.started(4, early).unwrap().group, None);
         assert_eq!(t.group_end(1), Some(g));
@@ -357,16 +361,16 @@ mod tests {
             final_clause: false,
             if_false: true,
         };
-        let (a, _) = t.create(1, Vec::new(), false, false, if0);
+        let (a, _) = t.create(1, Vec::new(), false, false, if0, 0);
         assert!(t.started(2, a).unwrap().undeferred);
-        let (f, _) = t.create(1, Vec::new(), false, false, fin);
+        let (f, _) = t.create(1, Vec::new(), false, false, fin, 0);
         let c = t.started(3, f).unwrap();
         assert!(c.final_task && !c.undeferred);
         // A task created by a final task is included, and final itself.
-        let (inc, _) = t.create(3, Vec::new(), false, false, plain);
+        let (inc, _) = t.create(3, Vec::new(), false, false, plain, 0);
         let c = t.started(4, inc).unwrap();
         assert!(c.undeferred && c.final_task);
-        let (d, _) = t.create(1, Vec::new(), false, false, plain);
+        let (d, _) = t.create(1, Vec::new(), false, false, plain, 0);
         assert!(!t.started(5, d).unwrap().undeferred);
     }
 }

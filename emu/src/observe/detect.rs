@@ -292,20 +292,46 @@ pub fn mode_line(m: &Machine) -> String {
 /// A name for a data address: a heap block (binary mode), a symbol in
 /// whichever loaded object holds it, else the mapping's name (`[heap]`,
 /// `[stack]`, …).
+/// `file:line` of the call whose return address is `ret` (else its symbol).
+pub(crate) fn call_site(m: &Machine, ret: u64) -> String {
+    line_at(m, ret.wrapping_sub(1), ret)
+}
+
+/// `file:line` of the instruction at `pc` (else `fallback`'s symbol).
+fn line_at(m: &Machine, pc: u64, fallback: u64) -> String {
+    m.objects
+        .frames(pc)
+        .first()
+        .map(|f| {
+            format!(
+                "{}:{}",
+                f.file.as_deref().unwrap_or("??"),
+                f.line.map_or("?".into(), |l| l.to_string())
+            )
+        })
+        .unwrap_or_else(|| describe_pc(m, fallback))
+}
+
+/// The OpenMP unit (task, section, loop chunk, team) language thread `t`
+/// ran, in words (binary mode, which gives each its own language thread
+/// and never reuses an id).
+pub(crate) fn unit_text(m: &Machine, t: ThreadKey) -> Option<String> {
+    let ThreadKey::Lang(id) = t else {
+        return None;
+    };
+    let u = m.binary.as_ref()?.names.get(id)?;
+    Some(u.text(|a, ret| {
+        if ret {
+            call_site(m, a)
+        } else {
+            line_at(m, a, a)
+        }
+    }))
+}
+
 pub(crate) fn data_name(m: &Machine, addr: u64) -> String {
     if let Some(b) = m.binary.as_ref().and_then(|rt| rt.heap_block(addr)) {
-        let site = m
-            .objects
-            .frames(b.site.wrapping_sub(1))
-            .first()
-            .map(|f| {
-                format!(
-                    "{}:{}",
-                    f.file.as_deref().unwrap_or("??"),
-                    f.line.map_or("?".into(), |l| l.to_string())
-                )
-            })
-            .unwrap_or_else(|| describe_pc(m, b.site));
+        let site = call_site(m, b.site);
         return format!(
             "heap block of {} bytes at offset {}, allocated by {} at {}{}",
             b.size,
@@ -430,13 +456,14 @@ impl RaceLog {
             );
             let _ = writeln!(
                 s,
-                "  {} of {} bytes at {:#x} <{}> by thread {} (kernel {})\n    at {}{}",
+                "  {} of {} bytes at {:#x} <{}> by thread {} (kernel {}){}\n    at {}{}",
                 if p.write { "write" } else { "read" },
                 p.size,
                 p.addr,
                 data_name(m, p.addr),
                 p.thread,
                 p.kthread,
+                unit_text(m, p.thread).map_or(String::new(), |u| format!(": {u}")),
                 describe_pc(m, *pc),
                 frames_text(m, *pc)
             );
@@ -446,8 +473,9 @@ impl RaceLog {
             };
             let _ = writeln!(
                 s,
-                "  previous {prev_kind} by thread {}\n    at {}{}",
+                "  previous {prev_kind} by thread {}{}\n    at {}{}",
                 p.prev_thread,
+                unit_text(m, p.prev_thread).map_or(String::new(), |u| format!(": {u}")),
                 describe_pc(m, *prev),
                 frames_text(m, *prev)
             );
@@ -469,7 +497,7 @@ impl RaceLog {
             .map(|((site, prev_site), p)| {
                 let (pc, prev) = (callstack::pc(*site), callstack::pc(*prev_site));
                 format!(
-                    "{{\"pc\":{pc},\"symbol\":\"{}\",\"prev_pc\":{prev},\"prev_symbol\":\"{}\",\"addr\":{},\"data\":\"{}\",\"size\":{},\"kind\":\"{}\",\"thread\":\"{}\",\"kthread\":{},\"prev_thread\":\"{}\",\"count\":{},\"frames\":{},\"prev_frames\":{}}}",
+                    "{{\"pc\":{pc},\"symbol\":\"{}\",\"prev_pc\":{prev},\"prev_symbol\":\"{}\",\"addr\":{},\"data\":\"{}\",\"size\":{},\"kind\":\"{}\",\"thread\":\"{}\",\"kthread\":{},\"prev_thread\":\"{}\",\"unit\":{},\"prev_unit\":{},\"count\":{},\"frames\":{},\"prev_frames\":{}}}",
                     esc(m.objects.describe_pc(pc).unwrap_or_default()),
                     esc(m.objects.describe_pc(prev).unwrap_or_default()),
                     p.addr,
@@ -479,6 +507,9 @@ impl RaceLog {
                     p.thread,
                     p.kthread,
                     p.prev_thread,
+                    unit_text(m, p.thread).map_or("null".into(), |u| format!("\"{}\"", esc(u))),
+                    unit_text(m, p.prev_thread)
+                        .map_or("null".into(), |u| format!("\"{}\"", esc(u))),
                     p.count,
                     stack_json(m, *site),
                     stack_json(m, *prev_site)

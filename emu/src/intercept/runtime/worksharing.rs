@@ -1,0 +1,156 @@
+//! OpenMP units that one kernel thread runs one after another as language
+//! threads of their own, in binary mode: each section of a `sections`
+//! construct and each chunk of a worksharing loop libgomp hands out, and
+//! each team of a `teams` construct run by the host fallback. The rules are
+//! the lard-cc runtime's (`guest-sdk/cc/gomp.c`, "worksharing units" and
+//! "teams"; docs/lard-cc.md's OpenMP table).
+//!
+//! libgomp hands a unit to a thread as the non-zero return of
+//! `GOMP_sections_start`/`GOMP_sections_next` (a section's number), the
+//! true return of a `GOMP_loop_*_start`/`_next` call (a chunk, its bounds
+//! written to `*istart`, `*iend`) or of `GOMP_teams4` (the next team); the
+//! thread runs it, then asks for the next one (or ends the construct). So a
+//! unit starts at that return, forked from the task that got it, and ends
+//! at the thread's next call for work or barrier: its clock is released
+//! into the unit's end key — [`SyncKey::Tasks`], which every barrier
+//! acquires, for a section or chunk; the encountering task's
+//! [`SyncKey::Teams`] for a team — and the thread continues as the task,
+//! unordered after the unit (with `nowait` another thread could have run
+//! it). The units one task runs share its frames (an implicit task's
+//! private copies and a loop's iteration variable, below the outlined
+//! region body's entry; a team's private variables, below the target
+//! region's entry): their histories are cleared when a unit ends, so they
+//! never race with each other or with the reduction or `lastprivate`
+//! copy-out after the last unit.
+
+use super::page_chunks;
+use crate::cpu::machine::Machine;
+use crate::cpu::uc::Reg;
+use crate::intercept::hb::{fork, SyncKey};
+use crate::intercept::libs::LibCall;
+use crate::intercept::names::LangUnit;
+use lard_detector_hw::event::{EventKind, LardOp as EvOp, ThreadKey};
+
+/// A unit a kernel thread runs.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Unit {
+    /// The task that got it (the thread continues as this one).
+    task: u64,
+    /// The unit's language thread.
+    id: u64,
+    /// Released at its end.
+    end: SyncKey,
+    /// Its frames lie below this stack address (0: none to clear).
+    top: u64,
+}
+
+impl Unit {
+    /// A team of a `teams` construct (not a worksharing unit).
+    fn is_team(&self) -> bool {
+        matches!(self.end, SyncKey::Teams(_))
+    }
+}
+
+impl Machine {
+    /// The stack pointer at the entry of the innermost call `what` pending
+    /// on the current kernel thread.
+    fn pending_sp(&mut self, what: impl Fn(LibCall) -> bool) -> Option<u64> {
+        let cur = self.cur;
+        self.rt()
+            .thread(cur)
+            .pending
+            .iter()
+            .rev()
+            .find(|p| what(p.call))
+            .map(|p| p.sp)
+    }
+
+    /// A call for work (sections, loop chunk), the end of a worksharing
+    /// construct or a barrier at `pc` (entry): the worksharing unit the
+    /// current kernel thread runs, if any, ends.
+    pub(super) fn unit_end(&mut self, pc: u64) {
+        self.end_unit_if(pc, |u| !u.is_team());
+    }
+
+    /// `GOMP_teams4` at `pc` (entry): the team the current kernel thread
+    /// runs, if any, ends.
+    pub(super) fn team_end(&mut self, pc: u64) {
+        self.end_unit_if(pc, Unit::is_team);
+    }
+
+    fn end_unit_if(&mut self, pc: u64, which: impl Fn(&Unit) -> bool) {
+        let cur = self.cur;
+        let t = self.rt().thread(cur);
+        let Some(u) = t.units.last().copied().filter(which) else {
+            return;
+        };
+        t.units.pop();
+        self.release(u.end, pc);
+        let sp = self.uc.reg(Reg::RSP);
+        let low = std::mem::replace(&mut self.rt().thread(cur).stack_low, 0);
+        let low = if low != 0 && low < sp { low } else { sp };
+        if low < u.top {
+            for (a, len) in page_chunks(low, u.top - low) {
+                self.emit(pc, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
+            }
+        }
+        self.switch_lang(u.task, pc);
+        self.vc.forget(ThreadKey::Lang(u.id));
+    }
+
+    /// libgomp handed a worksharing unit (a section, a loop chunk: `what`)
+    /// to the current kernel thread at `pc`: it starts inside a parallel
+    /// region (a construct outside any region runs as its encountering
+    /// task, as in the lard-cc runtime).
+    pub(super) fn unit_begin(&mut self, pc: u64, what: LangUnit) {
+        if let Some(top) = self.pending_sp(|c| c == LibCall::OmpRegion) {
+            self.begin_unit(pc, SyncKey::Tasks, top, what);
+        }
+    }
+
+    /// `GOMP_teams4` returned true at `pc`: the next team starts. Its
+    /// frames are the target region's (host fallback), else the parallel
+    /// region's it runs in.
+    pub(super) fn team_begin(&mut self, pc: u64) {
+        let top = self
+            .pending_sp(|c| c == LibCall::OmpTarget)
+            .or_else(|| self.pending_sp(|c| c == LibCall::OmpRegion))
+            .unwrap_or(0);
+        let me = self.lang();
+        let cur = self.cur;
+        let t = self.rt().thread(cur);
+        let n = t.teams_started;
+        t.teams_started += 1;
+        self.begin_unit(pc, SyncKey::Teams(me), top, LangUnit::Team { site: pc, n });
+    }
+
+    /// `GOMP_teams4` returned false at `pc`: every team of the construct
+    /// happens before the encountering task continues.
+    pub(super) fn teams_done(&mut self, pc: u64) {
+        let me = self.lang();
+        self.acquire(SyncKey::Teams(me), pc);
+        self.rt().sync.forget(SyncKey::Teams(me));
+    }
+
+    fn begin_unit(&mut self, pc: u64, end: SyncKey, top: u64, what: LangUnit) {
+        let task = self.lang();
+        let rt = self.rt();
+        let id = rt.next_lang;
+        rt.next_lang += 1;
+        rt.names.insert(id, what);
+        let (mut p, mut c) = (Vec::new(), Vec::new());
+        fork(&mut self.vc, task, id, &mut p, &mut c);
+        for (tid, value) in p {
+            self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
+        }
+        self.switch_lang(id, pc);
+        for (tid, value) in c {
+            self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
+        }
+        let cur = self.cur;
+        self.rt()
+            .thread(cur)
+            .units
+            .push(Unit { task, id, end, top });
+    }
+}
