@@ -305,6 +305,25 @@ impl Ctx<'_> {
             let base = g * GRANULE;
             let (lo, hi) = (at - base, (end - base).min(GRANULE));
             let u = page.units_covering(g, lo, hi, reads);
+            if page.is_compact(g) {
+                if kind == AccessKind::Read {
+                    // Byte by byte: the granule's write, the byte's reads.
+                    for i in lo..hi {
+                        let (path, entries) = if i == 0 {
+                            self.read(page.cell_mut(base), reads, races)
+                        } else {
+                            let mut cell = page.compact_cell(g, i);
+                            let taken = self.read(&mut cell, reads, races);
+                            page.set_compact_reads(g, i, &cell);
+                            taken
+                        };
+                        work.add(path, entries, 1);
+                    }
+                    at = base + hi;
+                    continue;
+                }
+                page.expand(g);
+            }
             // (A `while`, not `step_by(u)`: that divides by `u` for the
             // count, a division per access on the hot path.)
             let mut i = base + lo;
@@ -325,8 +344,10 @@ impl Ctx<'_> {
     }
 
     /// Checks and records a read; returns the path taken and the read
-    /// vector clock entries visited.
-    #[inline]
+    /// vector clock entries visited. (Always inlined: `visit` calls it for
+    /// cells and for compact granules' bytes, and a call per cell costs
+    /// more than the rule.)
+    #[inline(always)]
     fn read(
         &self,
         cell: &mut Cell,
@@ -607,7 +628,7 @@ impl Detector for FastTrack {
         let Some(c) = self
             .shadow
             .existing_page(page)
-            .and_then(|p| p.cell_of(off / GRANULE, off % GRANULE))
+            .and_then(|p| p.history_of(off / GRANULE, off % GRANULE))
         else {
             return Some(v);
         };

@@ -95,8 +95,8 @@ impl core::fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
-/// Longest x86 instruction.
-const MAX_INSN_LEN: usize = 15;
+/// Longest x86 instruction, in bytes (the window [`decode`] reads).
+pub const MAX_INSN_LEN: usize = 15;
 
 fn is_legacy_prefix(b: u8) -> bool {
     matches!(
@@ -219,8 +219,13 @@ pub fn decode(bytes: &[u8], ip: u64) -> Result<Decoded, DecodeError> {
             _ => DecodeError::Invalid,
         });
     }
-    let len = insn.len();
-    let raw = &window[..len];
+    classify(insn, &window[..insn.len()], ip)
+}
+
+/// What the valid instruction `insn`, whose raw bytes are `raw` (prefixes
+/// included), at `ip`, is to a LARD-aware CPU.
+fn classify(insn: Instruction, raw: &[u8], ip: u64) -> Result<Decoded, DecodeError> {
+    let len = raw.len();
     if is_0f1f_nop(insn.code()) {
         match lard_op(raw) {
             Some(Ok(op)) => {
@@ -289,11 +294,28 @@ pub struct Swept<'a> {
 /// A linear sweep over a code buffer: decodes instruction after instruction,
 /// stepping over faulting ones by their length and over invalid bytes one at
 /// a time (the way `objdump` resynchronises).
-#[derive(Clone, Debug)]
+///
+/// Every step gives what [`decode`] gives at that position. One iced-x86
+/// decoder runs over the whole buffer (constructing one per instruction cost
+/// more than the decoding); a valid instruction it finds read at most
+/// [`MAX_INSN_LEN`] bytes, so it is the one [`decode`]'s window finds, and
+/// anything else is decoded again by [`decode`] itself.
 pub struct Sweep<'a> {
     bytes: &'a [u8],
     base: u64,
     pos: usize,
+    decoder: Decoder<'a>,
+    insn: Instruction,
+}
+
+impl core::fmt::Debug for Sweep<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Sweep")
+            .field("base", &self.base)
+            .field("pos", &self.pos)
+            .field("len", &self.bytes.len())
+            .finish()
+    }
 }
 
 impl<'a> Sweep<'a> {
@@ -303,7 +325,35 @@ impl<'a> Sweep<'a> {
             bytes,
             base,
             pos: 0,
+            decoder: Decoder::with_ip(64, bytes, base, DecoderOptions::NONE),
+            insn: Instruction::default(),
         }
+    }
+
+    /// Continues the sweep at `ip` (at or after the next position, within
+    /// the buffer; otherwise nothing changes): for a caller that knows the
+    /// steps in between, e.g. from an earlier sweep in step with this one.
+    pub fn skip_to(&mut self, ip: u64) {
+        let pos = ip.wrapping_sub(self.base) as usize;
+        if pos >= self.pos && pos <= self.bytes.len() {
+            self.pos = pos;
+        }
+    }
+
+    /// The instruction at the current position, as [`decode`] gives it.
+    fn decode_here(&mut self, ip: u64) -> Result<Decoded, DecodeError> {
+        let rest = &self.bytes[self.pos..];
+        if self.decoder.position() != self.pos {
+            if self.decoder.set_position(self.pos).is_err() {
+                return decode(rest, ip);
+            }
+            self.decoder.set_ip(ip);
+        }
+        self.decoder.decode_out(&mut self.insn);
+        if self.insn.is_invalid() || self.insn.len() > MAX_INSN_LEN {
+            return decode(rest, ip);
+        }
+        classify(self.insn, &rest[..self.insn.len()], ip)
     }
 }
 
@@ -315,8 +365,8 @@ impl<'a> Iterator for Sweep<'a> {
             return None;
         }
         let ip = self.base.wrapping_add(self.pos as u64);
+        let result = self.decode_here(ip);
         let rest = &self.bytes[self.pos..];
-        let result = decode(rest, ip);
         let step = match &result {
             Ok(d) => d.len,
             Err(DecodeError::Fault { len, .. }) => *len,

@@ -72,3 +72,67 @@ fn sweeps_cover_every_byte_exactly_once() {
     }
     assert_eq!(pos, 0x4000 + bytes.len() as u64);
 }
+
+/// The decode-per-step sweep the one-decoder sweep must equal: at every
+/// position, [`decode`] of the remaining bytes, stepping as `Sweep` does.
+fn reference_sweep(
+    bytes: &[u8],
+    base: u64,
+) -> Vec<(u64, Result<lard_isa_ext::Decoded, DecodeError>)> {
+    let (mut out, mut pos) = (Vec::new(), 0);
+    while pos < bytes.len() {
+        let rest = &bytes[pos..];
+        let ip = base + pos as u64;
+        let r = decode(rest, ip);
+        let step = match &r {
+            Ok(d) => d.len,
+            Err(DecodeError::Fault { len, .. }) => *len,
+            Err(DecodeError::Invalid) => 1,
+            Err(DecodeError::Truncated) => rest.len(),
+        };
+        out.push((ip, r));
+        pos += step.clamp(1, rest.len());
+    }
+    out
+}
+
+fn assert_sweep_is_decode(bytes: &[u8], base: u64) -> usize {
+    let want = reference_sweep(bytes, base);
+    let got: Vec<_> = Sweep::new(bytes, base).map(|s| (s.ip, s.result)).collect();
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g, w, "sweep and decode differ at {:#x}", w.0);
+    }
+    got.len()
+}
+
+#[test]
+fn a_sweep_gives_decode_at_every_step() {
+    // Random bytes with LARD forms planted, and runs of prefixes longer than
+    // an instruction may be (where a 15-byte window and the whole buffer
+    // could disagree).
+    let mut rng = SplitMix(0x5eed);
+    let mut bytes: Vec<u8> = (0..256 * 1024).map(|_| rng.next() as u8).collect();
+    for k in 0..bytes.len() / 512 {
+        let at = k * 512 + (rng.next() % 480) as usize;
+        match k % 4 {
+            0 => bytes[at] = 0x36,
+            1 => bytes[at..at + 9]
+                .copy_from_slice(&[0x48, 0x0F, 0x1F, 0x84, 0x00, 0x01, 0x4C, 0x52, 0x44]),
+            2 => bytes[at..at + 17].fill(0x66),
+            _ => bytes[at..at + 14].fill(0x2E),
+        }
+    }
+    assert_sweep_is_decode(&bytes, 0x4000);
+    // Real code: the C library the tests run with, if it can be read.
+    for lib in [
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/usr/lib/x86_64-linux-gnu/libc.so.6",
+    ] {
+        if let Ok(bytes) = std::fs::read(lib) {
+            let n = assert_sweep_is_decode(&bytes, 0);
+            assert!(n > 100_000, "{lib}: only {n} steps");
+            break;
+        }
+    }
+}

@@ -32,11 +32,24 @@
 //! same size — therefore touches one 32-byte cell instead of one per byte:
 //! on pigz, 3.8 cells per checked access become about one.
 //!
+//! *Compact byte granules.* A granule split into 1-byte units whose units
+//! all hold the same last write (what splitting a larger unit gives: a
+//! granule written whole, then read a byte at a time, as a byte stream or a
+//! pixel row is) keeps that write once: its first cell holds the write and
+//! byte 0's reads, and a block of 7 [`ReadHalf`]s (16 bytes each, in the
+//! page's second arena) holds the reads of bytes 1–7: 144 shadow bytes for
+//! the granule instead of 256. A read of such a byte checks the granule's
+//! write and updates the byte's reads, exactly as on its own cell; the
+//! first write to the granule *expands* it into ordinary 1-byte units (the
+//! write is then checked and recorded per byte as before, and a whole
+//! granule write merges it as above). Every byte's history, and so every
+//! verdict, report and [`super::FtWork`], is the one of the 8-cell layout.
+//!
 //! [`UnitPage::per_byte`] pages never leave 1-byte units: the
 //! straightforward per-byte shadow, which the differential tests compare
 //! with this one.
 
-use super::{Cell, ReadClocks, EMPTY};
+use super::{Cell, ReadClocks, Who, EMPTY};
 use crate::shadow::PAGE_SIZE;
 
 /// Bytes per granule (the largest unit).
@@ -57,12 +70,34 @@ pub(super) struct UnitPage {
     rest: Vec<Cell>,
     /// Free blocks of 1, 3 and 7 cells (indexed by [`class`]).
     free: [Vec<u32>; 3],
+    /// The reads of bytes 1–7 of compact byte granules, in blocks of 7.
+    halves: Vec<ReadHalf>,
+    /// Free blocks of `halves`.
+    free_halves: Vec<u32>,
     /// Whether granules may hold units larger than a byte.
     coarse: bool,
 }
 
-/// Bits of a granule's `meta` below its block index.
-const META_BLOCK_SHIFT: u32 = 4;
+/// The reads of one byte of a compact byte granule (module docs): a
+/// [`Cell`]'s `r_clock` and `r`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(16))]
+pub(super) struct ReadHalf {
+    r_clock: u64,
+    r: Who,
+}
+
+/// The reads of an empty history.
+const NO_READS: ReadHalf = ReadHalf { r_clock: 0, r: 0 };
+
+/// Bits of a granule's `meta` below its block index: the unit size (low 4
+/// bits) and [`COMPACT`].
+const META_BLOCK_SHIFT: u32 = 5;
+/// `meta` flag of a compact byte granule (1-byte units; its block is in
+/// `halves`).
+const COMPACT: u32 = 1 << 4;
+/// Mask of the unit size in `meta`.
+const UNIT_MASK: u32 = COMPACT - 1;
 
 /// The `meta` word of a granule with `u`-byte units and block `b`.
 #[inline]
@@ -92,6 +127,8 @@ impl UnitPage {
             first: vec![EMPTY; GRANULES].into_boxed_slice(),
             rest: Vec::new(),
             free: Default::default(),
+            halves: Vec::new(),
+            free_halves: Vec::new(),
             coarse: true,
         }
     }
@@ -104,6 +141,8 @@ impl UnitPage {
             first: vec![EMPTY; GRANULES].into_boxed_slice(),
             rest: vec![EMPTY; GRANULES * rest],
             free: Default::default(),
+            halves: Vec::new(),
+            free_halves: Vec::new(),
             coarse: false,
         }
     }
@@ -111,7 +150,74 @@ impl UnitPage {
     /// Unit size of granule `g`.
     #[inline]
     fn unit_size(&self, g: usize) -> usize {
-        (self.meta[g] & ((1 << META_BLOCK_SHIFT) - 1)) as usize
+        (self.meta[g] & UNIT_MASK) as usize
+    }
+
+    /// True if granule `g` is a compact byte granule (module docs).
+    #[inline]
+    pub(super) fn is_compact(&self, g: usize) -> bool {
+        self.meta[g] & COMPACT != 0
+    }
+
+    /// The history of byte `at` (1–7) of compact granule `g`, as a cell:
+    /// the granule's write and the byte's reads (byte 0's cell is
+    /// [`UnitPage::cell_mut`]'s).
+    #[inline]
+    pub(super) fn compact_cell(&self, g: usize, at: usize) -> Cell {
+        let half = self.halves[(self.meta[g] >> META_BLOCK_SHIFT) as usize + at - 1];
+        Cell {
+            r_clock: half.r_clock,
+            r: half.r,
+            ..self.first[g]
+        }
+    }
+
+    /// Stores the reads of `cell`, the history of byte `at` (1–7) of
+    /// compact granule `g` after a read, when they changed (a repeated
+    /// read leaves the line clean).
+    #[inline]
+    pub(super) fn set_compact_reads(&mut self, g: usize, at: usize, cell: &Cell) {
+        let half = &mut self.halves[(self.meta[g] >> META_BLOCK_SHIFT) as usize + at - 1];
+        if cell.r != half.r || cell.r_clock != half.r_clock {
+            *half = ReadHalf {
+                r_clock: cell.r_clock,
+                r: cell.r,
+            };
+        }
+    }
+
+    /// Turns compact granule `g` into ordinary 1-byte units (each byte's
+    /// cell: the granule's write and the byte's reads, whose read vector
+    /// clocks it takes over). No-op for other granules.
+    #[cold]
+    pub(super) fn expand(&mut self, g: usize) {
+        if !self.is_compact(g) {
+            return;
+        }
+        let hb = (self.meta[g] >> META_BLOCK_SHIFT) as usize;
+        let b = self.alloc(1) as usize;
+        let first = self.first[g];
+        for k in 1..GRANULE {
+            let h = self.halves[hb + k - 1];
+            self.rest[b + k - 1] = Cell {
+                r_clock: h.r_clock,
+                r: h.r,
+                ..first
+            };
+        }
+        self.free_halves.push(hb as u32);
+        self.meta[g] = meta(1, b as u32);
+    }
+
+    /// A free block of 7 [`ReadHalf`]s.
+    fn alloc_halves(&mut self) -> u32 {
+        if let Some(b) = self.free_halves.pop() {
+            return b;
+        }
+        let b = self.halves.len() as u32;
+        self.halves
+            .resize(self.halves.len() + GRANULE - 1, NO_READS);
+        b
     }
 
     /// Makes bytes `lo..hi` of granule `g` (`0 <= lo < hi <= 8`) whole
@@ -147,7 +253,9 @@ impl UnitPage {
     /// clock any more, or have handed them on).
     fn release_block(&mut self, g: usize) {
         let u = self.unit_size(g);
-        if u < GRANULE {
+        if self.is_compact(g) {
+            self.free_halves.push(self.meta[g] >> META_BLOCK_SHIFT);
+        } else if u < GRANULE {
             self.free[class(u)].push(self.meta[g] >> META_BLOCK_SHIFT);
         }
     }
@@ -162,6 +270,31 @@ impl UnitPage {
             *cell = *self.unit(g, k * cur);
         }
         self.release_block(g);
+        let units = &old[..GRANULE / cur];
+        if self.coarse
+            && to == 1
+            && units
+                .iter()
+                .all(|c| c.w == old[0].w && c.w_clock == old[0].w_clock)
+        {
+            // One write for all bytes: a compact byte granule. Byte 0's
+            // cell is `first[g]`, unchanged.
+            let b = self.alloc_halves() as usize;
+            self.meta[g] = meta(1, b as u32) | COMPACT;
+            for at in 1..GRANULE {
+                let from = old[at / cur];
+                let cell = if at % cur == 0 {
+                    from
+                } else {
+                    reads.duplicate(from)
+                };
+                self.halves[b + at - 1] = ReadHalf {
+                    r_clock: cell.r_clock,
+                    r: cell.r,
+                };
+            }
+            return;
+        }
         let b = self.alloc(to) as usize;
         self.meta[g] = meta(to, b as u32);
         for at in (to..GRANULE).step_by(to) {
@@ -182,6 +315,10 @@ impl UnitPage {
         if at == 0 {
             return &mut self.first[g];
         }
+        debug_assert!(
+            !self.is_compact(g),
+            "a compact granule has no cell per byte"
+        );
         // `u` is a power of two: a shift, not a division.
         let m = self.meta[g];
         let shift = m.trailing_zeros();
@@ -201,12 +338,16 @@ impl UnitPage {
         self.meta.get(g)
     }
 
-    /// The cell that holds byte `at` of granule `g` in the current layout,
-    /// read-only and without splitting (for a prefetch hint; an access that
-    /// splits the granule first visits other cells).
+    /// The cell that holds byte `at` of granule `g` in the current layout
+    /// (of a compact granule: the cell holding its write), read-only and
+    /// without splitting (for a prefetch hint; an access that splits the
+    /// granule first visits other cells).
     #[inline]
     pub(super) fn cell_of(&self, g: usize, at: usize) -> Option<&Cell> {
         let m = *self.meta.get(g)?;
+        if m & COMPACT != 0 {
+            return self.first.get(g);
+        }
         // The unit size is a power of two in the low bits.
         let shift = m.trailing_zeros();
         let k = at >> shift;
@@ -216,9 +357,26 @@ impl UnitPage {
         self.rest.get((m >> META_BLOCK_SHIFT) as usize + k - 1)
     }
 
+    /// The history of byte `at` of granule `g`, read-only (`None` past the
+    /// page).
+    pub(super) fn history_of(&self, g: usize, at: usize) -> Option<Cell> {
+        if g < GRANULES && self.is_compact(g) && at > 0 {
+            let h = self.halves[(self.meta[g] >> META_BLOCK_SHIFT) as usize + at - 1];
+            return Some(Cell {
+                r_clock: h.r_clock,
+                r: h.r,
+                ..self.first[g]
+            });
+        }
+        self.cell_of(g, at).copied()
+    }
+
     /// The history of byte `off` (a copy of its unit's cell).
     pub(super) fn byte(&mut self, off: usize) -> Cell {
         let (g, at) = (off / GRANULE, off % GRANULE);
+        if self.is_compact(g) {
+            return self.history_of(g, at).unwrap_or(EMPTY);
+        }
         let u = self.unit_size(g);
         *self.unit(g, at & !(u - 1))
     }
@@ -241,6 +399,7 @@ impl UnitPage {
         } else {
             self.units_covering(g, lo, hi, reads)
         };
+        self.expand(g);
         for at in (lo..hi).step_by(u) {
             super::FastTrack::clear_cell(reads, self.unit(g, at));
         }
@@ -255,6 +414,7 @@ impl UnitPage {
     pub(super) fn set_byte(&mut self, off: usize, cell: Cell, reads: &mut ReadClocks) {
         let (g, at) = (off / GRANULE, off % GRANULE);
         self.units_covering(g, at, at + 1, reads);
+        self.expand(g);
         let slot = self.unit(g, at);
         super::FastTrack::clear_cell(reads, slot);
         *slot = cell;
@@ -311,6 +471,37 @@ mod tests {
         assert_eq!(p.rest.len(), 3 + 7);
         p.units_covering(4, 0, 2, &mut reads);
         assert_eq!(p.rest.len(), 3 + 7 + 3);
+        // A granule whose units share one write splits to a compact byte
+        // granule: one cell and 7 read halves; a write expands it.
+        let mut c = UnitPage::coarse();
+        c.cell_mut(16).w_clock = 7;
+        c.cell_mut(16).r_clock = 3;
+        assert_eq!(c.units_covering(2, 3, 4, &mut reads), 1);
+        assert!(c.is_compact(2));
+        assert_eq!((c.rest.len(), c.halves.len()), (0, 7));
+        for at in 0..8 {
+            assert_eq!(c.byte(16 + at), c.byte(16));
+        }
+        let mut b3 = c.compact_cell(2, 3);
+        b3.r_clock = 9;
+        c.set_compact_reads(2, 3, &b3);
+        assert_eq!((c.byte(19).r_clock, c.byte(19).w_clock), (9, 7));
+        assert_eq!(c.byte(20).r_clock, 3);
+        assert_eq!(c.history_of(2, 3), Some(c.byte(19)));
+        let before: Vec<Cell> = (16..24).map(|o| c.byte(o)).collect();
+        c.expand(2);
+        assert!(!c.is_compact(2));
+        assert_eq!(c.rest.len(), 7);
+        assert_eq!((16..24).map(|o| c.byte(o)).collect::<Vec<_>>(), before);
+        // Its read block is reused by the next compact granule.
+        c.units_covering(3, 0, 1, &mut reads);
+        assert!(c.is_compact(3));
+        assert_eq!(c.halves.len(), 7);
+        // Units with different writes split into ordinary cells.
+        c.units_covering(4, 0, 4, &mut reads);
+        c.cell_mut(36).w_clock = 1;
+        c.units_covering(4, 0, 1, &mut reads);
+        assert!(!c.is_compact(4));
         let mut r = UnitPage::per_byte();
         assert_eq!(r.units_covering(1, 0, 8, &mut reads), 1);
         r.written_whole(1);

@@ -91,6 +91,17 @@ fn site_of(d: &Result<lard_isa_ext::Decoded, DecodeError>) -> Option<Site> {
     }
 }
 
+/// True when decoding with more bytes after the instruction (`avail` bytes
+/// from its start were given) gives the same step: a decoded or faulting
+/// instruction read only its own bytes; an invalid one saw a full window.
+fn same_in_longer_window(d: &Result<lard_isa_ext::Decoded, DecodeError>, avail: u64) -> bool {
+    match d {
+        Ok(_) | Err(DecodeError::Fault { .. }) => true,
+        Err(DecodeError::Invalid) => avail >= lard_isa_ext::MAX_INSN_LEN as u64,
+        Err(DecodeError::Truncated) => false,
+    }
+}
+
 /// Lock-prefixed instructions and `xchg` with a memory operand.
 pub fn is_atomic(i: &Instruction) -> bool {
     let mem = (0..i.op_count()).any(|n| i.op_kind(n) == iced_x86::OpKind::Memory);
@@ -131,39 +142,69 @@ impl CodeMap {
     /// Scans `bytes` (at `base`) from `starts` — each an address where an
     /// instruction begins, e.g. function starts from `.eh_frame` — and from the
     /// beginning of the range, recording LARD sites. Returns the new sites.
+    ///
+    /// The sweep of the whole range decodes each function again unless it is
+    /// in step with the function's own sweep: when it reaches a function's
+    /// start and that sweep ended exactly at the function's end with steps
+    /// that any longer window decodes alike ([`same_in_longer_window`]), it
+    /// continues at the end, where decoding the function again would have
+    /// taken it, finding only sites the function's sweep recorded.
     pub fn scan(&mut self, bytes: &[u8], base: u64, starts: &[(u64, u64)]) -> Vec<(u64, Rc<Site>)> {
         let mut found = Vec::new();
-        let mut sweep = |from: u64, to: u64, aligned: bool, found: &mut Vec<(u64, Rc<Site>)>| {
-            let (lo, hi) = (
-                (from - base) as usize,
-                ((to - base) as usize).min(bytes.len()),
-            );
-            for s in Sweep::new(&bytes[lo..hi], from) {
-                if let Some(site) = site_of(&s.result) {
-                    if let std::collections::hash_map::Entry::Vacant(e) = self.sites.entry(s.ip) {
-                        if matches!(site, Site::Tracked(_)) {
-                            self.tracked += 1;
-                        }
-                        if aligned && matches!(site, Site::Tracked(_) | Site::Op(_)) {
-                            self.lard_in_functions.insert(s.ip);
-                        }
-                        let site = Rc::new(site);
-                        e.insert(site.clone());
-                        found.push((s.ip, site));
-                    }
-                }
-            }
-        };
         let end = base + bytes.len() as u64;
+        // Function start -> the furthest end a sweep from it reached in step.
+        let mut in_step: AddrMap<u64> = AddrMap::default();
         let mut in_range = false;
         for &(s, e) in starts {
             if s >= base && s < end {
                 in_range = true;
-                sweep(s, e.min(end), true, &mut found);
+                let e = e.min(end);
+                let (lo, hi) = ((s - base) as usize, (e - base) as usize);
+                let mut clean = true;
+                for st in Sweep::new(&bytes[lo..hi], s) {
+                    clean &= same_in_longer_window(&st.result, e - st.ip);
+                    self.record(st.ip, &st.result, true, &mut found);
+                }
+                if clean && e > s {
+                    let reach = in_step.entry(s).or_insert(e);
+                    *reach = (*reach).max(e);
+                }
             }
         }
-        sweep(base, end, !in_range, &mut found);
+        let mut steps = Sweep::new(bytes, base);
+        while let Some(st) = steps.next() {
+            match in_step.get(&st.ip) {
+                Some(&e) => steps.skip_to(e),
+                None => self.record(st.ip, &st.result, !in_range, &mut found),
+            }
+        }
         found
+    }
+
+    /// Records the site (if any) of the instruction decoded at `ip`, unless
+    /// one was recorded there; `aligned`: where instructions are known to
+    /// start (module docs of `lard_in_functions`).
+    fn record(
+        &mut self,
+        ip: u64,
+        result: &Result<lard_isa_ext::Decoded, DecodeError>,
+        aligned: bool,
+        found: &mut Vec<(u64, Rc<Site>)>,
+    ) {
+        let Some(site) = site_of(result) else {
+            return;
+        };
+        if let std::collections::hash_map::Entry::Vacant(e) = self.sites.entry(ip) {
+            if matches!(site, Site::Tracked(_)) {
+                self.tracked += 1;
+            }
+            if aligned && matches!(site, Site::Tracked(_) | Site::Op(_)) {
+                self.lard_in_functions.insert(ip);
+            }
+            let site = Rc::new(site);
+            e.insert(site.clone());
+            found.push((ip, site));
+        }
     }
 
     /// The site at `pc` (shared: cloning it does not copy the site).
@@ -205,6 +246,122 @@ impl CodeMap {
         match decode(bytes, pc) {
             Ok(d) => lard_isa_ext::format(&d),
             Err(e) => format!("({e})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scan without skipping: every function swept, then the whole
+    /// range swept again (what [`CodeMap::scan`] must equal).
+    fn reference_scan(
+        map: &mut CodeMap,
+        bytes: &[u8],
+        base: u64,
+        starts: &[(u64, u64)],
+    ) -> Vec<u64> {
+        let mut found = Vec::new();
+        let end = base + bytes.len() as u64;
+        let mut in_range = false;
+        for &(s, e) in starts {
+            if s >= base && s < end {
+                in_range = true;
+                let hi = ((e.min(end) - base) as usize).min(bytes.len());
+                for st in Sweep::new(&bytes[(s - base) as usize..hi], s) {
+                    map.record(st.ip, &st.result, true, &mut found);
+                }
+            }
+        }
+        for st in Sweep::new(bytes, base) {
+            map.record(st.ip, &st.result, !in_range, &mut found);
+        }
+        found.into_iter().map(|(ip, _)| ip).collect()
+    }
+
+    fn same_scan(bytes: &[u8], base: u64, starts: &[(u64, u64)]) -> usize {
+        let (mut fast, mut slow) = (CodeMap::default(), CodeMap::default());
+        let got: Vec<u64> = fast
+            .scan(bytes, base, starts)
+            .into_iter()
+            .map(|(ip, _)| ip)
+            .collect();
+        let want = reference_scan(&mut slow, bytes, base, starts);
+        assert_eq!(got, want);
+        assert_eq!(fast.lard_in_functions, slow.lard_in_functions);
+        assert_eq!(fast.tracked, slow.tracked);
+        let kinds = |m: &CodeMap| {
+            let mut v: Vec<_> = m
+                .sites
+                .iter()
+                .map(|(ip, s)| (*ip, format!("{s:?}")))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(kinds(&fast), kinds(&slow));
+        got.len()
+    }
+
+    #[test]
+    fn skipping_functions_swept_in_step_finds_the_same_sites() {
+        // Code with LARD forms, atomics and data among it: Tracked loads
+        // (36 8B 07), a LARD op, lock add, xchg, garbage, long prefix runs.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut bytes = Vec::new();
+        let pieces: [&[u8]; 7] = [
+            &[0x36, 0x48, 0x8B, 0x07],
+            &[0x48, 0x0F, 0x1F, 0x84, 0x00, 0x01, 0x4C, 0x52, 0x44],
+            &[0xF0, 0x48, 0x01, 0x07],
+            &[0x48, 0x87, 0x07],
+            &[0x90, 0xC3],
+            &[0x66; 17],
+            &[0x48, 0x8B, 0x07, 0x48, 0x89, 0x06],
+        ];
+        let mut ends = Vec::new();
+        for _ in 0..4000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x.is_multiple_of(5) {
+                bytes.extend((0..x % 11).map(|k| (x >> (k * 5)) as u8));
+            } else {
+                bytes.extend_from_slice(pieces[(x % 7) as usize]);
+            }
+            ends.push(bytes.len() as u64);
+        }
+        let base = 0x40_0000;
+        // Functions at instruction boundaries, at odd offsets (out of step),
+        // overlapping, sharing a start, empty, and running past the range.
+        let mut starts = Vec::new();
+        for (k, w) in ends.windows(2).enumerate().step_by(7) {
+            let (s, e) = (
+                base + w[0],
+                base + ends[(k + 1 + k % 9).min(ends.len() - 1)],
+            );
+            if e <= s + 1 {
+                continue;
+            }
+            starts.push((s, e));
+            match k % 5 {
+                0 => starts.push((s + 1, e)),
+                1 => starts.push((s, e - 1)),
+                2 => starts.push((s, s)),
+                3 => starts.push((s, e + 3)),
+                _ => starts.push((s, base + bytes.len() as u64 + 100)),
+            }
+        }
+        assert!(same_scan(&bytes, base, &starts) > 1000);
+        assert!(same_scan(&bytes, base, &[]) > 1000);
+        // The C library's bytes, as one range with pseudo-functions.
+        if let Ok(libc) = std::fs::read("/lib/x86_64-linux-gnu/libc.so.6") {
+            let libc = &libc[..libc.len().min(1 << 20)];
+            let starts: Vec<(u64, u64)> = (0..libc.len() as u64)
+                .step_by(4093)
+                .map(|o| (o, o + 4000))
+                .collect();
+            same_scan(libc, 0, &starts);
         }
     }
 }
