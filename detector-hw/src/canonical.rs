@@ -145,7 +145,7 @@ impl Canonical {
                     AccessKind::Write => RaceKind::WriteWrite,
                     AccessKind::Read => RaceKind::WriteRead,
                 };
-                races.push(race_kind, clocks.key(w.thread), w.pc);
+                races.push(race_kind, clocks.key(w.thread), w.pc, w.clock);
             }
         }
         let now = c.get(t);
@@ -156,7 +156,7 @@ impl Canonical {
             AccessKind::Write => {
                 for (&u, r) in &history.last_reads {
                     if races_with(u, r.clock) {
-                        races.push(RaceKind::ReadWrite, clocks.key(u), r.pc);
+                        races.push(RaceKind::ReadWrite, clocks.key(u), r.pc, r.clock);
                     }
                 }
                 history.last_write = Some(WriteRecord {
@@ -227,7 +227,7 @@ impl Detector for Canonical {
             );
             debug_assert!(!history.is_empty());
         }
-        self.races.finish(key, a)
+        self.races.finish(key, c.get(t), a)
     }
 
     fn lard(&mut self, origin: &Origin, op: &LardOp) {

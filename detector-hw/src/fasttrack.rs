@@ -360,6 +360,7 @@ impl Ctx<'_> {
                 RaceKind::WriteRead,
                 self.clocks.key(w),
                 self.wide.pc(cell.w),
+                cell.w_clock,
             );
         }
         let r = self.wide.tid(cell.r);
@@ -413,6 +414,7 @@ impl Ctx<'_> {
                 RaceKind::WriteWrite,
                 self.clocks.key(w),
                 self.wide.pc(cell.w),
+                cell.w_clock,
             );
         }
         let r = self.wide.tid(cell.r);
@@ -421,7 +423,7 @@ impl Ctx<'_> {
             let set = reads.get(cell.r_clock);
             for e in set {
                 if self.races_with(e.tid, e.clock) {
-                    races.push(RaceKind::ReadWrite, self.clocks.key(e.tid), e.pc);
+                    races.push(RaceKind::ReadWrite, self.clocks.key(e.tid), e.pc, e.clock);
                 }
             }
             taken = (FtPath::WriteShared, set.len());
@@ -431,6 +433,7 @@ impl Ctx<'_> {
                 RaceKind::ReadWrite,
                 self.clocks.key(r),
                 self.wide.pc(cell.r),
+                cell.r_clock,
             );
         }
         *cell = Cell {
@@ -514,13 +517,14 @@ impl FastTrack {
     fn check(&mut self, t: ThreadIdx, key: ThreadKey, a: &Access) -> Option<Race> {
         let me = self.wide.pack(t, a.pc);
         let clock = self.clocks.clock(t);
+        let now = clock.get(t);
         let ctx = Ctx {
             clocks: &self.clocks,
             clock,
             wide: &self.wide,
             t,
             me,
-            now: clock.get(t),
+            now,
             pc: a.pc,
         };
         let (first, count) = history_units(a, self.granularity);
@@ -548,7 +552,7 @@ impl FastTrack {
                 );
             }
         }
-        self.races.finish(key, a)
+        self.races.finish(key, now, a)
     }
 
     /// Number of 4 KiB shadow pages allocated.

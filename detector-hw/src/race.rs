@@ -68,7 +68,12 @@ impl RaceKinds {
 }
 
 /// One earlier access that races with the current access.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// Two priors are the same when kind, thread and PC are: `clock` says when
+/// the earlier access was made, not which it was, so equality, order and
+/// hash leave it out (a report lists an earlier access site once, with the
+/// latest clock seen).
+#[derive(Clone, Copy, Debug)]
 pub struct PriorAccess {
     /// The kind of race (earlier access first).
     pub kind: RaceKind,
@@ -76,6 +81,60 @@ pub struct PriorAccess {
     pub thread: ThreadKey,
     /// The PC of the earlier access.
     pub pc: u64,
+    /// The clock of the earlier access's epoch (`clock@thread`): its
+    /// thread's own entry when it was made; 0 when the detector does not
+    /// keep it. A reused language thread id is told apart by it
+    /// (docs/lard-cc.md, "Reports name the OpenMP units").
+    pub clock: u64,
+}
+
+impl PriorAccess {
+    /// The earlier access `pc` of `thread` at `clock`.
+    pub fn new(kind: RaceKind, thread: ThreadKey, pc: u64, clock: u64) -> PriorAccess {
+        PriorAccess {
+            kind,
+            thread,
+            pc,
+            clock,
+        }
+    }
+
+    fn key(&self) -> (RaceKind, ThreadKey, u64) {
+        (self.kind, self.thread, self.pc)
+    }
+}
+
+impl PartialEq for PriorAccess {
+    fn eq(&self, other: &PriorAccess) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for PriorAccess {}
+
+impl std::hash::Hash for PriorAccess {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.key().hash(h);
+    }
+}
+
+impl PartialOrd for PriorAccess {
+    fn partial_cmp(&self, other: &PriorAccess) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for PriorAccess {
+    fn cmp(&self, other: &PriorAccess) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// Sorts `priors` and keeps each earlier access site once, with the
+/// latest clock it was seen at.
+pub fn dedup_priors(priors: &mut Vec<PriorAccess>) {
+    priors.sort_unstable_by(|a, b| a.cmp(b).then(b.clock.cmp(&a.clock)));
+    priors.dedup();
 }
 
 /// A racy access and the earlier accesses it races with.
@@ -83,6 +142,9 @@ pub struct PriorAccess {
 pub struct Race {
     /// The identity the detector attributed the current access to.
     pub thread: ThreadKey,
+    /// The clock of the current access's epoch (its thread's own entry); 0
+    /// when the detector does not keep it.
+    pub clock: u64,
     /// The current (second) access, as the emulator reported it.
     pub access: Access,
     /// The distinct earlier conflicting accesses, sorted and deduplicated;
@@ -117,34 +179,36 @@ impl RaceCollector {
         RaceCollector::default()
     }
 
-    /// Records one earlier conflicting access (duplicates are fine).
+    /// Records one earlier conflicting access, made at `clock` of its
+    /// thread (duplicates are fine).
     #[inline]
-    pub fn push(&mut self, kind: RaceKind, thread: ThreadKey, pc: u64) {
+    pub fn push(&mut self, kind: RaceKind, thread: ThreadKey, pc: u64, clock: u64) {
         // Consecutive bytes usually report the same earlier access: skip the
         // most common duplicate cheaply, the rest are removed in `finish`.
-        let prior = PriorAccess { kind, thread, pc };
-        if self.found.last() != Some(&prior) {
-            self.found.push(prior);
+        let prior = PriorAccess::new(kind, thread, pc, clock);
+        match self.found.last_mut() {
+            Some(last) if *last == prior => last.clock = last.clock.max(clock),
+            _ => self.found.push(prior),
         }
     }
 
-    /// Builds the report for `access` (made by `thread`) if anything was
-    /// pushed, and empties the collector.
+    /// Builds the report for `access` (made by `thread` at `clock`) if
+    /// anything was pushed, and empties the collector.
     #[inline]
-    pub fn finish(&mut self, thread: ThreadKey, access: &Access) -> Option<Race> {
+    pub fn finish(&mut self, thread: ThreadKey, clock: u64, access: &Access) -> Option<Race> {
         if self.found.is_empty() {
             return None;
         }
-        self.report(thread, access)
+        self.report(thread, clock, access)
     }
 
     #[cold]
-    fn report(&mut self, thread: ThreadKey, access: &Access) -> Option<Race> {
+    fn report(&mut self, thread: ThreadKey, clock: u64, access: &Access) -> Option<Race> {
         let mut priors = std::mem::take(&mut self.found);
-        priors.sort_unstable();
-        priors.dedup();
+        dedup_priors(&mut priors);
         Some(Race {
             thread,
+            clock,
             access: *access,
             priors,
         })

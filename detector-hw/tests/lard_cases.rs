@@ -27,7 +27,7 @@ fn lang(id: u64) -> ThreadKey {
 }
 
 fn prior(kind: RaceKind, thread: ThreadKey, pc: u64) -> PriorAccess {
-    PriorAccess { kind, thread, pc }
+    PriorAccess::new(kind, thread, pc, 0)
 }
 
 /// A detector plus the runtime's lock model.

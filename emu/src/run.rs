@@ -287,6 +287,7 @@ impl Emulator {
             last_exit_status: 0,
             load_bias: image.bias,
             intercepts: InterceptTable::default(),
+            lang_units: Default::default(),
             insn_limit: u64::MAX,
             caller_pc_range: file.section("lard_caller_pc").map_or((0, 0), |(a, b)| {
                 let a = a.wrapping_add(image.bias);

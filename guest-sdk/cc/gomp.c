@@ -21,6 +21,7 @@
 
 int omp_get_thread_num(void);
 int omp_get_num_threads(void);
+int omp_get_team_num(void);
 
 #define FLAG_FINAL (1u << 1)
 #define FLAG_IF (1u << 10)
@@ -68,6 +69,8 @@ struct task {
     struct dep *deps;                   /* dependences among its children */
     size_t ndeps, capdeps;
     uintptr_t stack_top;                /* implicit task: its frames lie below */
+    uintptr_t site;                     /* explicit: the creating call's return address */
+    int in_taskloop;                    /* explicit: one of a taskloop's tasks */
     struct lardcc_vc start_vc;
     struct lardcc_vc fin;
 };
@@ -114,6 +117,25 @@ static struct task *current_task(void)
 static void acquire_vc(const struct lardcc_vc *vc)
 {
     lardcc_acquire_vc(vc);
+}
+
+/* --------------------------------------------------------- unit names */
+
+/* Natively nothing; under lard a note for race reports (rt.h).  Noinline
+ * and using its argument, so that it stays a real function lard can
+ * intercept. */
+__attribute__((__noinline__, __used__)) void lardcc_note_unit(const struct lardcc_unit_note *n)
+{
+    __asm__ volatile("" : : "r"(n) : "memory");
+}
+
+/* The running language thread starts unit `kind` created or handed out by
+ * the call that returns to `site`. */
+static void note_unit(uint64_t kind, uintptr_t site, uint64_t a, uint64_t b)
+{
+    uint32_t id = lardcc_me();
+    struct lardcc_unit_note n = {id, lardcc_own(id), kind, site, a, b};
+    lardcc_note_unit(&n);
 }
 
 /* ------------------------------------------------------------- parallel */
@@ -351,26 +373,39 @@ static void unit_end(void)
 }
 
 /* libgomp handed a unit to this thread (inside a parallel region: a
- * construct outside any runs as its encountering task). */
-static void unit_begin(void)
+ * construct outside any runs as its encountering task); true if it runs as
+ * a language thread of its own. */
+static bool unit_begin(void)
 {
     struct task *me = current_task();
     if (cur_team == NULL || !me->implicit)
-        return;
+        return false;
     unit_start(&work_unit);
+    return true;
 }
 
-static unsigned section_begin(unsigned n)
+static unsigned section_begin(unsigned n, void *site)
 {
-    if (n != 0)
-        unit_begin();
+    if (n != 0 && unit_begin())
+        note_unit(LARDCC_UNIT_SECTION, (uintptr_t)site, n, 0);
     return n;
 }
 
-static bool chunk_begin(bool got)
+/* A chunk [*is, *ie) of iterations of type `kind` (LARDCC_UNIT_CHUNK for
+ * long, _ULL for unsigned long long), if libgomp handed one out. */
+static bool chunk_begin(bool got, void *site, uint64_t kind, const void *is, const void *ie)
 {
-    if (got)
-        unit_begin();
+    if (got && unit_begin()) {
+        uint64_t lo, hi;
+        if (kind == LARDCC_UNIT_CHUNK) {
+            lo = (uint64_t) * (const long *)is;
+            hi = (uint64_t) * (const long *)ie;
+        } else {
+            lo = *(const unsigned long long *)is;
+            hi = *(const unsigned long long *)ie;
+        }
+        note_unit(kind, (uintptr_t)site, lo, hi);
+    }
     return got;
 }
 
@@ -378,21 +413,22 @@ unsigned __real_GOMP_sections_start(unsigned);
 unsigned __wrap_GOMP_sections_start(unsigned count)
 {
     unit_end();
-    return section_begin(__real_GOMP_sections_start(count));
+    return section_begin(__real_GOMP_sections_start(count), __builtin_return_address(0));
 }
 
 unsigned __real_GOMP_sections2_start(unsigned, uintptr_t *, void **);
 unsigned __wrap_GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem)
 {
     unit_end();
-    return section_begin(__real_GOMP_sections2_start(count, reductions, mem));
+    return section_begin(__real_GOMP_sections2_start(count, reductions, mem),
+                         __builtin_return_address(0));
 }
 
 unsigned __real_GOMP_sections_next(void);
 unsigned __wrap_GOMP_sections_next(void)
 {
     unit_end();
-    return section_begin(__real_GOMP_sections_next());
+    return section_begin(__real_GOMP_sections_next(), __builtin_return_address(0));
 }
 
 void __real_GOMP_sections_end_nowait(void);
@@ -405,6 +441,9 @@ void __wrap_GOMP_sections_end_nowait(void)
 TEAM_BARRIER_VOID(GOMP_sections_end, unit_end();)
 TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
 
+/* The unit kind of a chunk of T iterations (long or unsigned long long). */
+#define CHUNK_KIND(T) _Generic((T)0, long: LARDCC_UNIT_CHUNK, default: LARDCC_UNIT_CHUNK_ULL)
+
 /* Loops: every entry point that hands out a chunk (gcc inlines
  * schedule(static) and schedule(static, c) without ordered: no call, the
  * implicit task is the unit).  T is the iteration type (long, or unsigned
@@ -414,21 +453,24 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(long s, long e, long inc, long chunk, T *is, T *ie)            \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(__real_##name(s, e, inc, chunk, is, ie));                  \
+        return chunk_begin(__real_##name(s, e, inc, chunk, is, ie),                   \
+                           __builtin_return_address(0), CHUNK_KIND(T), is, ie);       \
     }
 #define LOOP_RUNTIME_START(name)                                                      \
     bool __real_##name(long, long, long, long *, long *);                             \
     bool __wrap_##name(long s, long e, long inc, long *is, long *ie)                  \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(__real_##name(s, e, inc, is, ie));                         \
+        return chunk_begin(__real_##name(s, e, inc, is, ie), __builtin_return_address(0), \
+                           LARDCC_UNIT_CHUNK, is, ie);                                \
     }
 #define LOOP_NEXT(name, T)                                                            \
     bool __real_##name(T *, T *);                                                     \
     bool __wrap_##name(T *is, T *ie)                                                  \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(__real_##name(is, ie));                                    \
+        return chunk_begin(__real_##name(is, ie), __builtin_return_address(0),        \
+                           CHUNK_KIND(T), is, ie);                                    \
     }
 #define ULL unsigned long long
 #define LOOP_ULL_START(name)                                                          \
@@ -436,14 +478,16 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(bool up, ULL s, ULL e, ULL inc, ULL chunk, ULL *is, ULL *ie)   \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(__real_##name(up, s, e, inc, chunk, is, ie));              \
+        return chunk_begin(__real_##name(up, s, e, inc, chunk, is, ie),               \
+                           __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie); \
     }
 #define LOOP_ULL_RUNTIME_START(name)                                                  \
     bool __real_##name(bool, ULL, ULL, ULL, ULL *, ULL *);                            \
     bool __wrap_##name(bool up, ULL s, ULL e, ULL inc, ULL *is, ULL *ie)              \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(__real_##name(up, s, e, inc, is, ie));                     \
+        return chunk_begin(__real_##name(up, s, e, inc, is, ie),                      \
+                           __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie); \
     }
 
 LOOP_START(GOMP_loop_static_start, long)
@@ -505,7 +549,7 @@ bool __wrap_GOMP_loop_start(long s, long e, long inc, long sched, long chunk, lo
     bool r;
     unit_end();
     r = __real_GOMP_loop_start(s, e, inc, sched, chunk, is, ie, reductions, mem);
-    return is != NULL ? chunk_begin(r) : r;
+    return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK, is, ie) : r;
 }
 
 bool __real_GOMP_loop_ordered_start(long, long, long, long, long, long *, long *, uintptr_t *,
@@ -516,7 +560,7 @@ bool __wrap_GOMP_loop_ordered_start(long s, long e, long inc, long sched, long c
     bool r;
     unit_end();
     r = __real_GOMP_loop_ordered_start(s, e, inc, sched, chunk, is, ie, reductions, mem);
-    return is != NULL ? chunk_begin(r) : r;
+    return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK, is, ie) : r;
 }
 
 bool __real_GOMP_loop_ull_start(bool, ULL, ULL, ULL, long, ULL, ULL *, ULL *, uintptr_t *,
@@ -527,7 +571,8 @@ bool __wrap_GOMP_loop_ull_start(bool up, ULL s, ULL e, ULL inc, long sched, ULL 
     bool r;
     unit_end();
     r = __real_GOMP_loop_ull_start(up, s, e, inc, sched, chunk, is, ie, reductions, mem);
-    return is != NULL ? chunk_begin(r) : r;
+    return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie)
+                      : r;
 }
 
 bool __real_GOMP_loop_ull_ordered_start(bool, ULL, ULL, ULL, long, ULL, ULL *, ULL *,
@@ -538,7 +583,8 @@ bool __wrap_GOMP_loop_ull_ordered_start(bool up, ULL s, ULL e, ULL inc, long sch
     bool r;
     unit_end();
     r = __real_GOMP_loop_ull_ordered_start(up, s, e, inc, sched, chunk, is, ie, reductions, mem);
-    return is != NULL ? chunk_begin(r) : r;
+    return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie)
+                      : r;
 }
 
 void __real_GOMP_loop_end_nowait(void);
@@ -567,6 +613,7 @@ void __wrap_GOMP_loop_end_nowait(void)
 struct teams {
     void (*fn)(void *);
     void *data;
+    uintptr_t site;                     /* the GOMP_teams_reg call's return address */
     struct lardcc_vc fork_vc;           /* the encountering task's clock */
     struct lardcc_vc join;              /* every team's end */
 };
@@ -581,6 +628,7 @@ static void teams_entry(void *arg)
     lardcc_clear_dead_stack();
     id = lardcc_id_alloc(&G->fork_vc);
     lardcc_switch(id);
+    note_unit(LARDCC_UNIT_TEAM, G->site, (uint64_t)omp_get_team_num(), 0);
     initial->id = id;
     initial->implicit = 1;
     initial->stack_top = (uintptr_t)__builtin_frame_address(0);
@@ -606,6 +654,7 @@ void __wrap_GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
     struct teams *G = xmalloc(sizeof *G);
     G->fn = fn;
     G->data = data;
+    G->site = (uintptr_t)__builtin_return_address(0);
     lardcc_vc_copy(&G->fork_vc, lardcc_my_clock());
     lardcc_tick();
     __real_GOMP_teams_reg(teams_entry, G, num_teams, thread_limit, flags);
@@ -627,6 +676,8 @@ bool __wrap_GOMP_teams4(unsigned low, unsigned high, unsigned thread_limit, bool
     r = __real_GOMP_teams4(low, high, thread_limit, first);
     if (r) {
         unit_start(&team_unit);
+        note_unit(LARDCC_UNIT_TEAM, (uintptr_t)__builtin_return_address(0),
+                  (uint64_t)omp_get_team_num(), 0);
     } else {
         lardcc_acquire_vc(&teams_join);
         lardcc_vc_free(&teams_join);
@@ -868,6 +919,8 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     id = lardcc_id_alloc(&t->start_vc);
     t->id = id;
     lardcc_switch(id);
+    note_unit(t->in_taskloop ? LARDCC_UNIT_TASKLOOP_TASK : LARDCC_UNIT_TASK, t->site,
+              (uint64_t)(uintptr_t)fn, 0);
     lardcc_vc_free(&t->start_vc);
     for (i = 0; i < t->npreds; i++)
         lardcc_acquire_vc(&t->preds[i]->fin);
@@ -948,6 +1001,7 @@ void __wrap_GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
     if (cpyfn == NULL && arg_size > 0)
         memcpy(block + off, data, (size_t)arg_size);
     t->final = (flags & FLAG_FINAL) != 0 || parent->final;
+    t->site = (uintptr_t)__builtin_return_address(0);
     task_fork(t);
     task_link(t, parent);
     deps_apply(parent, depend, t);
@@ -973,6 +1027,8 @@ static void loop_entry(void *block)
     t->team = L->proto.team;
     t->slot = L->proto.slot;
     t->group = L->proto.group;
+    t->site = L->proto.site;
+    t->in_taskloop = 1;
     lard__lock(&task_lock);
     push(&t->parent->children, &t->parent->nchildren, &t->parent->capchildren, t);
     if (t->group)
@@ -1033,6 +1089,7 @@ static void taskloop_done(struct loop *L, unsigned flags)
             memcpy(block + off, data, (size_t)arg_size);                              \
         memcpy(block, data, 2 * sizeof(long));                                        \
         taskloop_setup(L, parent, flags);                                             \
+        L->proto.site = (uintptr_t)__builtin_return_address(0);                       \
         __real_##name(loop_entry, block, cpyfn ? task_copy : NULL, (long)size,        \
                       (long)align, flags, num_tasks, priority, start, end, step);     \
         free(raw);                                                                    \

@@ -101,6 +101,27 @@ uint32_t lardcc_me(void);
 /* Switch this kernel thread to language thread `id` (unreported). */
 void lardcc_switch(uint32_t id);
 
+/* What an OpenMP unit is, for race reports (gomp.c): lard intercepts
+ * lardcc_note_unit(n) and reads the six words (emu/src/intercept/names.rs);
+ * natively it does nothing.  `clock` is the language thread's own entry
+ * when the unit starts: ids are reused, and a report tells their holders
+ * apart by the clock of the racing access. */
+struct lardcc_unit_note {
+    uint64_t id, clock;
+    uint64_t kind;                      /* LARDCC_UNIT_* */
+    uint64_t site;                      /* return address of the program's call */
+    uint64_t a, b;                      /* task: body; section, team: number; chunk: [a, b) */
+};
+enum {
+    LARDCC_UNIT_TASK = 1,
+    LARDCC_UNIT_TASKLOOP_TASK = 2,
+    LARDCC_UNIT_SECTION = 3,
+    LARDCC_UNIT_CHUNK = 4,              /* long iterations */
+    LARDCC_UNIT_CHUNK_ULL = 5,          /* unsigned long long iterations */
+    LARDCC_UNIT_TEAM = 6,
+};
+void lardcc_note_unit(const struct lardcc_unit_note *n);
+
 /* Stack memory of finished frames: the lowest stack pointer seen at
  * function entry since the last reset; on every change of language thread
  * on a kernel thread (task start/end, implicit task end, thread exit) the

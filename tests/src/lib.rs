@@ -555,6 +555,86 @@ pub fn marker_line(rel: &str, marker: &str) -> usize {
         .unwrap_or_else(|| panic!("no `{marker}` in guests/{rel}"))
 }
 
+/// The source lines of guest `rel` (under guests/) that contain `mark`.
+pub fn marked_lines(rel: &str, mark: &str) -> std::collections::BTreeSet<i64> {
+    let text = std::fs::read_to_string(root().join("guests").join(rel)).unwrap();
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(mark))
+        .map(|(i, _)| i as i64 + 1)
+        .collect()
+}
+
+/// The OpenMP guests (guests/cc/openmp/) whose every race is between two
+/// units of one kind: loop chunks, sections, explicit tasks, teams.
+pub const UNIT_GUESTS: [&str; 4] = [
+    "race_omp_for_serial.c",
+    "race_omp_sections_serial.c",
+    "race_omp_tasks.c",
+    "race_omp_teams.c",
+];
+
+/// Every race of a run of [`UNIT_GUESTS`]' `file` (its stderr and report
+/// JSON) names both units, in the text report and in the JSON (`unit`,
+/// `prev_unit`), and they differ: loop chunks by their iterations (the
+/// program's `schedule(dynamic, 4)` over 16 iterations), sections by
+/// number, tasks by the line of their body's first instruction — the lines
+/// marked `task_mark` (plain gcc starts the body with its statement, the
+/// `RACE` line; a lard-cc build with the runtime's prologue, which has the
+/// construct's line, `TASK`) — teams by number, however few kernel
+/// threads ran them.
+pub fn assert_units_named(file: &str, task_mark: &str, err: &str, json: &str) {
+    type Check<'a> = &'a dyn Fn(&str, &str) -> bool;
+    let chunk: Check = &|u, file| {
+        ["[0, 4)", "[4, 8)", "[8, 12)", "[12, 16)"]
+            .iter()
+            .any(|c| u.starts_with(&format!("loop chunk {c} of the loop at ")))
+            && u.contains(file)
+    };
+    let section: Check = &|u, file| {
+        (u.starts_with("section 1 of the sections at ")
+            || u.starts_with("section 2 of the sections at "))
+            && u.contains(file)
+    };
+    let task_lines = marked_lines(&format!("cc/openmp/{file}"), task_mark);
+    let task = |u: &str, file: &str| {
+        task_lines
+            .iter()
+            .any(|l| u.starts_with("task at ") && u.contains(&format!("{file}:{l}, created at ")))
+    };
+    let team: Check = &|u, file| {
+        (0..3).any(|n| u.starts_with(&format!("team {n} of the teams at "))) && u.contains(file)
+    };
+    let check: Check = match UNIT_GUESTS.iter().position(|g| *g == file) {
+        Some(0) => chunk,
+        Some(1) => section,
+        Some(2) => &task,
+        Some(3) => team,
+        _ => panic!("{file} is not one of UNIT_GUESTS"),
+    };
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let races: Vec<&serde_json::Value> = v["detectors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|d| d.get("races"))
+        .flat_map(|r| r.as_array().unwrap())
+        .collect();
+    assert!(!races.is_empty(), "{file}: no race: {err}");
+    for r in races {
+        let (u, p) = (r["unit"].as_str(), r["prev_unit"].as_str());
+        let (Some(u), Some(p)) = (u, p) else {
+            panic!("{file}: a race without its units: {r}");
+        };
+        assert!(check(u, file) && check(p, file), "{file}: {u:?} / {p:?}");
+        assert_ne!(u, p, "{file}: one unit raced with itself");
+        assert!(
+            err.contains(&format!(": {u}\n")) && err.contains(&format!(": {p}\n")),
+            "{file}: the text report names the units: {err}"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::scratch_pid;

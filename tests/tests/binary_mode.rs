@@ -10,16 +10,6 @@ use lard_e2e::*;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The lines of `rel` carrying `mark` (e.g. `/* RACE */`).
-fn marked_lines(rel: &str, mark: &str) -> BTreeSet<i64> {
-    let text = std::fs::read_to_string(root().join("guests").join(rel)).unwrap();
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| l.contains(mark))
-        .map(|(i, _)| i as i64 + 1)
-        .collect()
-}
-
 /// Runs `bin` under lard with `extra` options; checks stdout and status
 /// against the native run; returns (stderr, report JSON).
 fn run_checked(bin: &Path, extra: &[&str]) -> (String, String) {
@@ -344,41 +334,11 @@ fn deep_task_recursion_is_checked_exactly() {
 }
 
 /// Every race between two OpenMP units names them, in the text report and
-/// in the JSON (`unit`, `prev_unit`): loop chunks by their iterations (the
-/// program's `schedule(dynamic, 4)` over 16 iterations), sections by
-/// number, tasks by their body's line (the `RACE` lines), teams by number —
-/// each race between two different units, however one kernel thread ran
-/// them all.
+/// in the JSON (`unit`, `prev_unit`): [`assert_units_named`] over plain gcc
+/// builds of [`UNIT_GUESTS`].
 #[test]
 fn race_reports_name_the_openmp_units_that_raced() {
-    type Check = fn(&str, &str) -> bool;
-    let chunk: Check = |u, file| {
-        ["[0, 4)", "[4, 8)", "[8, 12)", "[12, 16)"]
-            .iter()
-            .any(|c| u.starts_with(&format!("loop chunk {c} of the loop at ")))
-            && u.contains(file)
-    };
-    let section: Check = |u, file| {
-        (u.starts_with("section 1 of the sections at ")
-            || u.starts_with("section 2 of the sections at "))
-            && u.contains(file)
-    };
-    let task: Check = |u, file| {
-        let lines = marked_lines(&format!("cc/openmp/{file}"), "/* RACE */");
-        lines
-            .iter()
-            .any(|l| u.starts_with("task at ") && u.contains(&format!("{file}:{l}, created at ")))
-    };
-    let team: Check = |u, file| {
-        (0..3).any(|n| u.starts_with(&format!("team {n} of the teams at "))) && u.contains(file)
-    };
-    let cases: [(&str, Check); 4] = [
-        ("race_omp_for_serial.c", chunk),
-        ("race_omp_sections_serial.c", section),
-        ("race_omp_tasks.c", task),
-        ("race_omp_teams.c", team),
-    ];
-    for (file, check) in cases {
+    for file in UNIT_GUESTS {
         let rel = format!("cc/openmp/{file}");
         let bin = build_c_dynamic(
             &rel,
@@ -386,26 +346,6 @@ fn race_reports_name_the_openmp_units_that_raced() {
             &["-O1", "-fopenmp", "-static"],
         );
         let (err, json) = run_checked(&bin, &[]);
-        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-        let races: Vec<&serde_json::Value> = v["detectors"]
-            .as_object()
-            .unwrap()
-            .values()
-            .filter_map(|d| d.get("races"))
-            .flat_map(|r| r.as_array().unwrap())
-            .collect();
-        assert!(!races.is_empty(), "{file}: no race: {err}");
-        for r in races {
-            let (u, p) = (r["unit"].as_str(), r["prev_unit"].as_str());
-            let (Some(u), Some(p)) = (u, p) else {
-                panic!("{file}: a race without its units: {r}");
-            };
-            assert!(check(u, file) && check(p, file), "{file}: {u:?} / {p:?}");
-            assert_ne!(u, p, "{file}: one unit raced with itself");
-            assert!(
-                err.contains(&format!(": {u}\n")) && err.contains(&format!(": {p}\n")),
-                "{file}: the text report names the units: {err}"
-            );
-        }
+        assert_units_named(file, "/* RACE */", &err, &json);
     }
 }

@@ -154,6 +154,67 @@ fn dynamically_linked_lard_cc_builds_match_their_ground_truth() {
     assert_no_failures(&failures);
 }
 
+/// Builds guests/cc/openmp/`file` with lard-cc and runs it under `lard
+/// run`; checks its output against the native run's; returns (stderr,
+/// report JSON).
+fn run_openmp_guest(file: &str) -> (String, String) {
+    let rel = format!("cc/openmp/{file}");
+    let out = build_dir().join("units").join(file.trim_end_matches(".c"));
+    build_lard_cc(&rel, &["-O1", "-fopenmp"], &out, &[]);
+    let json = scratch_file("lard-cc-units");
+    let j = json.to_string_lossy().to_string();
+    let n = native(&out, &[]);
+    let l = lard_run(&["--report-json", &j], &out, &[]);
+    assert_eq!(stdout(&l), stdout(&n), "{file}: {}", stderr(&l));
+    let report = std::fs::read_to_string(&json).unwrap();
+    let _ = std::fs::remove_file(&json);
+    (stderr(&l), report)
+}
+
+/// A lard-cc build's race reports name the OpenMP units that raced, as
+/// binary mode's do ([`assert_units_named`]): the runtime notes each unit
+/// it starts (`lardcc_note_unit`). It reuses language thread ids, so a
+/// report picks an id's holder by the clock of the racing access's epoch:
+/// in race_omp_task_id_reuse.c task C gets the id of task A, which raced
+/// with task B before C started, and the race on `x` still names A.
+#[test]
+fn race_reports_name_the_openmp_units_that_raced() {
+    for file in UNIT_GUESTS {
+        let (err, report) = run_openmp_guest(file);
+        assert_units_named(file, "/* TASK */", &err, &report);
+    }
+    let file = "race_omp_task_id_reuse.c";
+    let (err, report) = run_openmp_guest(file);
+    let line = |mark: &str| {
+        let l = marked_lines(&format!("cc/openmp/{file}"), mark);
+        assert_eq!(l.len(), 1, "{mark}");
+        format!(
+            "task at {}:{}, ",
+            root().join("guests/cc/openmp").join(file).display(),
+            l.first().unwrap()
+        )
+    };
+    let (a, b) = (line("/* TASK A */"), line("/* TASK B */"));
+    let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let on_x: Vec<&serde_json::Value> = v["detectors"]["fasttrack"]["races"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["data"] == "x+0x0")
+        .collect();
+    assert!(!on_x.is_empty(), "no race on x: {err}");
+    for r in on_x {
+        let (u, p) = (
+            r["unit"].as_str().unwrap_or(""),
+            r["prev_unit"].as_str().unwrap_or(""),
+        );
+        assert!(
+            u.starts_with(&b) && p.starts_with(&a),
+            "{u:?} / {p:?}: {err}"
+        );
+    }
+}
+
 /// Recursive task programs run exact however many tasks are unordered with
 /// each other (fib(n) has one language thread per task, and every task of
 /// one subtree is concurrent with every task of the other: the runtime's

@@ -789,7 +789,7 @@ impl Lardish {
                 }
                 m.downgrade_others(c, a.kind);
             });
-        let race = self.races.finish(key, a);
+        let race = self.races.finish(key, self.clocks.clock(t).get(t), a);
         if race.is_some() {
             self.stats.racy += 1;
         }
@@ -1487,7 +1487,7 @@ impl Detector for Lardish {
             }
         }
 
-        let race = self.races.finish(key, a);
+        let race = self.races.finish(key, self.clocks.clock(t).get(t), a);
         if race.is_some() {
             self.stats.racy += 1;
         }
@@ -1674,7 +1674,7 @@ fn check_and_record(
                 AccessKind::Write => RaceKind::WriteWrite,
                 AccessKind::Read => RaceKind::WriteRead,
             };
-            races.push(kind, clocks.key(w.thread), w.pc);
+            races.push(kind, clocks.key(w.thread), w.pc, w.clock);
             raced = true;
         }
     }
@@ -1698,7 +1698,7 @@ fn check_and_record(
         AccessKind::Write => {
             for r in &m.reads {
                 if races_with(r.thread, r.clock) {
-                    races.push(RaceKind::ReadWrite, clocks.key(r.thread), r.pc);
+                    races.push(RaceKind::ReadWrite, clocks.key(r.thread), r.pc, r.clock);
                     raced = true;
                 }
             }

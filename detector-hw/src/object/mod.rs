@@ -523,14 +523,12 @@ impl ObjectDetector {
             (true, false) => RaceKind::WriteRead,
             (false, _) => RaceKind::ReadWrite,
         };
+        // (Objects keep no clocks: the epochs are unknown.)
         Some(Race {
             thread,
+            clock: 0,
             access: *a,
-            priors: vec![PriorAccess {
-                kind,
-                thread: p.thread,
-                pc: p.pc,
-            }],
+            priors: vec![PriorAccess::new(kind, p.thread, p.pc, 0)],
         })
     }
 }

@@ -604,8 +604,7 @@ impl Combined {
         for p in &mut race.priors {
             p.thread = self.real_key(p.thread);
         }
-        race.priors.sort_unstable();
-        race.priors.dedup();
+        crate::race::dedup_priors(&mut race.priors);
         race
     }
 

@@ -18,6 +18,7 @@ use crate::cpu::stacks::StackMap;
 use crate::cpu::uc::{observe, AccessBuffer, Clock, Context, Reg, UcError, UcRef};
 use crate::cpu::vclock::VcFile;
 use crate::intercept::counted::{self, PrunedCounts};
+use crate::intercept::names::{LangUnits, UnitNote};
 use crate::intercept::{CallArgs, InterceptTable};
 use crate::linux::process::{ExecRequest, Identity};
 use crate::observe::callstack;
@@ -448,6 +449,10 @@ pub struct Machine {
     pub load_bias: u64,
     /// Intercepted guest functions (program events).
     pub intercepts: InterceptTable,
+    /// What each OpenMP language thread ran (task, section, loop chunk,
+    /// team), for reports: binary mode's runtime and the lard-cc runtime's
+    /// `lardcc_note_unit` fill it.
+    pub lang_units: LangUnits,
     /// Adversarial memory (`None` when off: no extra hooks, no cost).
     pub adversary: Option<Box<Adversary>>,
     /// Stop once this many instructions have retired (`--max-insns`;
@@ -1175,8 +1180,18 @@ fn on_intercept(m: &mut Machine, pc: u64) {
         args: [uc.reg(Reg::RDI), uc.reg(Reg::RSI), uc.reg(Reg::RDX)],
         ret: m.mem.read_u64(uc.reg(Reg::RSP)).unwrap_or(0),
     };
-    m.stats.program_events += 1;
-    m.emit(call.ret, EventKind::Program(what.event(&call)));
+    match what.event(&call) {
+        Some(e) => {
+            m.stats.program_events += 1;
+            m.emit(call.ret, EventKind::Program(e));
+        }
+        None => {
+            let mem = &m.mem;
+            if let Some(n) = UnitNote::read(|a| mem.read_u64(a), call.args[0]) {
+                m.lang_units.insert(n.id, n.clock, n.unit);
+            }
+        }
+    }
 }
 
 /// Access callback of translate-time observation: an access of an

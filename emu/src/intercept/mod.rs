@@ -9,6 +9,8 @@
 //! Arguments are read from the System V registers at entry and the event's
 //! PC is the call's return address (the instruction after the `call` in the
 //! caller), so reports point into the program, not into the note function.
+//! The lard-cc runtime's `lardcc_note_unit` names the OpenMP unit a
+//! language thread runs, for reports ([`names`]).
 
 pub mod counted;
 pub mod hb;
@@ -34,6 +36,10 @@ pub enum Intercept {
     NoteRelease,
     /// `lard_note_thread_exit()`.
     NoteThreadExit,
+    /// `lardcc_note_unit(const struct lardcc_unit_note *)`: the lard-cc
+    /// runtime names the OpenMP unit a language thread starts to run
+    /// ([`names::UnitNote`]); a report's note, no program event.
+    NoteUnit,
 }
 
 /// The intercepted functions by symbol name.
@@ -43,6 +49,7 @@ pub const NOTES: &[(&str, Intercept)] = &[
     ("lard_note_acquire", Intercept::NoteAcquire),
     ("lard_note_release", Intercept::NoteRelease),
     ("lard_note_thread_exit", Intercept::NoteThreadExit),
+    ("lardcc_note_unit", Intercept::NoteUnit),
 ];
 
 /// The argument registers of a call at function entry (System V x86-64:
@@ -56,10 +63,11 @@ pub struct CallArgs {
 }
 
 impl Intercept {
-    /// The program event a call with `call` means.
-    pub fn event(self, call: &CallArgs) -> ProgramEvent {
+    /// The program event a call with `call` means (`None`: a note for
+    /// reports only).
+    pub fn event(self, call: &CallArgs) -> Option<ProgramEvent> {
         let [a0, a1, a2] = call.args;
-        match self {
+        Some(match self {
             Intercept::NoteAlloc => ProgramEvent::Alloc {
                 addr: a0,
                 size: a1,
@@ -78,7 +86,8 @@ impl Intercept {
             },
             Intercept::NoteRelease => ProgramEvent::Release { lock: a0 },
             Intercept::NoteThreadExit => ProgramEvent::ThreadExit,
-        }
+            Intercept::NoteUnit => return None,
+        })
     }
 }
 
@@ -158,8 +167,9 @@ mod tests {
             (Intercept::NoteThreadExit, ProgramEvent::ThreadExit),
         ];
         for (what, want) in cases {
-            assert_eq!(what.event(&call), want, "{what:?}");
+            assert_eq!(what.event(&call), Some(want), "{what:?}");
         }
+        assert_eq!(Intercept::NoteUnit.event(&call), None);
         // An explicit site wins over the return address; `int shared` is
         // 32 bits wide (garbage in the upper half of rsi is not "shared").
         let explicit = CallArgs {
@@ -167,7 +177,7 @@ mod tests {
             ret: 0x40_1234,
         };
         assert_eq!(
-            Intercept::NoteAlloc.event(&explicit),
+            Intercept::NoteAlloc.event(&explicit).unwrap(),
             ProgramEvent::Alloc {
                 addr: 0x1000,
                 size: 0x1_0000_0000,
@@ -176,7 +186,7 @@ mod tests {
             }
         );
         assert_eq!(
-            Intercept::NoteAcquire.event(&explicit),
+            Intercept::NoteAcquire.event(&explicit).unwrap(),
             ProgramEvent::Acquire {
                 lock: 0x1000,
                 mode: LockMode::Exclusive,

@@ -86,22 +86,94 @@ impl LangUnit {
     }
 }
 
-/// The units of a run by language thread id (binary mode never reuses an
-/// id).
+/// What `lardcc_note_unit(const struct lardcc_unit_note *n)` says: the
+/// lard-cc runtime calls it when language thread `id` starts to run an
+/// OpenMP unit, its own clock then at `clock` (guest-sdk/cc/rt.h has the
+/// struct: six 64-bit words `id, clock, kind, site, a, b`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnitNote {
+    /// The language thread.
+    pub id: u64,
+    /// Its own clock when the unit starts.
+    pub clock: u64,
+    /// The unit.
+    pub unit: LangUnit,
+}
+
+/// `kind` of a unit note: an explicit task (`a`: its body).
+pub const NOTE_TASK: u64 = 1;
+/// A task of a taskloop (`a`: its body).
+pub const NOTE_TASKLOOP_TASK: u64 = 2;
+/// A section (`a`: its number, 1-based).
+pub const NOTE_SECTION: u64 = 3;
+/// A chunk `[a, b)` of a loop over `long` iterations.
+pub const NOTE_CHUNK: u64 = 4;
+/// A chunk `[a, b)` of a loop over `unsigned long long` iterations.
+pub const NOTE_CHUNK_ULL: u64 = 5;
+/// A team (`a`: its number, 0-based).
+pub const NOTE_TEAM: u64 = 6;
+
+impl UnitNote {
+    /// The note at guest address `at` (`read` reads a 64-bit word); `None`
+    /// when it cannot be read or names no kind of unit.
+    pub fn read(read: impl Fn(u64) -> Option<u64>, at: u64) -> Option<UnitNote> {
+        let w = |i: u64| read(at.wrapping_add(8 * i));
+        let (id, clock, kind, site, a, b) = (w(0)?, w(1)?, w(2)?, w(3)?, w(4)?, w(5)?);
+        let unit = match kind {
+            NOTE_TASK | NOTE_TASKLOOP_TASK => LangUnit::Task {
+                site,
+                body: a,
+                taskloop: kind == NOTE_TASKLOOP_TASK,
+            },
+            NOTE_SECTION => LangUnit::Section { site, n: a as u32 },
+            NOTE_CHUNK => LangUnit::Chunk {
+                site,
+                lo: i128::from(a as i64),
+                hi: i128::from(b as i64),
+            },
+            NOTE_CHUNK_ULL => LangUnit::Chunk {
+                site,
+                lo: i128::from(a),
+                hi: i128::from(b),
+            },
+            NOTE_TEAM => LangUnit::Team { site, n: a },
+            _ => return None,
+        };
+        Some(UnitNote { id, clock, unit })
+    }
+}
+
+/// The units of a run by language thread id. Binary mode never reuses an
+/// id; the lard-cc runtime does, once the id's previous holder happens
+/// before its next (docs/lard-cc.md), so an id's own clock keeps growing
+/// across its holders and an epoch `clock@id` names one of them: the last
+/// that started at or before `clock`.
 #[derive(Default)]
 pub struct LangUnits {
-    by_id: HashMap<u64, LangUnit>,
+    by_id: HashMap<u64, Vec<(u64, LangUnit)>>,
 }
 
 impl LangUnits {
-    /// Language thread `id` runs `unit`.
-    pub fn insert(&mut self, id: u64, unit: LangUnit) {
-        self.by_id.insert(id, unit);
+    /// Language thread `id` runs `unit` from its own clock `start` on.
+    pub fn insert(&mut self, id: u64, start: u64, unit: LangUnit) {
+        let v = self.by_id.entry(id).or_default();
+        // Holders start in clock order; keep the list sorted regardless.
+        let at = v.partition_point(|(s, _)| *s <= start);
+        v.insert(at, (start, unit));
     }
 
-    /// The unit language thread `id` ran, if it was one.
-    pub fn get(&self, id: u64) -> Option<LangUnit> {
-        self.by_id.get(&id).copied()
+    /// The unit language thread `id` ran at its own clock `clock` (0: not
+    /// known, answered only when the id had a single holder).
+    pub fn get(&self, id: u64, clock: u64) -> Option<LangUnit> {
+        let v = self.by_id.get(&id)?;
+        if clock == 0 {
+            return match v.as_slice() {
+                [(_, u)] => Some(*u),
+                _ => None,
+            };
+        }
+        let at = v.partition_point(|(s, _)| *s <= clock);
+        at.checked_sub(1).map(|i| v[i].1)
     }
 }
 
@@ -114,6 +186,7 @@ mod tests {
         let mut u = LangUnits::default();
         u.insert(
             5,
+            0,
             LangUnit::Chunk {
                 site: 0x40_1000,
                 lo: 4,
@@ -122,14 +195,15 @@ mod tests {
         );
         u.insert(
             6,
+            0,
             LangUnit::Section {
                 site: 0x40_2000,
                 n: 2,
             },
         );
-        assert_eq!(u.get(7), None);
+        assert_eq!(u.get(7, 1), None);
         let line = |a: u64, ret: bool| format!("a.c:{}", if ret { a - 1 } else { a });
-        let c = u.get(5).unwrap();
+        let c = u.get(5, 3).unwrap();
         assert_eq!(c.site(), 0x40_1000);
         let chunk = LangUnit::Chunk {
             site: 10,
@@ -153,5 +227,116 @@ mod tests {
         assert_eq!(t.text(line), "task at a.c:12 of the taskloop at a.c:7");
         let t = LangUnit::Team { site: 3, n: 0 };
         assert_eq!(t.text(line), "team 0 of the teams at a.c:2");
+    }
+
+    /// Every kind of note, read from guest words.
+    #[test]
+    fn notes_read_as_units() {
+        let cases: [(u64, u64, u64, LangUnit); 7] = [
+            (
+                NOTE_TASK,
+                0x500,
+                0,
+                LangUnit::Task {
+                    site: 0x40,
+                    body: 0x500,
+                    taskloop: false,
+                },
+            ),
+            (
+                NOTE_TASKLOOP_TASK,
+                0x500,
+                0,
+                LangUnit::Task {
+                    site: 0x40,
+                    body: 0x500,
+                    taskloop: true,
+                },
+            ),
+            (NOTE_SECTION, 2, 0, LangUnit::Section { site: 0x40, n: 2 }),
+            (
+                NOTE_CHUNK,
+                (-8i64) as u64,
+                (-4i64) as u64,
+                LangUnit::Chunk {
+                    site: 0x40,
+                    lo: -8,
+                    hi: -4,
+                },
+            ),
+            (
+                NOTE_CHUNK_ULL,
+                u64::MAX - 3,
+                u64::MAX,
+                LangUnit::Chunk {
+                    site: 0x40,
+                    lo: i128::from(u64::MAX - 3),
+                    hi: i128::from(u64::MAX),
+                },
+            ),
+            (NOTE_TEAM, 3, 0, LangUnit::Team { site: 0x40, n: 3 }),
+            (
+                NOTE_CHUNK,
+                0,
+                4,
+                LangUnit::Chunk {
+                    site: 0x40,
+                    lo: 0,
+                    hi: 4,
+                },
+            ),
+        ];
+        for (kind, a, b, unit) in cases {
+            let words = [7, 11, kind, 0x40, a, b];
+            let read = |at: u64| words.get(((at - 0x1000) / 8) as usize).copied();
+            assert_eq!(
+                UnitNote::read(read, 0x1000),
+                Some(UnitNote {
+                    id: 7,
+                    clock: 11,
+                    unit
+                }),
+                "kind {kind}"
+            );
+        }
+        let words = [7u64, 11, 99, 0x40, 0, 0];
+        assert_eq!(
+            UnitNote::read(
+                |at| words.get(((at - 0x1000) / 8) as usize).copied(),
+                0x1000
+            ),
+            None
+        );
+        assert_eq!(UnitNote::read(|_| None, 0x1000), None);
+    }
+
+    /// A reused id names the holder whose clocks contain the epoch's.
+    #[test]
+    fn a_reused_id_is_told_apart_by_the_clock() {
+        let chunk = |lo| LangUnit::Chunk {
+            site: 1,
+            lo,
+            hi: lo + 4,
+        };
+        let mut u = LangUnits::default();
+        u.insert(9, 1, chunk(0));
+        u.insert(9, 7, chunk(8));
+        u.insert(9, 4, chunk(4));
+        let cases = [
+            (1, Some(chunk(0))),
+            (3, Some(chunk(0))),
+            (4, Some(chunk(4))),
+            (6, Some(chunk(4))),
+            (7, Some(chunk(8))),
+            (99, Some(chunk(8))),
+            (0, None),
+        ];
+        for (clock, want) in cases {
+            assert_eq!(u.get(9, clock), want, "clock {clock}");
+        }
+        // Before its first holder started, and unknown with one holder.
+        u.insert(2, 5, chunk(12));
+        assert_eq!(u.get(2, 4), None);
+        assert_eq!(u.get(2, 0), Some(chunk(12)));
     }
 }

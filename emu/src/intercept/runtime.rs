@@ -30,7 +30,7 @@ use crate::cpu::uc::Reg;
 use crate::intercept::counted::{self, PrunedCounts};
 use crate::intercept::hb::{fork, SyncClocks, SyncKey};
 use crate::intercept::libs::{library_functions, LibCall, OMP_ORDERED};
-use crate::intercept::names::{LangUnit, LangUnits};
+use crate::intercept::names::LangUnit;
 use crate::intercept::tasks::{
     dep_acquires, dep_releases, parse_depend, Execution, Tasks, FLAG_DEPEND, FLAG_FINAL, FLAG_IF,
     FLAG_NOGROUP,
@@ -106,9 +106,6 @@ pub struct BinaryRuntime {
     by_entry: AddrMap<LibCall>,
     sync: SyncClocks,
     tasks: Tasks,
-    /// What each OpenMP language thread is (task, section, chunk, team),
-    /// for reports.
-    pub names: LangUnits,
     threads: Vec<RtThread>,
     next_lang: u64,
     pthreads: HashMap<u64, u64>,
@@ -171,7 +168,6 @@ impl BinaryRuntime {
             by_entry: AddrMap::default(),
             sync: SyncClocks::default(),
             tasks: Tasks::default(),
-            names: LangUnits::default(),
             threads: vec![RtThread {
                 lang: 1,
                 ..RtThread::default()
@@ -820,7 +816,7 @@ impl Machine {
                     .rev()
                     .find(|p| p.call == LibCall::OmpTeams)
                     .map_or(0, |p| p.ret);
-                self.rt().names.insert(id, LangUnit::Team { site, n });
+                self.lang_units.insert(id, 0, LangUnit::Team { site, n });
             }
             LibCall::OmpTeams4 => {
                 self.team_end(ret);
@@ -860,7 +856,7 @@ impl Machine {
                             None => (Vec::new(), None),
                         };
                         if let Some(u) = unit {
-                            self.rt().names.insert(id, u);
+                            self.lang_units.insert(id, 0, u);
                         }
                         for k in deps {
                             self.acquire(k, ret);

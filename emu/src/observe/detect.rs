@@ -29,6 +29,10 @@ pub struct RacePair {
     pub kthread: u32,
     /// Thread of the earlier access.
     pub prev_thread: ThreadKey,
+    /// The later access's epoch clock (0: not known).
+    pub clock: u64,
+    /// The earlier access's epoch clock (0: not known).
+    pub prev_clock: u64,
     /// Data address of the first occurrence.
     pub addr: u64,
     /// Access size of the first occurrence.
@@ -313,13 +317,12 @@ fn line_at(m: &Machine, pc: u64, fallback: u64) -> String {
 }
 
 /// The OpenMP unit (task, section, loop chunk, team) language thread `t`
-/// ran, in words (binary mode, which gives each its own language thread
-/// and never reuses an id).
-pub(crate) fn unit_text(m: &Machine, t: ThreadKey) -> Option<String> {
+/// ran at its own clock `clock`, in words.
+pub(crate) fn unit_text(m: &Machine, t: ThreadKey, clock: u64) -> Option<String> {
     let ThreadKey::Lang(id) = t else {
         return None;
     };
-    let u = m.binary.as_ref()?.names.get(id)?;
+    let u = m.lang_units.get(id, clock)?;
     Some(u.text(|a, ret| {
         if ret {
             call_site(m, a)
@@ -421,6 +424,8 @@ impl RaceLog {
                     thread: r.thread,
                     kthread: a.origin.kthread,
                     prev_thread: p.thread,
+                    clock: r.clock,
+                    prev_clock: p.clock,
                     addr: a.addr,
                     size: a.size,
                     write: a.kind == AccessKind::Write,
@@ -463,7 +468,7 @@ impl RaceLog {
                 data_name(m, p.addr),
                 p.thread,
                 p.kthread,
-                unit_text(m, p.thread).map_or(String::new(), |u| format!(": {u}")),
+                unit_text(m, p.thread, p.clock).map_or(String::new(), |u| format!(": {u}")),
                 describe_pc(m, *pc),
                 frames_text(m, *pc)
             );
@@ -475,7 +480,8 @@ impl RaceLog {
                 s,
                 "  previous {prev_kind} by thread {}{}\n    at {}{}",
                 p.prev_thread,
-                unit_text(m, p.prev_thread).map_or(String::new(), |u| format!(": {u}")),
+                unit_text(m, p.prev_thread, p.prev_clock)
+                    .map_or(String::new(), |u| format!(": {u}")),
                 describe_pc(m, *prev),
                 frames_text(m, *prev)
             );
@@ -507,8 +513,8 @@ impl RaceLog {
                     p.thread,
                     p.kthread,
                     p.prev_thread,
-                    unit_text(m, p.thread).map_or("null".into(), |u| format!("\"{}\"", esc(u))),
-                    unit_text(m, p.prev_thread)
+                    unit_text(m, p.thread, p.clock).map_or("null".into(), |u| format!("\"{}\"", esc(u))),
+                    unit_text(m, p.prev_thread, p.prev_clock)
                         .map_or("null".into(), |u| format!("\"{}\"", esc(u))),
                     p.count,
                     stack_json(m, *site),

@@ -7,9 +7,9 @@ int main(void)
 #pragma omp parallel num_threads(4)
 #pragma omp single
     {
-#pragma omp task
+#pragma omp task /* TASK */
         x = 1; /* RACE */
-#pragma omp task
+#pragma omp task /* TASK */
         x = 2; /* RACE */
     }
     printf("done %d\n", x > 0);

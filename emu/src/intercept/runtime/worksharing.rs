@@ -137,7 +137,7 @@ impl Machine {
         let rt = self.rt();
         let id = rt.next_lang;
         rt.next_lang += 1;
-        rt.names.insert(id, what);
+        self.lang_units.insert(id, 0, what);
         let (mut p, mut c) = (Vec::new(), Vec::new());
         fork(&mut self.vc, task, id, &mut p, &mut c);
         for (tid, value) in p {
