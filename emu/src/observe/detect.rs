@@ -411,14 +411,31 @@ impl RaceLog {
         }
     }
 
-    /// Records one racy access.
+    /// Records one racy access. An instruction that reads and writes (a
+    /// read-modify-write such as `add [m], r`, or lard-cc's write stubs, a
+    /// `lock or $0`) reaches the detector as a read then a write at one PC:
+    /// its pair is reported as the write once a write occurred.
     pub fn record(&mut self, a: &Access, r: &Race) {
         self.dre += 1;
         self.pcs.insert(callstack::pc(a.pc));
+        let write = a.kind == AccessKind::Write;
         for p in &r.priors {
             self.pairs
                 .entry((a.pc, p.pc))
-                .and_modify(|x| x.count += 1)
+                .and_modify(|x| {
+                    x.count += 1;
+                    if write && !x.write {
+                        x.write = true;
+                        x.kind = p.kind;
+                        x.thread = r.thread;
+                        x.kthread = a.origin.kthread;
+                        x.prev_thread = p.thread;
+                        x.clock = r.clock;
+                        x.prev_clock = p.clock;
+                        x.addr = a.addr;
+                        x.size = a.size;
+                    }
+                })
                 .or_insert(RacePair {
                     kind: p.kind,
                     thread: r.thread,
@@ -428,7 +445,7 @@ impl RaceLog {
                     prev_clock: p.clock,
                     addr: a.addr,
                     size: a.size,
-                    write: a.kind == AccessKind::Write,
+                    write,
                     count: 1,
                 });
         }
@@ -535,5 +552,75 @@ impl RaceLog {
             races.join(","),
             if m.binary.is_some() { "binary" } else { "lard" }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lard_detector_hw::event::Origin;
+    use lard_detector_hw::PriorAccess;
+
+    fn access(kind: AccessKind) -> Access {
+        Access {
+            pc: 0x40_1000,
+            addr: 0x60_0000,
+            size: 4,
+            kind,
+            tracked: true,
+            stack: false,
+            origin: Origin {
+                kthread: 2,
+                lthread: Some(5),
+                core: 0,
+            },
+        }
+    }
+
+    fn race(kind: RaceKind, clock: u64) -> Race {
+        Race {
+            thread: ThreadKey::Lang(5),
+            clock,
+            access: access(AccessKind::Read),
+            priors: vec![PriorAccess::new(kind, ThreadKey::Lang(4), 0x40_2000, 3)],
+        }
+    }
+
+    /// A read-modify-write's read and write at one PC make one pair,
+    /// reported as the write, whichever of its kinds came first.
+    #[test]
+    fn a_read_then_a_write_at_one_pc_is_reported_as_the_write() {
+        let cases = [
+            (
+                [AccessKind::Read, AccessKind::Write],
+                true,
+                RaceKind::WriteWrite,
+            ),
+            (
+                [AccessKind::Write, AccessKind::Read],
+                true,
+                RaceKind::WriteWrite,
+            ),
+            (
+                [AccessKind::Read, AccessKind::Read],
+                false,
+                RaceKind::WriteRead,
+            ),
+        ];
+        for (kinds, write, kind) in cases {
+            let mut log = RaceLog::new("fasttrack");
+            for (i, k) in kinds.into_iter().enumerate() {
+                let rk = match k {
+                    AccessKind::Read => RaceKind::WriteRead,
+                    AccessKind::Write => RaceKind::WriteWrite,
+                };
+                log.record(&access(k), &race(rk, 7 + i as u64));
+            }
+            assert_eq!(log.dre, 2);
+            assert_eq!(log.pairs.len(), 1);
+            let p = &log.pairs[&(0x40_1000, 0x40_2000)];
+            assert_eq!((p.write, p.kind, p.count), (write, kind, 2), "{kinds:?}");
+            assert_eq!((p.prev_thread, p.prev_clock), (ThreadKey::Lang(4), 3));
+        }
     }
 }
