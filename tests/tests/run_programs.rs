@@ -14,6 +14,7 @@ const PLAIN: &[(&str, &[&str])] = &[
     ("plain/signal_handlers.c", &[]),
     ("plain/madvise_discard.c", &[]),
     ("plain/sse_lanes.c", &[]),
+    ("plain/fp_control.c", &[]),
 ];
 
 #[test]
