@@ -213,6 +213,11 @@ impl Emulator {
         let entry = interp.as_ref().map_or(image.entry, |(_, i, _)| i.entry);
         r.set_reg(Reg::RIP, entry);
         r.set_reg(Reg::RDX, 0);
+        // The FPU and SSE control words a Linux process starts with
+        // (unicorn's reset leaves both 0: x87 at single precision with
+        // every exception unmasked).
+        r.set_reg(Reg::FPCW, 0x37f);
+        r.set_reg(Reg::MXCSR, 0x1f80);
         let mut ctx = Context::new(r)?;
         ctx.save(r)?;
         let mode = observer.access_mode();

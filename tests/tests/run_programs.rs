@@ -12,6 +12,9 @@ const PLAIN: &[(&str, &[&str])] = &[
     ("plain/exit_code.c", &["42", "thread"]),
     ("plain/unknown_syscall.c", &[]),
     ("plain/signal_handlers.c", &[]),
+    ("plain/madvise_discard.c", &[]),
+    ("plain/sse_lanes.c", &[]),
+    ("plain/fp_control.c", &[]),
 ];
 
 #[test]

@@ -373,6 +373,42 @@ impl Memory {
         Some(unsafe { std::slice::from_raw_parts_mut(p, len as usize) })
     }
 
+    /// Makes `[addr, addr+len)` read back as zeros, as `MADV_DONTNEED` does
+    /// on private anonymous memory (needs write permission, like
+    /// `slice_mut`); false if the range is not writable guest memory. The
+    /// whole pages of a private mapping go back to the host kernel instead
+    /// of being written: zeroing them by hand faulted in, and cleared twice,
+    /// every page a heap trim released. A `MAP_SHARED` mapping is zeroed
+    /// byte by byte, as before.
+    pub fn discard(&self, addr: u64, len: u64) -> bool {
+        let Some(b) = self.slice_mut(addr, len) else {
+            return false;
+        };
+        if self.is_shared(addr) {
+            b.fill(0);
+            return true;
+        }
+        let page = PAGE as usize;
+        let p = b.as_mut_ptr() as usize;
+        let start = p.next_multiple_of(page);
+        let end = (p + b.len()) & !(page - 1);
+        if end > start {
+            // SAFETY: [start, end) lies inside `b`, a live private anonymous
+            // host mapping owned by this address space; unicorn keeps host
+            // pointers into it, which stay valid (the pages read as zeros).
+            let r = unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED)
+            };
+            if r == 0 {
+                b[..start - p].fill(0);
+                b[end - p..].fill(0);
+                return true;
+            }
+        }
+        b.fill(0);
+        true
+    }
+
     /// Reads a little-endian u32 from guest memory.
     pub fn read_u32(&self, addr: u64) -> Option<u32> {
         self.slice(addr, 4)

@@ -376,7 +376,9 @@ impl UcRef {
 /// checks the budget — once `blocks_left` is 0 or `insns` has reached
 /// `insn_limit`, emulation stops there, before the block executes or counts
 /// — and otherwise adds the block's instruction count to `insns` and spends
-/// one unit of `blocks_left`. No callback per block.
+/// one unit of `blocks_left`. No callback per block. (Patch 0015 counts
+/// first and gives the count back when it stops, testing the three stop
+/// conditions as one sign: `insn_limit` must stay below 2^63.)
 #[repr(C)]
 #[derive(Debug, Default)]
 struct RawClock {
@@ -427,7 +429,10 @@ impl Clock {
         unsafe {
             std::ptr::addr_of_mut!((*self.0).blocks_left)
                 .write_volatile(i64::try_from(blocks).unwrap_or(i64::MAX));
-            std::ptr::addr_of_mut!((*self.0).insn_limit).write_volatile(insn_limit);
+            // Below 2^63 for the prologue's signed test (patch 0015); a
+            // count of 2^63 instructions is never reached.
+            std::ptr::addr_of_mut!((*self.0).insn_limit)
+                .write_volatile(insn_limit.min(i64::MAX as u64));
         }
     }
 }

@@ -568,9 +568,7 @@ impl Machine {
             28 => {
                 // MADV_DONTNEED on private anonymous memory reads back zeros.
                 if a[2] == 4 {
-                    if let Some(b) = self.mem.slice_mut(a[0], a[1]) {
-                        b.fill(0);
-                    }
+                    self.mem.discard(a[0], a[1]);
                 }
                 Val(0)
             }
