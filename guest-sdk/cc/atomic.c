@@ -76,6 +76,7 @@ enum { K_LOAD, K_STORE, K_RMW };
 struct op_ctx {
     struct lardcc_sync *s;
     int kind, mo;
+    int table_held;                     /* no object: the table stays locked */
 };
 
 static void op_begin(struct op_ctx *c, volatile void *a, int kind, int mo)
@@ -83,10 +84,18 @@ static void op_begin(struct op_ctx *c, volatile void *a, int kind, int mo)
     c->kind = kind;
     c->mo = mo;
     c->s = NULL;
-    if (mo != mo_relaxed || (kind != K_LOAD && fence_rel_valid))
+    c->table_held = 0;
+    if (mo != mo_relaxed || (kind != K_LOAD && fence_rel_valid)) {
         c->s = lardcc_sync_of((const void *)a);
-    else if (kind != K_STORE)
-        c->s = lardcc_sync_find((const void *)a);
+    } else if (kind != K_STORE) {
+        /* A relaxed load or RMW collects the location's clock for a later
+         * acquire fence. With no object yet, the table stays locked over
+         * the operation: a store that carries a clock makes the object
+         * before it stores, so it cannot store in between and the value
+         * read carries no clock. */
+        c->s = lardcc_sync_find_held((const void *)a);
+        c->table_held = c->s == NULL;
+    }
     if (c->s)
         lard__lock(&c->s->lock);
 }
@@ -94,6 +103,8 @@ static void op_begin(struct op_ctx *c, volatile void *a, int kind, int mo)
 static void op_end(struct op_ctx *c, int success)
 {
     struct lardcc_sync *s = c->s;
+    if (c->table_held)
+        lardcc_sync_table_release();
     if (s == NULL)
         return;
     if (success && c->kind != K_LOAD) {

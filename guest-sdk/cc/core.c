@@ -40,14 +40,19 @@ static size_t hash(const void *a)
     return (size_t)(x & (TABLE_SIZE - 1));
 }
 
+/* create: 1 makes a missing object; 0 returns NULL; HOLD returns NULL with
+ * the table lock still held (lardcc_sync_find_held). */
+#define HOLD 2
+
 static struct lardcc_sync *lookup(const void *addr, int create)
 {
     struct lardcc_sync *s = NULL;
     size_t i, n;
     lard__lock(&table_lock);
     if (table == NULL) {
-        if (!create) {
-            lard__unlock(&table_lock);
+        if (create != 1) {
+            if (create != HOLD)
+                lard__unlock(&table_lock);
             return NULL;
         }
         table = raw_alloc(sizeof(struct slot) * TABLE_SIZE);
@@ -58,7 +63,7 @@ static struct lardcc_sync *lookup(const void *addr, int create)
             break;
         }
         if (table[i].addr == NULL) {
-            if (create) {
+            if (create == 1) {
                 if (pool_left == 0) {
                     pool = raw_alloc(sizeof(struct lardcc_sync) * POOL_CHUNK);
                     pool_left = POOL_CHUNK;
@@ -72,6 +77,8 @@ static struct lardcc_sync *lookup(const void *addr, int create)
             break;
         }
     }
+    if (s == NULL && create == HOLD)
+        return NULL;
     lard__unlock(&table_lock);
     if (s == NULL && create)
         lard__fatal("lard-cc: too many synchronization objects");
@@ -83,9 +90,14 @@ struct lardcc_sync *lardcc_sync_of(const void *addr)
     return lookup(addr, 1);
 }
 
-struct lardcc_sync *lardcc_sync_find(const void *addr)
+struct lardcc_sync *lardcc_sync_find_held(const void *addr)
 {
-    return lookup(addr, 0);
+    return lookup(addr, HOLD);
+}
+
+void lardcc_sync_table_release(void)
+{
+    lard__unlock(&table_lock);
 }
 
 void lardcc_sync_reset(const void *addr)

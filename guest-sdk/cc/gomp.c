@@ -37,6 +37,7 @@ struct team {
     int final_slot;
     struct lardcc_sync ordered;         /* ordered regions, in iteration order */
     struct lardcc_sync copy;            /* single copyprivate broadcast */
+    uint32_t cg;                        /* the master's contention group */
 };
 
 struct group {
@@ -73,12 +74,40 @@ struct task {
     int in_taskloop;                    /* explicit: one of a taskloop's tasks */
     struct lardcc_vc start_vc;
     struct lardcc_vc fin;
+    uint32_t cg;                        /* its creator's contention group */
 };
 
 static uint32_t task_lock;
 static __thread struct team *cur_team;
 static __thread struct task *cur_task;
 static __thread struct task *root_task; /* allocated: keeps static TLS small */
+
+/* Contention groups (OpenMP 5.2 §1.2.2: an initial thread and its
+ * descendant threads).  The program's initial thread starts group 0; each
+ * team of a `teams` construct is a new one, and everything that team's
+ * threads run (nested parallel regions, their tasks) belongs to it.
+ * `critical` and the lock routines bind to the contention group (§15.2,
+ * §18.9): they order nothing between two teams, however the host fallback
+ * runs them.  `atomic` binds to all threads of the device and keeps one
+ * sync object. */
+static __thread uint32_t cur_cg;
+static uint32_t cg_count;
+
+static uint32_t cg_new(void)
+{
+    return __atomic_add_fetch(&cg_count, 1, __ATOMIC_RELAXED);
+}
+
+/* The sync object of `critical` or an OpenMP lock at `addr` in the running
+ * contention group: the address itself in group 0, otherwise the address
+ * with the group in bits 48..63, which no user-space address has. */
+static const void *cg_key(const void *addr)
+{
+    uintptr_t g = cur_cg & 0xffff;
+    if (cur_cg != 0 && g == 0)
+        g = 1 + (cur_cg >> 16) % 0xffff;
+    return (const void *)((uintptr_t)addr ^ ((uintptr_t)g << 48));
+}
 
 static void *xmalloc(size_t n)
 {
@@ -147,6 +176,7 @@ static void team_body(void *arg)
     struct task *prev_task = cur_task;
     struct task *implicit = xmalloc(sizeof *implicit);
     uint32_t prev_id = lardcc_me(), id = prev_id, n = (uint32_t)omp_get_num_threads(), stack;
+    uint32_t prev_cg;
     int worker = omp_get_thread_num() != 0, slot;
     uint64_t final;
     if (worker) {
@@ -158,8 +188,11 @@ static void team_body(void *arg)
     implicit->implicit = 1;
     implicit->team = T;
     implicit->stack_top = (uintptr_t)__builtin_frame_address(0);
+    implicit->cg = T->cg;
     cur_team = T;
     cur_task = implicit;
+    prev_cg = cur_cg;
+    cur_cg = T->cg;
     stack = lardcc_stack_detach();
     T->fn(T->data);
     lardcc_stack_attach(stack);
@@ -171,6 +204,7 @@ static void team_body(void *arg)
         T->final_slot = slot;
     cur_team = prev_team;
     cur_task = prev_task;
+    cur_cg = prev_cg;
     /* Children records stay allocated (tasks may still point at them). */
     if (worker) {
         lardcc_clear_dead_stack();
@@ -189,6 +223,7 @@ static void team_begin(struct team *T, void (*fn)(void *), void *data)
     lardcc_tick();
     T->fn = fn;
     T->data = data;
+    T->cg = cur_cg;
 }
 
 static void team_end(struct team *T)
@@ -624,7 +659,7 @@ static void teams_entry(void *arg)
     struct task *prev = cur_task;
     struct team *prev_team = cur_team;
     struct task *initial = xmalloc(sizeof *initial);
-    uint32_t prev_id = lardcc_me(), id, stack;
+    uint32_t prev_id = lardcc_me(), id, stack, prev_cg = cur_cg;
     lardcc_clear_dead_stack();
     id = lardcc_id_alloc(&G->fork_vc);
     lardcc_switch(id);
@@ -634,6 +669,7 @@ static void teams_entry(void *arg)
     initial->stack_top = (uintptr_t)__builtin_frame_address(0);
     cur_task = initial;
     cur_team = NULL;
+    cur_cg = initial->cg = cg_new();
     stack = lardcc_stack_detach();
     G->fn(G->data);
     lardcc_stack_attach(stack);
@@ -643,6 +679,7 @@ static void teams_entry(void *arg)
     lardcc_id_retire(id, lardcc_own(id));
     cur_task = prev;
     cur_team = prev_team;
+    cur_cg = prev_cg;
     /* The initial task's record stays allocated (tasks may point at it). */
     lardcc_switch(prev_id);
 }
@@ -667,18 +704,23 @@ void __wrap_GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
 static __thread struct unit team_unit = {LARD__NO_THREAD, 0};
 static __thread struct lardcc_vc teams_join;
 static __thread uintptr_t target_top;   /* the innermost target region's frames */
+static __thread uint32_t teams_outer_cg; /* the encountering task's contention group */
 
 bool __real_GOMP_teams4(unsigned, unsigned, unsigned, bool);
 bool __wrap_GOMP_teams4(unsigned low, unsigned high, unsigned thread_limit, bool first)
 {
     bool r;
     unit_stop(&team_unit, &teams_join, target_top);
+    if (first)
+        teams_outer_cg = cur_cg;
     r = __real_GOMP_teams4(low, high, thread_limit, first);
     if (r) {
         unit_start(&team_unit);
         note_unit(LARDCC_UNIT_TEAM, (uintptr_t)__builtin_return_address(0),
                   (uint64_t)omp_get_team_num(), 0);
+        cur_cg = cg_new();
     } else {
+        cur_cg = teams_outer_cg;
         lardcc_acquire_vc(&teams_join);
         lardcc_vc_free(&teams_join);
     }
@@ -701,28 +743,28 @@ void __wrap_GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void 
 
 static char critical_key, atomic_key;
 
-#define ACQUIRE_AFTER(name, params, args, key)                                        \
+#define ACQUIRE_AFTER(name, params, args, key, sync)                                  \
     void __real_##name params;                                                        \
     void __wrap_##name params                                                         \
     {                                                                                 \
         __real_##name args;                                                           \
         lard_note_acquire(key, 0);                                                    \
-        lardcc_acquire(lardcc_sync_of(key));                                          \
+        lardcc_acquire(lardcc_sync_of(sync));                                         \
     }
-#define RELEASE_BEFORE(name, params, args, key)                                       \
+#define RELEASE_BEFORE(name, params, args, key, sync)                                 \
     void __real_##name params;                                                        \
     void __wrap_##name params                                                         \
     {                                                                                 \
         lard_note_release(key);                                                       \
-        lardcc_release(lardcc_sync_of(key));                                          \
+        lardcc_release(lardcc_sync_of(sync));                                         \
         __real_##name args;                                                           \
     }
-ACQUIRE_AFTER(GOMP_critical_start, (void), (), &critical_key)
-RELEASE_BEFORE(GOMP_critical_end, (void), (), &critical_key)
-ACQUIRE_AFTER(GOMP_critical_name_start, (void **p), (p), p)
-RELEASE_BEFORE(GOMP_critical_name_end, (void **p), (p), p)
-ACQUIRE_AFTER(GOMP_atomic_start, (void), (), &atomic_key)
-RELEASE_BEFORE(GOMP_atomic_end, (void), (), &atomic_key)
+ACQUIRE_AFTER(GOMP_critical_start, (void), (), &critical_key, cg_key(&critical_key))
+RELEASE_BEFORE(GOMP_critical_end, (void), (), &critical_key, cg_key(&critical_key))
+ACQUIRE_AFTER(GOMP_critical_name_start, (void **p), (p), p, cg_key(p))
+RELEASE_BEFORE(GOMP_critical_name_end, (void **p), (p), p, cg_key(p))
+ACQUIRE_AFTER(GOMP_atomic_start, (void), (), &atomic_key, &atomic_key)
+RELEASE_BEFORE(GOMP_atomic_end, (void), (), &atomic_key, &atomic_key)
 
 /* Ordered regions run in iteration order: each one's end happens before the
  * next one's start. */
@@ -775,13 +817,13 @@ void __wrap_GOMP_single_copy_end(void *data)
     {                                                                                 \
         __real_omp_set_##kind(l);                                                     \
         lard_note_acquire(l, 0);                                                      \
-        lardcc_acquire(lardcc_sync_of(l));                                            \
+        lardcc_acquire(lardcc_sync_of(cg_key(l)));                                    \
     }                                                                                 \
     void __real_omp_unset_##kind(void *);                                             \
     void __wrap_omp_unset_##kind(void *l)                                             \
     {                                                                                 \
         lard_note_release(l);                                                         \
-        lardcc_release(lardcc_sync_of(l));                                            \
+        lardcc_release(lardcc_sync_of(cg_key(l)));                                    \
         __real_omp_unset_##kind(l);                                                   \
     }                                                                                 \
     int __real_omp_test_##kind(void *);                                               \
@@ -790,7 +832,7 @@ void __wrap_GOMP_single_copy_end(void *data)
         int r = __real_omp_test_##kind(l);                                            \
         if (r) {                                                                      \
             lard_note_acquire(l, 0);                                                  \
-            lardcc_acquire(lardcc_sync_of(l));                                        \
+            lardcc_acquire(lardcc_sync_of(cg_key(l)));                                \
         }                                                                             \
         return r;                                                                     \
     }
@@ -805,6 +847,7 @@ static void task_link(struct task *t, struct task *parent)
 {
     t->parent = parent;
     t->team = parent->team ? parent->team : cur_team;
+    t->cg = cur_cg;
     if (parent->implicit)
         t->slot = t->team ? (int)(__atomic_load_n(&t->team->bar.gen, __ATOMIC_ACQUIRE) & 1) : 0;
     else
@@ -913,7 +956,7 @@ static void deps_apply(struct task *parent, void **depend, struct task *t)
 static void run_task(struct task *t, void (*fn)(void *), void *arg)
 {
     struct task *prev = current_task();
-    uint32_t prev_id = lardcc_me(), id, stack;
+    uint32_t prev_id = lardcc_me(), id, stack, prev_cg = cur_cg;
     size_t i;
     lardcc_clear_dead_stack();
     id = lardcc_id_alloc(&t->start_vc);
@@ -925,6 +968,7 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     for (i = 0; i < t->npreds; i++)
         lardcc_acquire_vc(&t->preds[i]->fin);
     cur_task = t;
+    cur_cg = t->cg;
     stack = lardcc_stack_detach();
     fn(arg);
     lardcc_stack_attach(stack);
@@ -936,6 +980,7 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     lardcc_id_retire(id, lardcc_vc_get(&t->fin, id));
     __atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
     cur_task = prev;
+    cur_cg = prev_cg;
     lardcc_switch(prev_id);
 }
 
@@ -1025,6 +1070,7 @@ static void loop_entry(void *block)
     t->final = L->proto.final;
     t->parent = L->proto.parent;
     t->team = L->proto.team;
+    t->cg = L->proto.cg;
     t->slot = L->proto.slot;
     t->group = L->proto.group;
     t->site = L->proto.site;
@@ -1045,6 +1091,7 @@ static void taskloop_setup(struct loop *L, struct task *parent, unsigned flags)
     L->proto.final = (flags & FLAG_FINAL) != 0 || parent->final;
     L->proto.parent = parent;
     L->proto.team = parent->team ? parent->team : cur_team;
+    L->proto.cg = cur_cg;
     if (parent->implicit)
         L->proto.slot =
             L->proto.team ? (int)(__atomic_load_n(&L->proto.team->bar.gen, __ATOMIC_ACQUIRE) & 1)

@@ -54,8 +54,11 @@ struct lardcc_sync {
 
 /* The sync object of `addr`, created on first use (never NULL). */
 struct lardcc_sync *lardcc_sync_of(const void *addr);
-/* The sync object of `addr` if one exists. */
-struct lardcc_sync *lardcc_sync_find(const void *addr);
+/* The sync object of `addr` if one exists; if none does, NULL with the
+ * object table locked, so that no object for `addr` is made (and no
+ * clock-carrying store to it starts) until lardcc_sync_table_release. */
+struct lardcc_sync *lardcc_sync_find_held(const void *addr);
+void lardcc_sync_table_release(void);
 /* Forget the clocks of the object at `addr` (re-initialized). */
 void lardcc_sync_reset(const void *addr);
 

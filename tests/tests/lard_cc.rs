@@ -106,10 +106,12 @@ fn every_lard_cc_program_matches_its_ground_truth() {
 /// C++ threads, mutexes and condition variables (libstdc++.so), heap reuse
 /// by C++ objects, OpenMP tasks and taskgroups (libgomp.so's threads and
 /// task allocations), loop chunks and teams (libgomp.so's `GOMP_loop_*`
-/// and `GOMP_teams_reg` interposed), pthreads, racy and race-free.
+/// and `GOMP_teams_reg` interposed), OpenMP atomics and flushes with
+/// memory-order clauses, pthreads, racy and race-free.
 #[test]
 fn dynamically_linked_lard_cc_builds_match_their_ground_truth() {
-    const SUBSET: [&str; 11] = [
+    const SUBSET: [&str; 12] = [
+        "cc_omp_atomic_orders",
         "cc_cpp_mutex",
         "cc_cpp_objects",
         "cc_race_cpp_threads",

@@ -68,6 +68,15 @@ pub enum SyncKey {
     Teams(u64),
     /// `single copyprivate`'s broadcast.
     Copy,
+    /// `critical` or an OpenMP lock (`object`: the construct's number or
+    /// the lock's address) in contention group `group` > 0, a team of a
+    /// `teams` construct (runtime/contention.rs).
+    Grouped {
+        /// The contention group.
+        group: u64,
+        /// The construct's number or the lock's address.
+        object: u64,
+    },
 }
 
 /// One object's clock.

@@ -158,6 +158,11 @@ pub enum LibCall {
     OmpCopyEnd,
     /// `omp_test_lock(l)`, `omp_test_nest_lock(l)`: non-zero return acquires `l`.
     OmpTestLock,
+    /// `omp_set_lock(l)`, `omp_set_nest_lock(l)`: return acquires `l` in
+    /// the caller's contention group (they return nothing).
+    OmpLock,
+    /// `omp_unset_lock(l)`, `omp_unset_nest_lock(l)`: entry releases it.
+    OmpUnlock,
 }
 
 /// The construct locks of `OmpEnter`/`OmpExit`.
@@ -192,6 +197,7 @@ impl LibCall {
                 | LibCall::SemPost
                 | LibCall::Free
                 | LibCall::OmpExit(_)
+                | LibCall::OmpUnlock
                 | LibCall::OmpNamedExit
                 | LibCall::OmpCopyEnd
                 | LibCall::OmpTaskGroupStart
@@ -673,10 +679,10 @@ pub const LIBRARY: &[(&str, LibCall)] = &[
     ("GOMP_critical_name_end", LibCall::OmpNamedExit),
     ("GOMP_single_copy_start", LibCall::OmpCopyStart),
     ("GOMP_single_copy_end", LibCall::OmpCopyEnd),
-    ("omp_set_lock", LibCall::Lock),
-    ("omp_set_nest_lock", LibCall::Lock),
-    ("omp_unset_lock", LibCall::Unlock),
-    ("omp_unset_nest_lock", LibCall::Unlock),
+    ("omp_set_lock", LibCall::OmpLock),
+    ("omp_set_nest_lock", LibCall::OmpLock),
+    ("omp_unset_lock", LibCall::OmpUnlock),
+    ("omp_unset_nest_lock", LibCall::OmpUnlock),
     ("omp_test_lock", LibCall::OmpTestLock),
     ("omp_test_nest_lock", LibCall::OmpTestLock),
     ("_ZdlPvmSt11align_val_t", LibCall::Free),

@@ -29,7 +29,7 @@ use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
 use crate::intercept::counted::{self, PrunedCounts};
 use crate::intercept::hb::{fork, SyncClocks, SyncKey};
-use crate::intercept::libs::{library_functions, LibCall, OMP_ORDERED};
+use crate::intercept::libs::{library_functions, LibCall, OMP_CRITICAL, OMP_ORDERED};
 use crate::intercept::names::LangUnit;
 use crate::intercept::tasks::{
     dep_acquires, dep_releases, parse_depend, Execution, Tasks, FLAG_DEPEND, FLAG_FINAL, FLAG_IF,
@@ -41,6 +41,7 @@ use lard_detector_hw::event::{
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+mod contention;
 mod worksharing;
 
 /// A call whose return is awaited.
@@ -71,6 +72,10 @@ struct RtThread {
     /// The teams the innermost `teams` construct on this thread started so
     /// far (the next team's number).
     teams_started: u64,
+    /// The contention group of the code it runs (runtime/contention.rs).
+    cg: u64,
+    /// The groups it left to enter `cg`, innermost last.
+    cg_saved: Vec<u64>,
     /// The return address of the running loop's `_start` call (0: none, or
     /// a combined `parallel for`, whose chunks all come from `_next`): the
     /// loop its chunks are named by.
@@ -153,6 +158,10 @@ pub struct BinaryRuntime {
     pub calls: u64,
     /// Atomic instructions executed in program code.
     pub atomics: u64,
+    /// Contention groups started so far (the teams of `teams` constructs).
+    groups: u64,
+    /// The contention group of each parallel region, by body address.
+    region_groups: HashMap<u64, u64>,
 }
 
 impl BinaryRuntime {
@@ -192,6 +201,8 @@ impl BinaryRuntime {
             tasks_possible: false,
             calls: 0,
             atomics: 0,
+            groups: 0,
+            region_groups: HashMap::new(),
         }
     }
 
@@ -727,6 +738,11 @@ impl Machine {
                 self.program(ret, ProgramEvent::Release { lock: args[0] });
                 self.release(SyncKey::Object(args[0]), ret);
             }
+            LibCall::OmpUnlock => {
+                self.program(ret, ProgramEvent::Release { lock: args[0] });
+                let key = self.in_group(args[0], SyncKey::Object(args[0]));
+                self.release(key, ret);
+            }
             LibCall::RwUnlock => {
                 let me = self.lang();
                 let shared = self.rt().read_held.remove(&(me, args[0]));
@@ -747,6 +763,7 @@ impl Machine {
             }
             LibCall::Free => self.heap_free(args[0], ret),
             LibCall::OmpParallel => {
+                self.group_of_region(args[0]);
                 self.release(SyncKey::TeamStart(args[0]), ret);
                 self.intercept_body(args[0], LibCall::OmpRegion);
             }
@@ -793,7 +810,11 @@ impl Machine {
                 let me = self.lang();
                 self.rt().tasks.group_start(me);
             }
-            LibCall::OmpRegion => self.acquire(SyncKey::TeamStart(pc), ret),
+            LibCall::OmpRegion => {
+                let g = self.region_group(pc);
+                self.group_enter(g);
+                self.acquire(SyncKey::TeamStart(pc), ret);
+            }
             LibCall::OmpTeams => {
                 self.rt().thread(cur).teams_started = 0;
                 self.release(SyncKey::TeamStart(args[0]), ret);
@@ -805,6 +826,7 @@ impl Machine {
                 self.clear_dead_frames(sp, ret);
                 let prev = self.lang();
                 let id = self.switch_to_new_lang(ret);
+                self.group_enter_new();
                 self.acquire(SyncKey::TeamStart(pc), ret);
                 task_ids = Some((prev, id));
                 let t = self.rt().thread(cur);
@@ -823,6 +845,8 @@ impl Machine {
                 // `bool first` (the 4th argument): a new construct.
                 if uc.reg(Reg::RCX) & 0xff != 0 {
                     self.rt().thread(cur).teams_started = 0;
+                    let g = self.group();
+                    self.group_enter(g);
                 }
             }
             LibCall::OmpTaskBody => {
@@ -892,10 +916,17 @@ impl Machine {
                 };
                 args = [arg(self, istart), arg(self, istart + 1), 0];
             }
+            LibCall::OmpExit(OMP_CRITICAL) => {
+                let key = self.in_group(u64::from(OMP_CRITICAL), SyncKey::Construct(OMP_CRITICAL));
+                self.release(key, ret);
+            }
             LibCall::OmpExit(c) => self.release(SyncKey::Construct(c), ret),
             // The name's variable itself is the lock (libgomp keeps a
             // pointer-sized mutex in place), so its address identifies it.
-            LibCall::OmpNamedExit => self.release(SyncKey::Object(args[0]), ret),
+            LibCall::OmpNamedExit => {
+                let key = self.in_group(args[0], SyncKey::Object(args[0]));
+                self.release(key, ret);
+            }
             LibCall::OmpCopyEnd => self.release(SyncKey::Copy, ret),
             LibCall::Realloc if args[0] != 0 => {
                 // The block's contents move at return; nothing now.
@@ -987,6 +1018,17 @@ impl Machine {
                     self.acquire(SyncKey::ThreadEnd(id), pc);
                 }
             }
+            LibCall::OmpLock => {
+                let key = self.in_group(a[0], SyncKey::Object(a[0]));
+                self.acquire(key, pc);
+                self.program(
+                    pc,
+                    ProgramEvent::Acquire {
+                        lock: a[0],
+                        mode: LockMode::Exclusive,
+                    },
+                );
+            }
             LibCall::Lock if ok => {
                 self.acquire(SyncKey::Object(a[0]), pc);
                 self.program(
@@ -1064,6 +1106,7 @@ impl Machine {
             LibCall::OmpRegion => {
                 // `p.args` holds the body's own address (see binary_entry).
                 self.release(SyncKey::TeamEnd(a[2]), pc);
+                self.group_leave();
             }
             LibCall::OmpTaskBody => {
                 let (id, prev) = (a[0], a[1]);
@@ -1105,11 +1148,18 @@ impl Machine {
                 // `p.args` holds [team id, encountering task, body address].
                 let (id, prev) = (a[0], a[1]);
                 self.release(SyncKey::TeamEnd(a[2]), pc);
+                self.group_leave();
                 self.switch_lang(prev, pc);
                 self.vc.forget(ThreadKey::Lang(id));
             }
-            LibCall::OmpTeams4 if rax as u8 != 0 => self.team_begin(pc),
-            LibCall::OmpTeams4 => self.teams_done(pc),
+            LibCall::OmpTeams4 if rax as u8 != 0 => {
+                self.team_begin(pc);
+                self.group_replace_new();
+            }
+            LibCall::OmpTeams4 => {
+                self.teams_done(pc);
+                self.group_leave();
+            }
             LibCall::OmpSections if rax as u32 != 0 => {
                 let n = rax as u32;
                 self.unit_begin(pc, LangUnit::Section { site: pc, n });
@@ -1139,11 +1189,19 @@ impl Machine {
                 self.acquire(SyncKey::Barrier, pc);
                 self.acquire(SyncKey::Tasks, pc);
             }
+            LibCall::OmpEnter(OMP_CRITICAL) => {
+                let key = self.in_group(u64::from(OMP_CRITICAL), SyncKey::Construct(OMP_CRITICAL));
+                self.acquire(key, pc);
+            }
             LibCall::OmpEnter(c) => self.acquire(SyncKey::Construct(c), pc),
-            LibCall::OmpNamedEnter => self.acquire(SyncKey::Object(a[0]), pc),
+            LibCall::OmpNamedEnter => {
+                let key = self.in_group(a[0], SyncKey::Object(a[0]));
+                self.acquire(key, pc);
+            }
             LibCall::OmpCopyStart => self.acquire(SyncKey::Copy, pc),
             LibCall::OmpTestLock if rax as u32 != 0 => {
-                self.acquire(SyncKey::Object(a[0]), pc);
+                let key = self.in_group(a[0], SyncKey::Object(a[0]));
+                self.acquire(key, pc);
             }
             _ => {}
         }
