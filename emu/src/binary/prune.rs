@@ -36,7 +36,6 @@ use iced_x86::{
     Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess,
     OpKind, Register,
 };
-use std::collections::HashSet;
 
 /// Why an instruction was pruned (one analysis per instruction, tried in
 /// this order).
@@ -212,19 +211,16 @@ pub const TB_SAFE_INSNS: usize = 12;
 pub fn prune(code: &[u8], base: u64, functions: &[(u64, u64)], image: &Image) -> Pruning {
     let mut out = Pruning::default();
     let end_of_code = base + code.len() as u64;
-    let mut decoded: Vec<Vec<Instruction>> = Vec::new();
-    for &(start, end) in functions {
-        if start < base || end > end_of_code || start >= end {
-            continue;
-        }
-        let bytes = &code[(start - base) as usize..(end - base) as usize];
-        decoded.push(
-            Decoder::with_ip(64, bytes, start, DecoderOptions::NONE)
-                .into_iter()
-                .collect(),
-        );
-    }
-    let (leaders, jump_tables) = control_flow(&decoded, image);
+    // The functions in the code, as (start, bytes). They are decoded twice,
+    // once for the control flow of all and once each for its analyses,
+    // rather than kept decoded: a large executable has millions of
+    // instructions (40 bytes each decoded).
+    let ranges: Vec<(u64, &[u8])> = functions
+        .iter()
+        .filter(|&&(start, end)| start >= base && end <= end_of_code && start < end)
+        .map(|&(start, end)| (start, &code[(start - base) as usize..(end - base) as usize]))
+        .collect();
+    let (leaders, jump_tables) = control_flow(&ranges, image);
     // Where control may arrive from anywhere, as a sorted range set: a
     // stripped C++ executable has thousands of such ranges, and the
     // redundancy analysis asks for every instruction.
@@ -236,21 +232,25 @@ pub fn prune(code: &[u8], base: u64, functions: &[(u64, u64)], image: &Image) ->
             .copied()
             .collect(),
     );
+    let entered_anywhere = Ranges::new(entered_anywhere.ranges());
     let mut info = InstructionInfoFactory::new();
-    for insns in &decoded {
-        stack_analyses(insns, &mut out);
-        read_only(insns, image, &mut info, &mut out);
-    }
     let mut walk = Walk::default();
     let mut prev_end = None;
-    for insns in &decoded {
+    let mut insns: Vec<Instruction> = Vec::new();
+    for &(start, bytes) in &ranges {
+        insns.clear();
+        insns.extend(Decoder::with_ip(64, bytes, start, DecoderOptions::NONE));
+        // The redundancy analysis reads the other analyses' marks of the
+        // function's own instructions only.
+        stack_analyses(&insns, &mut out);
+        read_only(&insns, image, &mut info, &mut out);
         // A function that starts where the previous one ended may be
         // entered by falling through: keep counting from the block start.
         if insns.first().map(|i| i.ip()) != prev_end {
             walk = Walk::default();
         }
         redundant(
-            insns,
+            &insns,
             &leaders,
             &entered_anywhere,
             &mut walk,
@@ -260,6 +260,82 @@ pub fn prune(code: &[u8], base: u64, functions: &[(u64, u64)], image: &Image) ->
         prev_end = insns.last().map(|i| i.next_ip());
     }
     out
+}
+
+/// A position in a sorted sequence for look-ups that come mostly in
+/// increasing order (the analyses walk each function's instructions in
+/// address order): a few steps forward from the last answer, else a
+/// binary search.
+#[derive(Default)]
+struct Cursor(std::cell::Cell<usize>);
+
+impl Cursor {
+    /// How many elements of `sorted` have a key at or below `pc`.
+    fn seek<T>(&self, sorted: &[T], key: impl Fn(&T) -> u64, pc: u64) -> usize {
+        let mut n = self.0.get().min(sorted.len());
+        if n > 0 && key(&sorted[n - 1]) > pc {
+            n = sorted.partition_point(|x| key(x) <= pc);
+        } else {
+            let mut steps = 0;
+            while n < sorted.len() && key(&sorted[n]) <= pc {
+                n += 1;
+                steps += 1;
+                if steps == 8 {
+                    n += sorted[n..].partition_point(|x| key(x) <= pc);
+                    break;
+                }
+            }
+        }
+        self.0.set(n);
+        n
+    }
+}
+
+/// The addresses where a basic block may start (entries, branch targets,
+/// the instruction after a branch), sorted and read through a [`Cursor`]:
+/// hashing the millions of addresses of a large executable cost more than
+/// the analyses.
+struct Leaders {
+    sorted: Vec<u64>,
+    cursor: Cursor,
+}
+
+impl Leaders {
+    fn new(mut v: Vec<u64>) -> Leaders {
+        v.sort_unstable();
+        v.dedup();
+        Leaders {
+            sorted: v,
+            cursor: Cursor::default(),
+        }
+    }
+
+    /// Whether a block may start at `pc`.
+    fn contains(&self, pc: u64) -> bool {
+        let n = self.cursor.seek(&self.sorted, |&p| p, pc);
+        n > 0 && self.sorted[n - 1] == pc
+    }
+}
+
+/// Sorted, disjoint address ranges read through a [`Cursor`].
+struct Ranges<'a> {
+    ranges: &'a [(u64, u64)],
+    cursor: Cursor,
+}
+
+impl<'a> Ranges<'a> {
+    fn new(ranges: &'a [(u64, u64)]) -> Ranges<'a> {
+        Ranges {
+            ranges,
+            cursor: Cursor::default(),
+        }
+    }
+
+    /// Whether `pc` lies in one of the ranges.
+    fn contains(&self, pc: u64) -> bool {
+        let n = self.cursor.seek(self.ranges, |r| r.0, pc);
+        n > 0 && pc < self.ranges[n - 1].1
+    }
 }
 
 /// The redundancy analysis' state at an instruction boundary.
@@ -329,30 +405,34 @@ fn stack_analyses(insns: &[Instruction], out: &mut Pruning) {
 /// before: function entries, direct branch targets, instructions after a
 /// control transfer) and the functions that jump through a register or
 /// memory (switch tables, computed goto), whose targets are not known.
-fn control_flow(decoded: &[Vec<Instruction>], image: &Image) -> (HashSet<u64>, Vec<(u64, u64)>) {
-    let mut leaders: HashSet<u64> = image.entries.iter().copied().collect();
+fn control_flow(ranges: &[(u64, &[u8])], image: &Image) -> (Leaders, Vec<(u64, u64)>) {
+    let mut leaders: Vec<u64> = image.entries.clone();
     let mut indirect = Vec::new();
-    for insns in decoded {
-        for i in insns {
+    for &(start, bytes) in ranges {
+        let first_indirect = indirect.len();
+        let mut end = start;
+        for i in Decoder::with_ip(64, bytes, start, DecoderOptions::NONE) {
+            end = i.next_ip();
             if i.flow_control() == FlowControl::Next {
                 continue;
             }
-            leaders.insert(i.next_ip());
+            leaders.push(i.next_ip());
             if (0..i.op_count()).any(|n| {
                 matches!(
                     i.op_kind(n),
                     OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
                 )
             }) {
-                leaders.insert(i.near_branch_target());
+                leaders.push(i.near_branch_target());
             }
             if i.flow_control() == FlowControl::IndirectBranch {
-                indirect.push((
-                    i.ip(),
-                    insns.first().map_or(0, |f| f.ip()),
-                    insns.last().map_or(0, |l| l.next_ip()),
-                ));
+                indirect.push((i.ip(), start, 0));
             }
+        }
+        // (The function's range: its first instruction to the end of its
+        // last.)
+        for e in &mut indirect[first_indirect..] {
+            e.2 = end;
         }
     }
     // The function around each indirect jump: from the entry at or before
@@ -370,7 +450,7 @@ fn control_flow(decoded: &[Vec<Instruction>], image: &Image) -> (HashSet<u64>, V
             (start, end)
         })
         .collect();
-    (leaders, jump_tables)
+    (Leaders::new(leaders), jump_tables)
 }
 
 /// True for an instruction after which QEMU starts a new translation block
@@ -527,8 +607,8 @@ fn addr_key(i: &Instruction, size: u64) -> AddrKey {
 /// cannot race; and `x`'s record answers every later check as `y`'s would.
 fn redundant(
     insns: &[Instruction],
-    leaders: &HashSet<u64>,
-    entered_anywhere: &ProgramCode,
+    leaders: &Leaders,
+    entered_anywhere: &Ranges,
     walk: &mut Walk,
     info: &mut InstructionInfoFactory,
     out: &mut Pruning,
@@ -544,7 +624,7 @@ fn redundant(
             *since_block = 0;
             written.clear();
         }
-        if leaders.contains(&pc) {
+        if leaders.contains(pc) {
             written.clear();
         }
         *since_block += 1;
@@ -592,6 +672,47 @@ fn redundant(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cursor answers as a set does, in address order, backwards and
+    /// past either end.
+    #[test]
+    fn leaders_answer_as_a_set_in_any_order() {
+        let l = Leaders::new(vec![40, 10, 30, 10, 20]);
+        let queries = [
+            (5, false),
+            (10, true),
+            (11, false),
+            (20, true),
+            (40, true),
+            (10, true),
+            (25, false),
+            (30, true),
+            (30, true),
+            (41, false),
+            (0, false),
+            (20, true),
+            (99, false),
+        ];
+        for (pc, want) in queries {
+            assert_eq!(l.contains(pc), want, "{pc}");
+        }
+        assert!(!Leaders::new(Vec::new()).contains(0));
+        // Far jumps forward (past the cursor's steps) and back.
+        let l = Leaders::new((0..100).map(|i| i * 10).collect());
+        for pc in [0, 995, 990, 5, 500, 510, 511, 990, 1000] {
+            assert_eq!(l.contains(pc), pc % 10 == 0 && pc < 1000, "{pc}");
+        }
+    }
+
+    #[test]
+    fn ranges_answer_by_containment_in_any_order() {
+        let v: Vec<(u64, u64)> = (0..50).map(|i| (i * 100, i * 100 + 10)).collect();
+        let r = Ranges::new(&v);
+        for pc in [0, 9, 10, 4905, 4910, 105, 99, 100, 2000, 2011, 5000, 0] {
+            assert_eq!(r.contains(pc), pc % 100 < 10 && pc < 5000, "{pc}");
+        }
+        assert!(!Ranges::new(&[]).contains(7));
+    }
 
     #[test]
     fn private_frames_are_pruned_escaping_ones_are_not() {
