@@ -701,6 +701,9 @@ void __wrap_GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
     free(G);
 }
 
+/* Teams of a target region's teams construct without num_teams. */
+#define LARDCC_TARGET_DEFAULT_TEAMS 2u
+
 static __thread struct unit team_unit = {LARD__NO_THREAD, 0};
 static __thread struct lardcc_vc teams_join;
 static __thread uintptr_t target_top;   /* the innermost target region's frames */
@@ -711,8 +714,14 @@ bool __wrap_GOMP_teams4(unsigned low, unsigned high, unsigned thread_limit, bool
 {
     bool r;
     unit_stop(&team_unit, &teams_join, target_top);
-    if (first)
+    if (first) {
         teams_outer_cg = cur_cg;
+        /* No num_teams clause: libgomp's host fallback would run one team,
+         * hiding every race between teams.  The number is the
+         * implementation's choice; lard's binary mode makes the same. */
+        if (low == 0 && high == 0)
+            low = high = LARDCC_TARGET_DEFAULT_TEAMS;
+    }
     r = __real_GOMP_teams4(low, high, thread_limit, first);
     if (r) {
         unit_start(&team_unit);

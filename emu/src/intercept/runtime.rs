@@ -44,6 +44,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 mod contention;
 mod worksharing;
 
+/// The number of teams lard runs for a `teams` construct inside a `target`
+/// region without `num_teams` (libgomp's host fallback would run one; the
+/// lard-cc runtime makes the same choice).
+pub const TARGET_DEFAULT_TEAMS: u64 = 2;
+
 /// A call whose return is awaited.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
@@ -844,6 +849,14 @@ impl Machine {
                 self.team_end(ret);
                 // `bool first` (the 4th argument): a new construct.
                 if uc.reg(Reg::RCX) & 0xff != 0 {
+                    // No `num_teams` clause (both bounds 0): libgomp's host
+                    // fallback would run one team, which hides every race
+                    // between teams; the number is the implementation's
+                    // choice, and lard's is `TARGET_DEFAULT_TEAMS`.
+                    if uc.reg(Reg::RDI) as u32 == 0 && uc.reg(Reg::RSI) as u32 == 0 {
+                        uc.set_reg(Reg::RDI, TARGET_DEFAULT_TEAMS);
+                        uc.set_reg(Reg::RSI, TARGET_DEFAULT_TEAMS);
+                    }
                     self.rt().thread(cur).teams_started = 0;
                     let g = self.group();
                     self.group_enter(g);
