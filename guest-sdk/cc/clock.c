@@ -198,6 +198,49 @@ void lardcc_vc_clear(struct lardcc_vc *c)
     c->n = 0;
 }
 
+/* ---- dense clocks ---- */
+
+void lardcc_dvc_join(struct lardcc_dvc *to, const struct lardcc_vc *from)
+{
+    uint32_t i, top;
+    if (from->n == 0)
+        return;
+    top = from->e[from->n - 1].id + 1;
+    if (top > to->cap) {
+        uint32_t cap = to->cap ? to->cap : 1024;
+        uint64_t *v;
+        while (cap < top)
+            cap *= 2;
+        v = raw((size_t)cap * sizeof *v); /* zero-filled */
+        if (to->hi)
+            memcpy(v, to->v, (size_t)to->hi * sizeof *v);
+        if (to->v)
+            munmap(to->v, (size_t)to->cap * sizeof *v);
+        to->v = v;
+        to->cap = cap;
+    }
+    for (i = 0; i < from->n; i++)
+        if (from->e[i].v > to->v[from->e[i].id])
+            to->v[from->e[i].id] = from->e[i].v;
+    if (top > to->hi)
+        to->hi = top;
+}
+
+void lardcc_dvc_clear(struct lardcc_dvc *c)
+{
+    if (c->hi)
+        memset(c->v, 0, (size_t)c->hi * sizeof c->v[0]);
+    c->hi = 0;
+}
+
+void lardcc_dvc_free(struct lardcc_dvc *c)
+{
+    if (c->v)
+        munmap(c->v, (size_t)c->cap * sizeof c->v[0]);
+    c->v = NULL;
+    c->cap = c->hi = 0;
+}
+
 /* ---- language threads ---- */
 
 #define CHUNK_BITS 12
@@ -291,6 +334,25 @@ uint64_t lardcc_own(uint32_t id)
 void lardcc_acquire_vc(const struct lardcc_vc *from)
 {
     join(lardcc_my_clock(), from, 1);
+}
+
+void lardcc_acquire_dvc(const struct lardcc_dvc *from)
+{
+    struct lardcc_vc sparse = {0, 0, NULL};
+    uint32_t id, n = 0;
+    for (id = 0; id < from->hi; id++)
+        n += from->v[id] != 0;
+    if (n == 0)
+        return;
+    reserve(&sparse, n);
+    for (id = 0; id < from->hi; id++)
+        if (from->v[id] != 0) {
+            sparse.e[sparse.n].id = id;
+            sparse.e[sparse.n].v = from->v[id];
+            sparse.n++;
+        }
+    join(lardcc_my_clock(), &sparse, 1);
+    lardcc_vc_free(&sparse);
 }
 
 void lardcc_tick(void)

@@ -162,12 +162,12 @@ int lardcc_barrier_arrive(struct lardcc_barrier *b, uint32_t n)
     int slot;
     lard__lock(&b->lock);
     slot = (int)(b->gen & 1);
-    lardcc_vc_join(&b->acc[slot], lardcc_my_clock());
+    lardcc_dvc_join(&b->acc[slot], lardcc_my_clock());
     lardcc_tick();
     if (++b->count >= n) {
         b->count = 0;
         b->gen++;
-        lardcc_vc_clear(&b->acc[slot ^ 1]);
+        lardcc_dvc_clear(&b->acc[slot ^ 1]);
     }
     lard__unlock(&b->lock);
     return slot;
@@ -176,14 +176,14 @@ int lardcc_barrier_arrive(struct lardcc_barrier *b, uint32_t n)
 void lardcc_barrier_depart(struct lardcc_barrier *b, int slot)
 {
     lard__lock(&b->lock);
-    lardcc_acquire_vc(&b->acc[slot]);
+    lardcc_acquire_dvc(&b->acc[slot]);
     lard__unlock(&b->lock);
 }
 
 void lardcc_barrier_contribute(struct lardcc_barrier *b, int slot, const struct lardcc_vc *vc)
 {
     lard__lock(&b->lock);
-    lardcc_vc_join(&b->acc[slot], vc);
+    lardcc_dvc_join(&b->acc[slot], vc);
     lard__unlock(&b->lock);
 }
 

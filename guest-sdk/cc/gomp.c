@@ -230,8 +230,8 @@ static void team_end(struct team *T)
 {
     lardcc_barrier_depart(&T->bar, T->final_slot);
     lardcc_vc_free(&T->fork_vc);
-    lardcc_vc_free(&T->bar.acc[0]);
-    lardcc_vc_free(&T->bar.acc[1]);
+    lardcc_dvc_free(&T->bar.acc[0]);
+    lardcc_dvc_free(&T->bar.acc[1]);
 }
 
 void __real_GOMP_parallel(void (*)(void *), void *, unsigned, unsigned);

@@ -31,6 +31,17 @@ void lardcc_vc_copy(struct lardcc_vc *to, const struct lardcc_vc *from);
 void lardcc_vc_clear(struct lardcc_vc *c);
 void lardcc_vc_free(struct lardcc_vc *c); /* empty, storage returned */
 
+/* A dense clock: entry `id` at v[id], for accumulators that many clocks are
+ * joined into (a barrier phase collects every task's final clock): a join
+ * costs what the joined clock names, not what the accumulator holds. */
+struct lardcc_dvc {
+    uint64_t *v;
+    uint32_t cap, hi; /* entries [hi, cap) are 0 */
+};
+void lardcc_dvc_join(struct lardcc_dvc *to, const struct lardcc_vc *from); /* to ⊔= from */
+void lardcc_dvc_clear(struct lardcc_dvc *c);
+void lardcc_dvc_free(struct lardcc_dvc *c);
+
 /* Language threads (clock.c): the clock of thread `id`; the current
  * thread's; its own entry.  Clock changes of the current thread go through
  * acquire_vc (me ⊔= from) and tick (me[me] += 1), mirrored with WriteVC. */
@@ -38,6 +49,7 @@ struct lardcc_vc *lardcc_clock(uint32_t id);
 struct lardcc_vc *lardcc_my_clock(void);
 uint64_t lardcc_own(uint32_t id);
 void lardcc_acquire_vc(const struct lardcc_vc *from);
+void lardcc_acquire_dvc(const struct lardcc_dvc *from); /* me ⊔= from */
 void lardcc_tick(void);
 
 /* The clock of a program synchronization object (mutex, rwlock, semaphore,
@@ -84,7 +96,7 @@ struct lardcc_barrier {
     uint32_t gen;
     uint32_t count;
     uint32_t n;
-    struct lardcc_vc acc[2];
+    struct lardcc_dvc acc[2];
 };
 int lardcc_barrier_arrive(struct lardcc_barrier *b, uint32_t n);
 void lardcc_barrier_depart(struct lardcc_barrier *b, int slot);
