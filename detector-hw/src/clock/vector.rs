@@ -7,9 +7,16 @@
 //! the highest index it names — quadratic memory, 2.6 GB for `fib(20)`'s
 //! 21,891 tasks — although each names few threads (its ancestors and the
 //! tasks it waited for): entries at index [`DENSE`] and above are therefore
-//! kept as a sorted list of the non-zero ones.
+//! kept as a hash map of the non-zero ones. A map rather than a sorted list,
+//! because such clocks are built one WriteVC at a time in no particular
+//! order: an insertion into a sorted list moves its tail, which made the
+//! joins of a task tree's big clocks quadratic; a map's is constant, and a
+//! join costs what the smaller operand names.
 
-use super::ThreadIdx;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use super::{FxHashMap, FxHasher, ThreadIdx};
 
 /// Thread indices below this are stored densely.
 pub const DENSE: usize = 64;
@@ -19,8 +26,8 @@ pub const DENSE: usize = 64;
 pub struct VectorClock {
     /// Entries `0..entries.len()` (`len <= DENSE`).
     entries: Vec<u64>,
-    /// Non-zero entries at index `DENSE` and above, sorted by index.
-    sparse: Vec<(ThreadIdx, u64)>,
+    /// Non-zero entries at index `DENSE` and above.
+    sparse: FxHashMap<ThreadIdx, u64>,
 }
 
 impl VectorClock {
@@ -28,7 +35,7 @@ impl VectorClock {
     pub const fn new() -> VectorClock {
         VectorClock {
             entries: Vec::new(),
-            sparse: Vec::new(),
+            sparse: HashMap::with_hasher(BuildHasherDefault::<FxHasher>::new()),
         }
     }
 
@@ -44,23 +51,17 @@ impl VectorClock {
 
     #[cold]
     fn get_sparse(&self, idx: ThreadIdx) -> u64 {
-        match self.sparse.binary_search_by_key(&idx, |e| e.0) {
-            Ok(i) => self.sparse[i].1,
-            Err(_) => 0,
-        }
+        self.sparse.get(&idx).copied().unwrap_or(0)
     }
 
     /// Sets entry `idx` to `value`.
     pub fn set(&mut self, idx: ThreadIdx, value: u64) {
         let i = idx as usize;
         if i >= DENSE {
-            match self.sparse.binary_search_by_key(&idx, |e| e.0) {
-                Ok(k) if value == 0 => {
-                    self.sparse.remove(k);
-                }
-                Ok(k) => self.sparse[k].1 = value,
-                Err(_) if value == 0 => {}
-                Err(k) => self.sparse.insert(k, (idx, value)),
+            if value == 0 {
+                self.sparse.remove(&idx);
+            } else {
+                self.sparse.insert(idx, value);
             }
             return;
         }
@@ -84,35 +85,11 @@ impl VectorClock {
         if other.sparse.is_empty() {
             return;
         }
-        let mut merged = Vec::with_capacity(self.sparse.len() + other.sparse.len());
-        let (mut a, mut b) = (
-            self.sparse.iter().peekable(),
-            other.sparse.iter().peekable(),
-        );
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(&&x), Some(&&y)) if x.0 == y.0 => {
-                    a.next();
-                    b.next();
-                    (x.0, x.1.max(y.1))
-                }
-                (Some(&&x), Some(&&y)) if x.0 < y.0 => {
-                    a.next();
-                    x
-                }
-                (_, Some(&&y)) => {
-                    b.next();
-                    y
-                }
-                (Some(&&x), None) => {
-                    a.next();
-                    x
-                }
-                (None, None) => break,
-            };
-            merged.push(next);
+        self.sparse.reserve(other.sparse.len());
+        for (&idx, &v) in &other.sparse {
+            let mine = self.sparse.entry(idx).or_insert(0);
+            *mine = (*mine).max(v);
         }
-        self.sparse = merged;
     }
 
     /// True if every entry of `self` is `<=` the same entry of `other`
@@ -122,7 +99,7 @@ impl VectorClock {
             .iter()
             .enumerate()
             .all(|(i, v)| *v <= other.get(i as ThreadIdx))
-            && self.sparse.iter().all(|&(i, v)| v <= other.get(i))
+            && self.sparse.iter().all(|(&i, &v)| v <= other.get(i))
     }
 }
 
@@ -138,7 +115,7 @@ mod tests {
         a.set(hi, 5);
         a.set(hi - 7, 1);
         assert_eq!(a.entries.len(), 4, "no dense storage for high indices");
-        assert_eq!(a.sparse, [(hi - 7, 1), (hi, 5)]);
+        assert_eq!(a.sparse, FxHashMap::from_iter([(hi - 7, 1), (hi, 5)]));
         assert_eq!(
             (a.get(hi), a.get(hi - 7), a.get(hi - 1), a.get(3)),
             (5, 1, 0, 2)
@@ -148,7 +125,10 @@ mod tests {
         b.set(hi + 1, 9);
         assert!(!a.leq(&b) && !b.leq(&a));
         b.join(&a);
-        assert_eq!(b.sparse, [(hi - 7, 1), (hi, 5), (hi + 1, 9)]);
+        assert_eq!(
+            b.sparse,
+            FxHashMap::from_iter([(hi - 7, 1), (hi, 5), (hi + 1, 9)])
+        );
         assert!(a.leq(&b));
         b.set(hi + 1, 0);
         assert_eq!(b.get(hi + 1), 0);
