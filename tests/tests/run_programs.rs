@@ -13,6 +13,7 @@ const PLAIN: &[(&str, &[&str])] = &[
     ("plain/unknown_syscall.c", &[]),
     ("plain/signal_handlers.c", &[]),
     ("plain/madvise_discard.c", &[]),
+    ("plain/mprotect_steps.c", &[]),
     ("plain/sse_lanes.c", &[]),
     ("plain/fp_control.c", &[]),
 ];

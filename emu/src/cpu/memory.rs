@@ -259,6 +259,44 @@ impl Memory {
                 self.uc.remove_cache(s, s + r.len);
             }
         }
+        self.coalesce(end)?;
+        self.coalesce(addr)
+    }
+
+    /// Merges the region starting at `at` into the one just below it when
+    /// they are two pieces of one host mapping with the same permissions,
+    /// in lard's map and in unicorn's. unicorn keeps one RAM block and one
+    /// memory region per piece, and each map or unmap rebuilds its view of
+    /// every region: a program that grows a mapping page by page with
+    /// `mprotect` (glibc's thread heaps) would otherwise pay for each step
+    /// in proportion to the steps before it.
+    fn coalesce(&mut self, at: u64) -> Result<(), MemError> {
+        let Some(right) = self.regions.get(&at) else {
+            return Ok(());
+        };
+        let Some((&start, left)) = self.regions.range(..at).next_back() else {
+            return Ok(());
+        };
+        if start + left.len != at
+            || left.perms != right.perms
+            || !std::rc::Rc::ptr_eq(&left.host, &right.host)
+            || left.host_off + left.len as usize != right.host_off
+            || left.name != right.name
+            || left.shared != right.shared
+        {
+            return Ok(());
+        }
+        let (len, perms) = (left.len + right.len, left.perms);
+        // SAFETY: `host_off + len` lies within the host mapping, which both
+        // pieces keep alive; unicorn writes guest stores through it as it
+        // did through the pieces'.
+        let ptr = unsafe { left.host.as_ptr().add(left.host_off) as *mut u8 };
+        self.uc.unmap(start, len)?;
+        // SAFETY: as above; the merged region stays in `regions` until the
+        // range is unmapped.
+        unsafe { self.uc.map_ptr(start, len, perms, ptr)? };
+        let right = self.regions.remove(&at).expect("region present");
+        self.regions.get_mut(&start).expect("region present").len += right.len;
         Ok(())
     }
 
