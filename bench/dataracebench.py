@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""DataRaceBench's C micro-benchmarks under lard, in both modes: precision,
+recall and verdict stability, as the OpenMP figures of docs/lard-cc.md were
+measured.
+
+    python3 bench/dataracebench.py DIR
+
+DIR holds DataRaceBench's `DRB*.c` files (its `micro-benchmarks` folder,
+with `signaling.h` and the other headers they include). DataRaceBench is not
+in a package registry, so neither this script nor `make bench` fetches it.
+
+1. Builds every `DRB*.c` twice, `gcc -O0 -g -fopenmp` (binary mode) and
+   `lard-cc -O0 -g -fopenmp` (the runtime installed from guest-sdk), both
+   with `-lm`. A program that fails to build, or whose plain build is
+   killed by a signal when run natively, is left out and listed.
+2. Runs each build under `lard run --sched random --seed S` for seeds
+   1..DRB_SEEDS (default 3), `OMP_NUM_THREADS=DRB_THREADS` (default 2),
+   at most DRB_TIMEOUT seconds each (default 60), DRB_JOBS at a time
+   (default 2).
+3. A run is racy when its JSON report names a race. The truth is the
+   file name's `-yes` / `-no`. A program is a true positive when some run
+   is racy (the verdicts of its seeds are also compared: "unstable" when
+   they differ). A run that times out or stops without a report counts as
+   clean, and the counts of both are printed.
+
+Prints one line per mode (TP FN FP TN, precision, recall, timeouts,
+aborts, unstable programs) and the programs each mode gets wrong.
+Environment: DRB_ONLY (a regular expression on the program name),
+DRB_SEEDS, DRB_THREADS, DRB_TIMEOUT, DRB_JOBS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from common import LARD, OUT, ROOT, die, env_number, run
+
+WORK = OUT / "dataracebench"
+MODES = ("plain", "lard-cc")
+
+
+def install_lardcc() -> Path:
+    run(["make", "-s", "-C", str(ROOT / "guest-sdk"), "install-cc", f"PREFIX={WORK / 'sdk'}",
+         f"BUILD={WORK / 'sdk-build'}", "CC=gcc"])
+    return WORK / "sdk" / "bin" / "lard-cc"
+
+
+def build(src: Path, lardcc: Path) -> dict[str, Path] | str:
+    """Both builds of `src`, or why it is left out."""
+    out = {}
+    for mode, cc in (("plain", "gcc"), ("lard-cc", str(lardcc))):
+        exe = WORK / mode / src.stem
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([cc, "-O0", "-g", "-fopenmp", "-I", str(src.parent), str(src), "-o",
+                            str(exe), "-lm"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if r.returncode != 0:
+            return f"{mode} build failed"
+        out[mode] = exe
+    env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
+    try:
+        r = subprocess.run([str(out["plain"])], cwd=src.parent, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+        if r.returncode < 0:
+            return f"killed by signal {-r.returncode} natively"
+    except subprocess.TimeoutExpired:
+        pass
+    return out
+
+
+def lard_run(exe: Path, seed: int, cwd: Path) -> str:
+    """'racy', 'clean', 'timeout' or 'abort'."""
+    report = WORK / "reports" / f"{exe.parent.name}.{exe.name}.{seed}.json"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.unlink(missing_ok=True)
+    env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
+    try:
+        subprocess.run([str(LARD), "run", "--sched", "random", "--seed", str(seed),
+                        "--report-json", str(report), str(exe)], cwd=cwd, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    try:
+        doc = json.loads(report.read_text())
+    except (OSError, ValueError):
+        return "abort"
+    racy = any(d.get("races") for d in doc.get("detectors", {}).values())
+    return "racy" if racy else "clean"
+
+
+def main() -> None:
+    if len(sys.argv) != 2:
+        die("usage: python3 bench/dataracebench.py DIR (DataRaceBench's micro-benchmarks)")
+    src_dir = Path(sys.argv[1]).resolve()
+    only = re.compile(os.environ.get("DRB_ONLY", ""))
+    sources = sorted(p for p in src_dir.glob("DRB*.c") if only.search(p.stem))
+    if not sources:
+        die(f"no DRB*.c in {src_dir}")
+    if not LARD.exists():
+        die(f"{LARD} is missing: run `make build` first")
+    lardcc = install_lardcc()
+    builds, left_out = {}, {}
+    for s in sources:
+        b = build(s, lardcc)
+        if isinstance(b, str):
+            left_out[s.stem] = b
+        else:
+            builds[s.stem] = b
+    jobs = [(name, mode, seed) for name in builds for mode in MODES for seed in range(1, SEEDS + 1)]
+    with ThreadPoolExecutor(max_workers=JOBS) as pool:
+        verdicts = list(pool.map(lambda j: lard_run(builds[j[0]][j[1]], j[2], src_dir), jobs))
+    by = {}
+    for (name, mode, _), v in zip(jobs, verdicts):
+        by.setdefault((mode, name), []).append(v)
+    print(f"\nDataRaceBench ({src_dir}): {len(builds)} programs, {len(left_out)} left out; "
+          f"OMP_NUM_THREADS={THREADS}, seeds 1..{SEEDS}, {TIMEOUT} s timeout")
+    for name, why in sorted(left_out.items()):
+        print(f"  left out: {name}: {why}")
+    for mode in MODES:
+        tp = fn = fp = tn = timeouts = aborts = 0
+        unstable, wrong = [], []
+        for name in builds:
+            vs = by[(mode, name)]
+            timeouts += vs.count("timeout")
+            aborts += vs.count("abort")
+            racy = "racy" in vs
+            if len({v == "racy" for v in vs}) > 1:
+                unstable.append(name)
+            yes = "-yes" in name
+            if racy and yes:
+                tp += 1
+            elif racy:
+                fp += 1
+                wrong.append(f"FP {name} ({' '.join(vs)})")
+            elif yes:
+                fn += 1
+                wrong.append(f"FN {name} ({' '.join(vs)})")
+            else:
+                tn += 1
+        precision = tp / (tp + fp) if tp + fp else 1.0
+        recall = tp / (tp + fn) if tp + fn else 1.0
+        print(f"{mode:8} TP {tp} FN {fn} FP {fp} TN {tn}  precision {precision:.3f}  "
+              f"recall {recall:.3f}  runs timed out {timeouts}, aborted {aborts}; "
+              f"verdict differs between seeds: {len(unstable)}")
+        for w in wrong:
+            print(f"  {w}")
+        if unstable:
+            print(f"  unstable: {' '.join(unstable)}")
+
+
+SEEDS = env_number("DRB_SEEDS", 3, int)
+THREADS = env_number("DRB_THREADS", 2, int)
+TIMEOUT = env_number("DRB_TIMEOUT", 60, int)
+JOBS = env_number("DRB_JOBS", 2, int)
+
+if __name__ == "__main__":
+    main()
