@@ -9,7 +9,7 @@ int main(void)
 {
     int ok = 1;
 #pragma omp target map(tofrom : hits, a)
-#pragma omp teams distribute parallel for reduction(+ : hits)
+#pragma omp teams distribute reduction(+ : hits)
     for (int i = 0; i < N; i++) {
         a[i] = i;
         hits++;
