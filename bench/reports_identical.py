@@ -51,11 +51,16 @@ def report(lard, binary, args, tmp):
     json = Path(tmp) / "report.json"
     if json.exists():
         json.unlink()
-    r = subprocess.run(
-        [str(lard), "run", "--detectors", "all", "--sched", "random", "--seed", "2",
-         "--report-json", str(json), str(binary), *map(str, args)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    )
+    # stdout to a file, as in default_report: a pipe makes pigz's run
+    # differ run to run.
+    with open(Path(tmp) / "stdout", "w+b") as out:
+        r = subprocess.run(
+            [str(lard), "run", "--detectors", "all", "--sched", "random", "--seed", "2",
+             "--report-json", str(json), str(binary), *map(str, args)],
+            stdout=out, stderr=subprocess.DEVNULL,
+        )
+        out.seek(0)
+        r.stdout = out.read()
     return r.returncode, r.stdout, json.read_bytes() if json.exists() else None
 
 

@@ -560,6 +560,8 @@ impl Emulator {
                 Some(left) => u64::try_from(left + 1).unwrap_or(1).max(1),
                 None => m.sched.next_quantum(contended).saturating_sub(1).max(1),
             };
+            // Blocks test the instruction limit only while one is in force.
+            m.uc.clock_limit(m.insn_limit != u64::MAX);
             m.clock.set_budget(blocks, m.insn_limit);
             m.stop = None;
             m.bad_access = None;

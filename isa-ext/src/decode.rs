@@ -98,15 +98,15 @@ impl std::error::Error for DecodeError {}
 /// Longest x86 instruction, in bytes (the window [`decode`] reads).
 pub const MAX_INSN_LEN: usize = 15;
 
-fn is_legacy_prefix(b: u8) -> bool {
+const fn is_legacy_prefix(b: u8) -> bool {
     matches!(
         b,
         0xF0 | 0xF2 | 0xF3 | 0x2E | 0x36 | 0x3E | 0x26 | 0x64 | 0x65 | 0x66 | 0x67
     )
 }
 
-fn is_rex(b: u8) -> bool {
-    (0x40..=0x4F).contains(&b)
+const fn is_rex(b: u8) -> bool {
+    matches!(b, 0x40..=0x4F)
 }
 
 fn is_segment_override(b: u8) -> bool {
@@ -222,6 +222,52 @@ pub fn decode(bytes: &[u8], ip: u64) -> Result<Decoded, DecodeError> {
     classify(insn, &window[..insn.len()], ip)
 }
 
+/// The legacy and REX prefixes of the raw bytes of an instruction (never
+/// its last byte).
+fn prefixes_of(raw: &[u8]) -> &[u8] {
+    &raw[..prefix_len(raw).min(raw.len().saturating_sub(1))]
+}
+
+/// Each byte's role among an instruction's leading bytes: 0 no prefix, 1
+/// a legacy or REX prefix, 2 the Tracked prefix.
+const PREFIX_KIND: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let v = b as u8;
+        t[b] = if v == TRACKED_PREFIX {
+            2
+        } else if is_legacy_prefix(v) || is_rex(v) {
+            1
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+};
+
+/// `prefixes_of(raw).contains(&TRACKED_PREFIX)`, in one pass that stops at
+/// the first byte that is no prefix (most instructions' first or second).
+#[inline]
+fn has_tracked_prefix(raw: &[u8]) -> bool {
+    for &b in &raw[..raw.len().saturating_sub(1)] {
+        match PREFIX_KIND[b as usize] {
+            0 => return false,
+            2 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// True when the valid instruction `insn`, whose raw bytes are `raw`, is an
+/// ordinary one ([`DecodedKind::Plain`]): no LARD op, no Tracked prefix.
+#[inline]
+fn is_plain(insn: &Instruction, raw: &[u8]) -> bool {
+    !has_tracked_prefix(raw) && (!is_0f1f_nop(insn.code()) || lard_op(raw).is_none())
+}
+
 /// What the valid instruction `insn`, whose raw bytes are `raw` (prefixes
 /// included), at `ip`, is to a LARD-aware CPU.
 fn classify(insn: Instruction, raw: &[u8], ip: u64) -> Result<Decoded, DecodeError> {
@@ -239,14 +285,14 @@ fn classify(insn: Instruction, raw: &[u8], ip: u64) -> Result<Decoded, DecodeErr
             None => {}
         }
     }
-    let prefixes = &raw[..prefix_len(raw).min(len.saturating_sub(1))];
-    if !prefixes.contains(&TRACKED_PREFIX) {
+    if !has_tracked_prefix(raw) {
         return Ok(Decoded {
             ip,
             len,
             kind: DecodedKind::Plain(insn),
         });
     }
+    let prefixes = prefixes_of(raw);
     let fault = |fault| Err(DecodeError::Fault { fault, len });
     if prefixes
         .iter()
@@ -289,6 +335,22 @@ pub struct Swept<'a> {
     pub bytes: &'a [u8],
     /// The decoded instruction, or why it did not decode.
     pub result: Result<Decoded, DecodeError>,
+}
+
+/// One step of a [`Sweep`] as [`Sweep::step`] gives it.
+#[derive(Debug)]
+pub enum Step<'s, 'a> {
+    /// An ordinary instruction at `ip`: the step the iterator gives as
+    /// `Ok(Decoded { ip, len: insn.len(), kind: DecodedKind::Plain(*insn) })`,
+    /// lent instead of copied.
+    Plain {
+        /// Address of the first byte.
+        ip: u64,
+        /// The instruction.
+        insn: &'s Instruction,
+    },
+    /// Any other step, as the iterator gives it.
+    Other(Swept<'a>),
 }
 
 /// A linear sweep over a code buffer: decodes instruction after instruction,
@@ -338,6 +400,31 @@ impl<'a> Sweep<'a> {
         if pos >= self.pos && pos <= self.bytes.len() {
             self.pos = pos;
         }
+    }
+
+    /// The next step, as the iterator gives it, but an ordinary instruction
+    /// (most of any code) lent rather than wrapped in a [`Swept`]: for a
+    /// caller that only looks for the others, a scan over megabytes of code.
+    #[inline]
+    pub fn step(&mut self) -> Option<Step<'_, 'a>> {
+        if self.pos < self.bytes.len() && self.decoder.position() == self.pos {
+            let ip = self.base.wrapping_add(self.pos as u64);
+            self.decoder.decode_out(&mut self.insn);
+            let len = self.insn.len();
+            // A valid instruction within the window: what `decode_here`
+            // decodes and classifies (it decodes again from here otherwise).
+            if !self.insn.is_invalid()
+                && len <= MAX_INSN_LEN
+                && is_plain(&self.insn, &self.bytes[self.pos..self.pos + len])
+            {
+                self.pos += len;
+                return Some(Step::Plain {
+                    ip,
+                    insn: &self.insn,
+                });
+            }
+        }
+        self.next().map(Step::Other)
     }
 
     /// The instruction at the current position, as [`decode`] gives it.

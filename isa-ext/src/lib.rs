@@ -29,7 +29,7 @@ pub mod op;
 pub mod reg;
 
 pub use decode::{
-    decode, tracked_fault, DecodeError, Decoded, DecodedKind, Sweep, Swept, MAX_INSN_LEN,
+    decode, tracked_fault, DecodeError, Decoded, DecodedKind, Step, Sweep, Swept, MAX_INSN_LEN,
 };
 pub use encode::{encode, encode_tracked, EncodeError, OP_LEN, SIGNATURE, TRACKED_PREFIX};
 pub use fault::{check_region, LardFault, PAGE_SIZE};

@@ -4,7 +4,7 @@
 //! `LARD_RANDOM_DECODES=100000000 cargo test --release -p lard-isa-ext --test random_bytes`.
 //! The `cargo fuzz` target in `isa-ext/fuzz` explores further.
 
-use lard_isa_ext::{decode, format, DecodeError, Sweep};
+use lard_isa_ext::{decode, format, DecodeError, Decoded, DecodedKind, Step, Sweep};
 
 struct SplitMix(u64);
 
@@ -103,6 +103,32 @@ fn assert_sweep_is_decode(bytes: &[u8], base: u64) -> usize {
     for (g, w) in got.iter().zip(&want) {
         assert_eq!(g, w, "sweep and decode differ at {:#x}", w.0);
     }
+    // `Sweep::step` gives the same steps, ordinary instructions lent.
+    let mut sweep = Sweep::new(bytes, base);
+    let mut stepped = Vec::new();
+    let mut plain = 0;
+    while let Some(step) = sweep.step() {
+        stepped.push(match step {
+            Step::Plain { ip, insn } => {
+                plain += 1;
+                let kind = DecodedKind::Plain(*insn);
+                (
+                    ip,
+                    Ok(Decoded {
+                        ip,
+                        len: insn.len(),
+                        kind,
+                    }),
+                )
+            }
+            Step::Other(s) => (s.ip, s.result),
+        });
+    }
+    assert_eq!(stepped.len(), want.len());
+    for (g, w) in stepped.iter().zip(&want) {
+        assert_eq!(g, w, "Sweep::step and decode differ at {:#x}", w.0);
+    }
+    assert!(plain > 0);
     got.len()
 }
 

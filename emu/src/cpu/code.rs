@@ -11,7 +11,7 @@
 //! of a site does not depend on how many sites exist.
 
 use iced_x86::{Instruction, Mnemonic};
-use lard_isa_ext::{decode, DecodeError, DecodedKind, LardFault, LardOp, Sweep};
+use lard_isa_ext::{decode, DecodeError, DecodedKind, LardFault, LardOp, Step, Sweep};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
@@ -149,6 +149,11 @@ impl CodeMap {
     /// that any longer window decodes alike ([`same_in_longer_window`]), it
     /// continues at the end, where decoding the function again would have
     /// taken it, finding only sites the function's sweep recorded.
+    ///
+    /// An ordinary instruction (most steps) is a site only if it is atomic
+    /// ([`site_of`]) and always decodes alike in a longer window
+    /// ([`same_in_longer_window`]), so the sweeps look at it in place
+    /// ([`Sweep::step`]).
     pub fn scan(&mut self, bytes: &[u8], base: u64, starts: &[(u64, u64)]) -> Vec<(u64, Rc<Site>)> {
         let mut found = Vec::new();
         let end = base + bytes.len() as u64;
@@ -161,9 +166,15 @@ impl CodeMap {
                 let e = e.min(end);
                 let (lo, hi) = ((s - base) as usize, (e - base) as usize);
                 let mut clean = true;
-                for st in Sweep::new(&bytes[lo..hi], s) {
-                    clean &= same_in_longer_window(&st.result, e - st.ip);
-                    self.record(st.ip, &st.result, true, &mut found);
+                let mut steps = Sweep::new(&bytes[lo..hi], s);
+                while let Some(step) = steps.step() {
+                    match step {
+                        Step::Plain { ip, insn } => self.record_plain(ip, insn, true, &mut found),
+                        Step::Other(st) => {
+                            clean &= same_in_longer_window(&st.result, e - st.ip);
+                            self.record(st.ip, &st.result, true, &mut found);
+                        }
+                    }
                 }
                 if clean && e > s {
                     let reach = in_step.entry(s).or_insert(e);
@@ -171,14 +182,46 @@ impl CodeMap {
                 }
             }
         }
+        // The starts in address order, met by the whole range's sweep with
+        // a forward cursor (its positions only grow).
+        let mut skips: Vec<(u64, u64)> = in_step.into_iter().collect();
+        skips.sort_unstable();
+        let mut next_skip = 0;
         let mut steps = Sweep::new(bytes, base);
-        while let Some(st) = steps.next() {
-            match in_step.get(&st.ip) {
-                Some(&e) => steps.skip_to(e),
-                None => self.record(st.ip, &st.result, !in_range, &mut found),
+        while let Some(step) = steps.step() {
+            let ip = match &step {
+                Step::Plain { ip, .. } => *ip,
+                Step::Other(st) => st.ip,
+            };
+            while next_skip < skips.len() && skips[next_skip].0 < ip {
+                next_skip += 1;
+            }
+            if next_skip < skips.len() && skips[next_skip].0 == ip {
+                let reach = skips[next_skip].1;
+                steps.skip_to(reach);
+                continue;
+            }
+            match step {
+                Step::Plain { ip, insn } => self.record_plain(ip, insn, !in_range, &mut found),
+                Step::Other(st) => self.record(st.ip, &st.result, !in_range, &mut found),
             }
         }
         found
+    }
+
+    /// [`CodeMap::record`] for an ordinary instruction: a site only if it
+    /// is atomic.
+    #[inline]
+    fn record_plain(
+        &mut self,
+        ip: u64,
+        insn: &Instruction,
+        aligned: bool,
+        found: &mut Vec<(u64, Rc<Site>)>,
+    ) {
+        if (insn.has_lock_prefix() || insn.mnemonic() == Mnemonic::Xchg) && is_atomic(insn) {
+            self.record_site(ip, Site::Atomic(MemInsn::new(*insn)), aligned, found);
+        }
     }
 
     /// Records the site (if any) of the instruction decoded at `ip`, unless
@@ -191,9 +234,19 @@ impl CodeMap {
         aligned: bool,
         found: &mut Vec<(u64, Rc<Site>)>,
     ) {
-        let Some(site) = site_of(result) else {
-            return;
-        };
+        if let Some(site) = site_of(result) {
+            self.record_site(ip, site, aligned, found);
+        }
+    }
+
+    /// Records `site` at `ip` unless one was recorded there.
+    fn record_site(
+        &mut self,
+        ip: u64,
+        site: Site,
+        aligned: bool,
+        found: &mut Vec<(u64, Rc<Site>)>,
+    ) {
         if let std::collections::hash_map::Entry::Vacant(e) = self.sites.entry(ip) {
             if matches!(site, Site::Tracked(_)) {
                 self.tracked += 1;

@@ -391,6 +391,8 @@ extern "C" {
     /// Declared by patch 0003 (not in unicorn-engine-sys's bindings, which
     /// come from the unpatched header).
     fn uc_lard_clock(uc: *mut sys::uc_engine) -> *mut RawClock;
+    /// Declared by patch 0016.
+    fn uc_lard_clock_limit(uc: *mut sys::uc_engine, on: bool);
 }
 
 /// A handle to the engine's instruction clock (see `RawClock`), valid while
@@ -444,6 +446,16 @@ impl UcRef {
         // SAFETY: the engine is live; the patched core returns a pointer into
         // its own state that lives as long as the engine.
         Clock(unsafe { uc_lard_clock(self.0) })
+    }
+
+    /// Whether the blocks translated from now on test the clock's
+    /// instruction limit (patch 0016; on after [`UcRef::clock`]). Off, a
+    /// block's prologue leaves the limit alone, which must then stay
+    /// `u64::MAX`; turning the test on drops every translated block, so
+    /// that all of them test it. Cheap when nothing changes.
+    pub fn clock_limit(self, on: bool) {
+        // SAFETY: the engine is live; not called while translated code runs.
+        unsafe { uc_lard_clock_limit(self.0, on) }
     }
 }
 
@@ -533,8 +545,9 @@ struct RawBuffer {
     limit: *mut u64,
 }
 
-/// Called by translated code (at a block's entry) once the access buffer
-/// has passed its limit; must empty it ([`AccessBuffer::clear`]).
+/// Called by translated code (at the entry of a block that appends, patch
+/// 0016) once the access buffer has passed its limit; must empty it
+/// ([`AccessBuffer::clear`]).
 pub type FlushCallback = unsafe extern "C" fn(*mut c_void);
 
 extern "C" {
@@ -547,8 +560,8 @@ extern "C" {
 /// [`observe::BUFFERED`], inline and without calling the emulator: an
 /// [`AccessRecord`] whose `bits` hold the access callback's `info` until the
 /// emulator rewrites them ([`AccessBuffer::records_mut`]). The emulator
-/// empties it, in order, before anything else it does and when a block
-/// entry finds it past its limit.
+/// empties it, in order, before anything else it does and when the entry
+/// of a block that appends finds it past its limit.
 pub struct AccessBuffer {
     raw: *mut RawBuffer,
     /// `capacity` entries, allocated here (see `Drop`).
