@@ -13,11 +13,23 @@
 //! clocks; with own entries at 0 every access of a never-synchronised thread
 //! would carry time 0 and so look ordered before everything (`0 <= C_u(t)` for
 //! every `u`), hiding every race between threads that never synchronise.
+//!
+//! **An ended identity's clock is dropped** ([`ClockTable::ended`]): once a
+//! language thread has reported its end (`ProgramEvent::ThreadExit`) and its
+//! kernel thread runs another identity, nothing reads that clock again, so
+//! only its own entry is kept. A program whose logical threads are
+//! short-lived (one per OpenMP task: millions in a recursive task program)
+//! then holds clocks for the identities that can still run, not for every
+//! one that ever ran. Its entries in other identities' clocks stay, so every
+//! verdict is the same. The own entry is kept so that an identity that runs
+//! again (an id a runtime hands out anew) or breaks the contract and
+//! accesses memory after its end is checked conservatively: with an
+//! all-zero clock its accesses would look ordered before everyone's.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::event::ThreadKey;
+use crate::event::{KernelThreadId, Origin, ThreadKey};
 
 mod vector;
 pub use vector::{VectorClock, DENSE};
@@ -181,12 +193,63 @@ impl ThreadIndex {
     }
 }
 
+/// The rule for when an ended identity's clock goes, shared by the
+/// detectors' [`ClockTable`] and the emulator's architectural clocks: an
+/// identity that reported its end (`ProgramEvent::ThreadExit`) is gone once
+/// its kernel thread runs another identity. The end is reported from inside
+/// the thread, whose runtime may still write clock entries before it hands
+/// the kernel thread over; an identity named again by a Thread op (a
+/// runtime that hands ids out anew) is no longer ended.
+#[derive(Clone, Debug, Default)]
+pub struct Endings {
+    /// Ended identities still on their kernel thread: at most one per
+    /// kernel thread, so a short list.
+    ended: Vec<(KernelThreadId, ThreadKey)>,
+}
+
+impl Endings {
+    /// `origin`'s identity has ended.
+    pub fn ended(&mut self, origin: &Origin) {
+        let key = origin.lard_key();
+        self.ended.retain(|&(k, _)| k != origin.kthread);
+        self.ended.push((origin.kthread, key));
+    }
+
+    /// `origin`'s kernel thread now runs `origin`'s identity: returns the
+    /// identity that ended there and is now gone, unless it is the one that
+    /// runs now; an identity that runs again is no longer ended anywhere.
+    #[inline]
+    pub fn switched(&mut self, origin: &Origin) -> Option<ThreadKey> {
+        if self.ended.is_empty() {
+            return None;
+        }
+        self.switched_slow(origin)
+    }
+
+    #[cold]
+    fn switched_slow(&mut self, origin: &Origin) -> Option<ThreadKey> {
+        let now = origin.lard_key();
+        let mut gone = None;
+        self.ended.retain(|&(k, key)| {
+            if k == origin.kthread && key != now {
+                gone = Some(key);
+            }
+            k != origin.kthread && key != now
+        });
+        gone
+    }
+}
+
 /// One vector clock per thread identity, created on first use with the
 /// initialisation rule of this module.
 #[derive(Clone, Debug, Default)]
 pub struct ClockTable {
     index: ThreadIndex,
     clocks: Vec<VectorClock>,
+    /// Identities that ended and still run on their kernel thread.
+    endings: Endings,
+    /// Clocks dropped so far.
+    retired: u64,
 }
 
 impl ClockTable {
@@ -258,6 +321,40 @@ impl ClockTable {
     pub fn is_empty(&self) -> bool {
         self.index.is_empty()
     }
+
+    /// `origin`'s identity has ended (`ProgramEvent::ThreadExit`): its clock
+    /// goes once its kernel thread runs another identity
+    /// ([`ClockTable::switched`]).
+    pub fn ended(&mut self, origin: &Origin) {
+        self.endings.ended(origin);
+    }
+
+    /// `origin`'s kernel thread now runs `origin`'s identity (the Thread
+    /// op): the clock of the identity that ended there goes
+    /// ([`Endings::switched`]).
+    pub fn switched(&mut self, origin: &Origin) {
+        if let Some(key) = self.endings.switched(origin) {
+            self.retire(key);
+        }
+    }
+
+    /// Drops `key`'s clock but for its own entry.
+    fn retire(&mut self, key: ThreadKey) {
+        let Some(idx) = self.index.get(key) else {
+            return;
+        };
+        if let Some(clock) = self.clocks.get_mut(idx as usize) {
+            let own = clock.get(idx);
+            *clock = VectorClock::new();
+            clock.set(idx, own);
+            self.retired += 1;
+        }
+    }
+
+    /// How many ended identities' clocks were dropped.
+    pub fn retired(&self) -> u64 {
+        self.retired
+    }
 }
 
 #[cfg(test)]
@@ -276,6 +373,55 @@ mod tests {
         t.set_entry(ThreadKey::Lang(7), ThreadKey::Lang(3), 5);
         assert_eq!(t.entry(ThreadKey::Lang(7), ThreadKey::Lang(3)), 5);
         assert_eq!(t.entry(ThreadKey::Lang(3), ThreadKey::Lang(3)), 1);
+    }
+
+    fn on(kthread: u32, lthread: u64) -> Origin {
+        Origin {
+            kthread,
+            lthread: Some(lthread),
+            core: 0,
+        }
+    }
+
+    /// An ended identity keeps its clock until its kernel thread runs
+    /// another one; then only its own entry stays. Running again (on any
+    /// kernel thread) cancels the end.
+    #[test]
+    fn ended_identities_keep_only_their_own_entry() {
+        let (a, b, c) = (
+            ThreadKey::Lang(10),
+            ThreadKey::Lang(11),
+            ThreadKey::Lang(12),
+        );
+        let mut t = ClockTable::new();
+        t.set_entry(a, b, 4);
+        t.set_entry(a, a, 6);
+        t.ended(&on(1, 10));
+        // Still its kernel thread's identity: WriteVCs after the end count.
+        t.set_entry(a, c, 2);
+        t.switched(&on(2, 12));
+        assert_eq!((t.entry(a, b), t.entry(a, c), t.retired()), (4, 2, 0));
+        t.switched(&on(1, 11));
+        assert_eq!((t.entry(a, a), t.entry(a, b), t.entry(a, c)), (6, 0, 0));
+        assert_eq!(t.retired(), 1);
+        // The others' clocks are untouched.
+        assert_eq!(t.entry(b, b), 1);
+
+        // An end then the same identity again on the same kernel thread:
+        // nothing goes.
+        t.set_entry(b, c, 3);
+        t.ended(&on(1, 11));
+        t.switched(&on(1, 11));
+        t.switched(&on(1, 12));
+        assert_eq!((t.entry(b, c), t.retired()), (3, 1));
+
+        // An end, then the id runs again elsewhere before its old kernel
+        // thread moves on: it is no longer ended.
+        t.ended(&on(1, 12));
+        t.switched(&on(2, 12));
+        t.switched(&on(1, 10));
+        t.set_entry(c, b, 9);
+        assert_eq!((t.entry(c, b), t.retired()), (9, 1));
     }
 
     #[test]

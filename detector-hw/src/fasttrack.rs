@@ -58,7 +58,7 @@
 
 use crate::clock::{ClockTable, ThreadIdx, VectorClock};
 use crate::detector::{history_units, Detector, Granularity};
-use crate::event::{Access, AccessKind, LardOp, Origin, ThreadKey};
+use crate::event::{Access, AccessKind, LardOp, Origin, ProgramEvent, ThreadKey};
 use crate::lard::{self, HistoryOp};
 use crate::race::{Race, RaceCollector, RaceKind};
 use crate::shadow::{page_chunks, PagedShadow, PAGE_SIZE};
@@ -681,5 +681,9 @@ impl Detector for FastTrack {
         if let Some(h) = lard::apply_clock_effects(&mut self.clocks, origin, op) {
             self.apply_history_op(h);
         }
+    }
+
+    fn program(&mut self, origin: &Origin, ev: &ProgramEvent, _pc: u64) {
+        lard::apply_program_event(&mut self.clocks, origin, ev);
     }
 }

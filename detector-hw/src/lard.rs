@@ -17,6 +17,10 @@
 //! * **Identity** (§3.5, Rule 5): every event is attributed to
 //!   [`Origin::lard_key`]: the language thread last declared with `Thread`
 //!   on the kernel thread, else the kernel thread itself.
+//! * **End** (`ProgramEvent::ThreadExit`, the only program event exact
+//!   detectors act on): the identity's clock is dropped once its kernel
+//!   thread runs another identity ([`ClockTable::ended`]); no verdict
+//!   depends on it, only memory does.
 //! * **ReadVC** is informational: the emulator owns the architectural clock
 //!   values and reports what it returned.
 //! * **WriteVC `tid, v`** sets entry `ThreadKey::Lang(tid)` of the current
@@ -30,7 +34,7 @@
 //!   page; the clamp only keeps detectors bounded on any input).
 
 use crate::clock::ClockTable;
-use crate::event::{Access, LardOp, Origin, ThreadKey};
+use crate::event::{Access, LardOp, Origin, ProgramEvent, ThreadKey};
 
 /// Largest region ClearHistory/CopyHistory act on (one 4 KiB page); longer
 /// regions are clamped to this length.
@@ -88,7 +92,9 @@ pub fn apply_clock_effects(
         LardOp::Thread { .. } => {
             // The emulator already attributes this kernel thread's events to
             // the new language thread (`origin.lthread`); making sure the
-            // identity exists is all there is to do.
+            // identity exists (and dropping the clock of one that ended
+            // there) is all there is to do.
+            clocks.switched(origin);
             clocks.identity(me);
             None
         }
@@ -103,6 +109,14 @@ pub fn apply_clock_effects(
         LardOp::CopyHistory { src, dst, len } => {
             clamp_region(len).map(|len| HistoryOp::Copy { src, dst, len })
         }
+    }
+}
+
+/// Applies program event `ev` from `origin` to `clocks`: an identity's end
+/// lets its clock go (the other program events carry no happens-before).
+pub fn apply_program_event(clocks: &mut ClockTable, origin: &Origin, ev: &ProgramEvent) {
+    if let ProgramEvent::ThreadExit = ev {
+        clocks.ended(origin);
     }
 }
 

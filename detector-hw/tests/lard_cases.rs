@@ -3,7 +3,7 @@
 //! inputs. Every case runs against every detector.
 
 use lard_detector_hw::event::{
-    Access, AccessKind, Event, EventKind, LardOp, LowLevelSync, Origin, ThreadKey,
+    Access, AccessKind, Event, EventKind, LardOp, LowLevelSync, Origin, ProgramEvent, ThreadKey,
 };
 use lard_detector_hw::trace::SyncModel;
 use lard_detector_hw::{Detector, PriorAccess, Race, RaceKind};
@@ -478,6 +478,54 @@ fn ignored_events_and_defensive_inputs<D: Detector>(d: D) {
     assert!(!h.d.name().is_empty());
 }
 
+// ---- ended identities: their clocks go, no verdict changes ---------------
+
+fn end(h: &mut H<impl Detector>, origin: Origin) {
+    h.events(vec![Event {
+        pc: 0x9008,
+        origin,
+        kind: EventKind::Program(ProgramEvent::ThreadExit),
+    }]);
+}
+
+fn ended_identity_keeps_its_races<D: Detector>(d: D) {
+    let mut h = H::new(d);
+    let (a, b) = (o(1, Some(10)), o(1, Some(11)));
+    assert_eq!(h.w(a, X, 8, 0x10), None);
+    h.release(a, 1);
+    end(&mut h, a);
+    // Its runtime's bookkeeping after the end report still counts.
+    assert_eq!(h.w(a, Y, 8, 0x14), None);
+    h.op(b, LardOp::Thread { id: 11 });
+    // A thread that never synchronised with it races with both writes...
+    assert_eq!(
+        priors(&h.r(t(2), X, 8, 0x20)),
+        vec![prior(RaceKind::WriteRead, lang(10), 0x10)]
+    );
+    assert_eq!(
+        priors(&h.r(t(2), Y, 8, 0x24)),
+        vec![prior(RaceKind::WriteRead, lang(10), 0x14)]
+    );
+    // ...one that acquired its release is ordered after the first only.
+    h.acquire(t(3), 1);
+    assert_eq!(h.r(t(3), X, 8, 0x30), None);
+    assert_eq!(
+        priors(&h.r(t(3), Y, 8, 0x34)),
+        vec![prior(RaceKind::WriteRead, lang(10), 0x14)]
+    );
+    // An identity that runs again does not race with its own accesses,
+    // and races with the reads it never acquired.
+    let again = o(4, Some(10));
+    h.op(again, LardOp::Thread { id: 10 });
+    assert_eq!(
+        priors(&h.w(again, Y, 8, 0x44)),
+        vec![
+            prior(RaceKind::ReadWrite, lang(102), 0x24),
+            prior(RaceKind::ReadWrite, lang(103), 0x34)
+        ]
+    );
+}
+
 macro_rules! cases {
     ($module:ident, $make:expr) => {
         mod $module {
@@ -502,6 +550,7 @@ macro_rules! cases {
                 ordered_reads_then_racing_write,
                 write_ordered_after_latest_read_is_ordered_after_all,
                 ignored_events_and_defensive_inputs,
+                ended_identity_keeps_its_races,
             );
         }
     };
@@ -552,6 +601,21 @@ fn read_clearing_changes_report_details_only() {
         }
         assert_eq!(r.priors, expected);
     }
+}
+
+/// The clock of an ended identity goes once its kernel thread runs another
+/// identity; its own entry stays.
+#[test]
+fn ended_identity_clock_is_dropped() {
+    let mut h = H::new(lard_detector_hw::Canonical::new());
+    let (a, b) = (o(1, Some(10)), o(1, Some(11)));
+    h.op(a, LardOp::WriteVc { tid: 7, value: 3 });
+    h.op(a, LardOp::WriteVc { tid: 10, value: 5 });
+    end(&mut h, a);
+    assert_eq!(h.d.clock_entry(lang(10), lang(7)), 3);
+    h.op(b, LardOp::Thread { id: 11 });
+    assert_eq!(h.d.clock_entry(lang(10), lang(7)), 0);
+    assert_eq!(h.d.clock_entry(lang(10), lang(10)), 5);
 }
 
 #[test]

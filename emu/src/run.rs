@@ -269,6 +269,7 @@ impl Emulator {
             sched: Scheduler::new(config.sched, config.seed, config.quantum),
             code: CodeMap::default(),
             vc: VcFile::default(),
+            endings: Default::default(),
             observer,
             mode,
             report_sync,

@@ -396,6 +396,11 @@ uint32_t lardcc_id_alloc(const struct lardcc_vc *from)
     return id;
 }
 
+void lardcc_id_drop_clock(uint32_t id)
+{
+    lardcc_vc_free(&lthread(id)->vc);
+}
+
 void lardcc_id_retire(uint32_t id, uint64_t final)
 {
     lard__lock(&ids_lock);

@@ -75,6 +75,7 @@ struct task {
     struct lardcc_vc start_vc;
     struct lardcc_vc fin;
     uint32_t cg;                        /* its creator's contention group */
+    uint32_t refs;                      /* explicit: see task_unref */
 };
 
 static uint32_t task_lock;
@@ -129,6 +130,33 @@ static void push(struct task ***v, size_t *n, size_t *cap, struct task *t)
         *cap = c;
     }
     (*v)[(*n)++] = t;
+}
+
+/* An explicit task's record lives while anything may still read it: its
+ * run (until its body's end), its creator (until the creating call
+ * returns), its parent's list of children (until the parent's taskwait or
+ * end), its taskgroup (until the group ends), its parent's dependence
+ * table (until another task replaces it there, or the parent ends) and the
+ * predecessor lists of tasks that depend on it (until they start).  Each
+ * holds one reference; the last one frees the record and its final clock,
+ * so a recursive task program keeps the records of the tasks that can
+ * still be waited for, not of every task that ran.  Implicit tasks are not
+ * counted (their records stay). */
+static void task_ref(struct task *t)
+{
+    if (!t->implicit)
+        __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+}
+
+static void task_unref(struct task *t)
+{
+    if (t->implicit || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    lardcc_vc_free(&t->start_vc);
+    lardcc_vc_free(&t->fin);
+    free(t->children);
+    free(t->preds);
+    free(t);
 }
 
 static struct task *current_task(void)
@@ -864,8 +892,11 @@ static void task_link(struct task *t, struct task *parent)
     t->group = parent->cur_group ? parent->cur_group : parent->group;
     lard__lock(&task_lock);
     push(&parent->children, &parent->nchildren, &parent->capchildren, t);
-    if (t->group)
+    task_ref(t);
+    if (t->group) {
         push(&t->group->tasks, &t->group->n, &t->group->cap, t);
+        task_ref(t);
+    }
     lard__unlock(&task_lock);
 }
 
@@ -937,17 +968,27 @@ static void deps_apply(struct task *parent, void **depend, struct task *t)
             out = (uintptr_t)o[1] != 1;
         }
         d = dep_slot(parent, addr);
-        if (d->last_out)
+        if (d->last_out) {
             push(&preds, &npreds, &cap, d->last_out);
+            task_ref(d->last_out);
+        }
         if (out) {
-            for (k = 0; k < d->n; k++)
+            for (k = 0; k < d->n; k++) {
                 push(&preds, &npreds, &cap, d->ins[k]);
+                task_ref(d->ins[k]);
+            }
             if (t) {
+                if (d->last_out)
+                    task_unref(d->last_out);
+                for (k = 0; k < d->n; k++)
+                    task_unref(d->ins[k]);
                 d->last_out = t;
+                task_ref(t);
                 d->n = 0;
             }
         } else if (t) {
             push(&d->ins, &d->n, &d->cap, t);
+            task_ref(t);
         }
     }
     lard__unlock(&task_lock);
@@ -955,10 +996,41 @@ static void deps_apply(struct task *parent, void **depend, struct task *t)
         t->preds = preds;
         t->npreds = npreds;
     } else {
-        for (i = 0; i < npreds; i++)
+        for (i = 0; i < npreds; i++) {
             acquire_vc(&preds[i]->fin);
+            task_unref(preds[i]);
+        }
         free(preds);
     }
+}
+
+/* Task t has ended: the references its own lists held go (its children
+ * that it did not wait for complete by a barrier, which does not need the
+ * list; its dependence table orders only tasks it created). */
+static void task_drop_lists(struct task *t)
+{
+    struct task **kids;
+    size_t n, i, k;
+    lard__lock(&task_lock);
+    kids = t->children;
+    n = t->nchildren;
+    t->children = NULL;
+    t->nchildren = t->capchildren = 0;
+    lard__unlock(&task_lock);
+    for (i = 0; i < n; i++)
+        task_unref(kids[i]);
+    free(kids);
+    for (i = 0; i < t->ndeps; i++) {
+        struct dep *d = &t->deps[i];
+        if (d->last_out)
+            task_unref(d->last_out);
+        for (k = 0; k < d->n; k++)
+            task_unref(d->ins[k]);
+        free(d->ins);
+    }
+    free(t->deps);
+    t->deps = NULL;
+    t->ndeps = t->capdeps = 0;
 }
 
 /* Runs task t's body on this kernel thread under t's own identity. */
@@ -974,8 +1046,13 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     note_unit(t->in_taskloop ? LARDCC_UNIT_TASKLOOP_TASK : LARDCC_UNIT_TASK, t->site,
               (uint64_t)(uintptr_t)fn, 0);
     lardcc_vc_free(&t->start_vc);
-    for (i = 0; i < t->npreds; i++)
+    for (i = 0; i < t->npreds; i++) {
         lardcc_acquire_vc(&t->preds[i]->fin);
+        task_unref(t->preds[i]);
+    }
+    free(t->preds);
+    t->preds = NULL;
+    t->npreds = 0;
     cur_task = t;
     cur_cg = t->cg;
     stack = lardcc_stack_detach();
@@ -986,11 +1063,14 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     lard_note_thread_exit();
     if (t->team)
         lardcc_barrier_contribute(&t->team->bar, t->slot, &t->fin);
+    lardcc_id_drop_clock(id); /* t->fin has it */
     lardcc_id_retire(id, lardcc_vc_get(&t->fin, id));
     __atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
     cur_task = prev;
     cur_cg = prev_cg;
     lardcc_switch(prev_id);
+    task_drop_lists(t);
+    task_unref(t);
 }
 
 /* The argument block lard-cc hands to libgomp: 16 bytes libgomp may fill
@@ -1056,6 +1136,7 @@ void __wrap_GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
         memcpy(block + off, data, (size_t)arg_size);
     t->final = (flags & FLAG_FINAL) != 0 || parent->final;
     t->site = (uintptr_t)__builtin_return_address(0);
+    t->refs = 2; /* its run, and this call */
     task_fork(t);
     task_link(t, parent);
     deps_apply(parent, depend, t);
@@ -1066,6 +1147,7 @@ void __wrap_GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
      * completes before its creator continues. */
     if (included)
         acquire_vc(&t->fin);
+    task_unref(t);
 }
 
 static void loop_entry(void *block)
@@ -1084,10 +1166,16 @@ static void loop_entry(void *block)
     t->group = L->proto.group;
     t->site = L->proto.site;
     t->in_taskloop = 1;
+    /* Its run and its parent's list; the group's below.  The taskloop's
+     * own list holds none: it is read only while the parent waits in
+     * taskloop_done, and the parent's list keeps the records until then. */
+    t->refs = 2;
     lard__lock(&task_lock);
     push(&t->parent->children, &t->parent->nchildren, &t->parent->capchildren, t);
-    if (t->group)
+    if (t->group) {
         push(&t->group->tasks, &t->group->n, &t->group->cap, t);
+        t->refs++;
+    }
     push(&L->group.tasks, &L->group.n, &L->group.cap, t);
     lard__unlock(&task_lock);
     run_task(t, h->fn, data);
@@ -1099,6 +1187,9 @@ static void taskloop_setup(struct loop *L, struct task *parent, unsigned flags)
     task_fork(&L->proto);
     L->proto.final = (flags & FLAG_FINAL) != 0 || parent->final;
     L->proto.parent = parent;
+    /* Its tasks join the parent's list when they start, which may be
+     * after the parent's end (nogroup): the parent's record stays. */
+    task_ref(parent);
     L->proto.team = parent->team ? parent->team : cur_team;
     L->proto.cg = cur_cg;
     if (parent->implicit)
@@ -1169,8 +1260,10 @@ void __wrap_GOMP_taskwait(void)
     me->children = NULL;
     me->nchildren = me->capchildren = 0;
     lard__unlock(&task_lock);
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         acquire_vc(&kids[i]->fin);
+        task_unref(kids[i]);
+    }
     free(kids);
 }
 
@@ -1202,8 +1295,10 @@ void __wrap_GOMP_taskgroup_end(void)
     __real_GOMP_taskgroup_end();
     if (g == NULL)
         return;
-    for (i = 0; i < g->n; i++)
+    for (i = 0; i < g->n; i++) {
         acquire_vc(&g->tasks[i]->fin);
+        task_unref(g->tasks[i]);
+    }
     me->cur_group = g->outer;
     free(g->tasks);
     free(g);

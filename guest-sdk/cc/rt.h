@@ -110,6 +110,9 @@ void lardcc_barrier_contribute(struct lardcc_barrier *b, int slot, const struct 
 uint32_t lardcc_id_alloc(const struct lardcc_vc *from);
 /* Language thread `id` has ended; `final` is the own entry of the last clock it published (to a joiner, barrier or task waiter). */
 void lardcc_id_retire(uint32_t id, uint64_t final);
+/* The runtime's copy of id's clock is no longer needed (its holder has
+ * ended and runs nothing more before lardcc_id_retire): its storage goes. */
+void lardcc_id_drop_clock(uint32_t id);
 
 /* The current language thread of this kernel thread. */
 uint32_t lardcc_me(void);

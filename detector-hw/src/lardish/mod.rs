@@ -41,7 +41,9 @@ use crate::clock::{ClockTable, FxHashMap, FxHasher, ThreadIdx, VectorClock};
 /// A `HashSet` using [`FxHasher`].
 type FxHashSet<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
 use crate::detector::{history_units, Detector, Granularity};
-use crate::event::{Access, AccessKind, Event, EventKind, LardOp, LowLevelSync, Origin, ThreadKey};
+use crate::event::{
+    Access, AccessKind, Event, EventKind, LardOp, LowLevelSync, Origin, ProgramEvent, ThreadKey,
+};
 use crate::lard::{self, HistoryOp};
 use crate::race::{Race, RaceCollector, RaceKind};
 
@@ -1539,6 +1541,12 @@ impl Detector for Lardish {
         if let Some(h) = lard::apply_clock_effects(&mut self.clocks, origin, op) {
             self.history_op(c, h);
         }
+    }
+
+    /// An identity's end drops its clock (`lard::apply_program_event`);
+    /// the hardware does nothing (a library call, not an instruction).
+    fn program(&mut self, origin: &Origin, ev: &ProgramEvent, _pc: u64) {
+        lard::apply_program_event(&mut self.clocks, origin, ev);
     }
 
     fn sync(&mut self, origin: &Origin, s: &LowLevelSync) {

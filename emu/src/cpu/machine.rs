@@ -26,6 +26,7 @@ use crate::observe::observer::{AccessBatch, AccessMode, AccessRecord, Control, O
 use crate::observe::stats::{AccessTally, Stats};
 use iced_x86::{OpAccess, Register};
 use lard_detector_hw::adversarial::AdversarialConfig;
+use lard_detector_hw::clock::Endings;
 use lard_detector_hw::event::{
     Access, AccessKind, Event, EventKind, LardOp as EvOp, LowLevelSync, ObjectKind, Origin,
     ProgramEvent,
@@ -400,6 +401,9 @@ pub struct Machine {
     pub code: CodeMap,
     /// Architectural vector clocks (ReadVC/WriteVC state).
     pub vc: VcFile,
+    /// Identities that ended and still run on their kernel thread: their
+    /// architectural clocks go as the detectors' do (`Endings`).
+    pub endings: Endings,
     /// Where events go.
     pub observer: Box<dyn Observer>,
     /// Access mode the observer asked for.
@@ -533,6 +537,7 @@ impl Machine {
             origin: self.origin(),
             kind,
         };
+        self.note_endings(&e);
         let c = self.observer.event(&e);
         if c == Control::Stop && self.stop.is_none() {
             self.stop = Some(Stop::ObserverStop(pc));
@@ -730,7 +735,23 @@ impl Machine {
     pub fn emit_as(&mut self, origin: Origin, pc: u64, kind: EventKind) {
         debug_assert!(self.no_buffered_accesses());
         let e = Event { pc, origin, kind };
+        self.note_endings(&e);
         self.observer.event(&e);
+    }
+
+    /// An identity's end, and the Thread op after which its architectural
+    /// clock goes (the rule the detectors apply to theirs).
+    #[inline]
+    fn note_endings(&mut self, e: &Event) {
+        match e.kind {
+            EventKind::Program(ProgramEvent::ThreadExit) => self.endings.ended(&e.origin),
+            EventKind::Lard(EvOp::Thread { .. }) => {
+                if let Some(gone) = self.endings.switched(&e.origin) {
+                    self.vc.retire(gone);
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Delivers a low-level synchronization event if the observer wants them.

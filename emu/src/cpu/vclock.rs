@@ -62,6 +62,21 @@ impl VcFile {
         self.clocks.remove(&who);
     }
 
+    /// Drops `who`'s clock but for its own entry: an identity that ended
+    /// (`Endings`). Its other entries were never lowered by a WriteVC, so
+    /// [`VcFile::lowered`] stays (nothing compares with an ended clock).
+    pub fn retire(&mut self, who: ThreadKey) {
+        let ThreadKey::Lang(me) = who else {
+            self.clocks.remove(&who);
+            return;
+        };
+        let own = self.read(who, me);
+        self.clocks.remove(&who);
+        if own != 1 {
+            self.clocks.entry(who).or_default().insert(me, own);
+        }
+    }
+
     /// Sets entry `tid` of `who`'s clock.
     pub fn write(&mut self, who: ThreadKey, tid: u64, value: u64) {
         let old = self.read(who, tid);

@@ -157,6 +157,12 @@ impl LangUnits {
     /// Language thread `id` runs `unit` from its own clock `start` on.
     pub fn insert(&mut self, id: u64, start: u64, unit: LangUnit) {
         let v = self.by_id.entry(id).or_default();
+        if v.is_empty() {
+            // Most ids have one holder (binary mode's always do): no room
+            // for more until a second comes (a default first allocation
+            // holds four, and a recursive task program names millions).
+            v.reserve_exact(1);
+        }
         // Holders start in clock order; keep the list sorted regardless.
         let at = v.partition_point(|(s, _)| *s <= start);
         v.insert(at, (start, unit));

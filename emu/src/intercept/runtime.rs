@@ -458,7 +458,7 @@ impl Machine {
         self.emit_writes(pc);
     }
 
-    fn program(&mut self, pc: u64, p: ProgramEvent) {
+    pub(super) fn program(&mut self, pc: u64, p: ProgramEvent) {
         self.stats.program_events += 1;
         self.emit(pc, EventKind::Program(p));
     }
@@ -1139,6 +1139,8 @@ impl Machine {
                         self.rt().sync.forget(SyncKey::TaskCreated(p.task));
                     }
                 }
+                // Its end lets the detectors drop its clock.
+                self.program(pc, ProgramEvent::ThreadExit);
                 self.switch_lang(prev, pc);
                 // An undeferred task completes before its creator
                 // continues; a task libgomp merely ran at once does not.
@@ -1162,6 +1164,7 @@ impl Machine {
                 let (id, prev) = (a[0], a[1]);
                 self.release(SyncKey::TeamEnd(a[2]), pc);
                 self.group_leave();
+                self.program(pc, ProgramEvent::ThreadExit);
                 self.switch_lang(prev, pc);
                 self.vc.forget(ThreadKey::Lang(id));
             }

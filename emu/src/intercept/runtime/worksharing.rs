@@ -29,7 +29,7 @@ use crate::cpu::uc::Reg;
 use crate::intercept::hb::{fork, SyncKey};
 use crate::intercept::libs::LibCall;
 use crate::intercept::names::LangUnit;
-use lard_detector_hw::event::{EventKind, LardOp as EvOp, ThreadKey};
+use lard_detector_hw::event::{EventKind, LardOp as EvOp, ProgramEvent, ThreadKey};
 
 /// A unit a kernel thread runs.
 #[derive(Clone, Copy, Debug)]
@@ -94,6 +94,7 @@ impl Machine {
                 self.emit(pc, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
             }
         }
+        self.program(pc, ProgramEvent::ThreadExit);
         self.switch_lang(u.task, pc);
         self.vc.forget(ThreadKey::Lang(u.id));
     }
