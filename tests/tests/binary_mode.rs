@@ -25,7 +25,7 @@ fn run_checked(bin: &Path, extra: &[&str]) -> (String, String) {
     (stderr(&l), report)
 }
 
-const GUESTS: [&str; 7] = [
+const GUESTS: [&str; 8] = [
     "binary/sync_free.c",
     "binary/racy_heap.c",
     "binary/atomics.c",
@@ -33,6 +33,7 @@ const GUESTS: [&str; 7] = [
     "binary/atomic_objects.c",
     "binary/prune_kinds.c",
     "binary/text_data_island.c",
+    "binary/atomic_mixed.c",
 ];
 
 /// The `dre` of the first detector in a report.
@@ -179,7 +180,11 @@ fn lard_mode_is_kept_for_programs_with_lardx86_code_and_can_be_forced() {
 
 #[test]
 fn the_verdicts_do_not_depend_on_the_detector_or_the_schedule() {
-    for rel in ["binary/sync_free.c", "binary/atomics.c"] {
+    for rel in [
+        "binary/sync_free.c",
+        "binary/atomics.c",
+        "binary/atomic_mixed.c",
+    ] {
         let bin = build_c(rel, Libc::Glibc);
         let want = marked_lines(rel, "/* RACE */");
         for (det, seed) in [("canonical", "1"), ("fasttrack", "7"), ("lardish", "3")] {

@@ -1075,7 +1075,7 @@ impl Machine {
                 } else if kind == AccessKind::Write {
                     self.emit_sync(pc, LowLevelSync::AtomicRmw { addr, size });
                     if self.binary.as_ref().is_some_and(|b| b.program.contains(pc)) {
-                        self.binary_atomic(pc, addr);
+                        self.binary_atomic(pc, addr, size.max(1));
                     }
                 }
             }

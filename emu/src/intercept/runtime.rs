@@ -37,7 +37,8 @@ use crate::intercept::tasks::{
 };
 use crate::observe::observer::AccessMode;
 use lard_detector_hw::event::{
-    AccessKind, EventKind, LardOp as EvOp, LockMode, ObjectKind, Origin, ProgramEvent, ThreadKey,
+    Access, AccessKind, EventKind, LardOp as EvOp, LockMode, ObjectKind, Origin, ProgramEvent,
+    ThreadKey,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -668,13 +669,36 @@ impl Machine {
     }
 
     /// A lock-prefixed instruction or `xchg` in program code at `pc` on
-    /// `addr`: acquire, then release, the location's clock. Its own
-    /// accesses are not checked.
-    pub fn binary_atomic(&mut self, pc: u64, addr: u64) {
+    /// the `size` bytes at `addr`: acquire, then release, the location's
+    /// clock, and in between the instruction's access is checked as a
+    /// read. Two atomics of a location are ordered by its clock and never
+    /// race; a plain write they are not ordered with does. Not as a write:
+    /// on the heap and the stack a binary cannot tell an atomic load from
+    /// a plain read (both are a `mov`; a compare-exchange loop starts with
+    /// one), and those would race with it (docs/binary-mode.md, "Atomics").
+    pub fn binary_atomic(&mut self, pc: u64, addr: u64, size: u32) {
+        let kind = AccessKind::Read;
         let rt = self.rt();
         rt.atomic_pc = pc;
         rt.atomics += 1;
         self.acquire(SyncKey::Object(addr), pc);
+        let rt = self.rt();
+        if rt.single_threaded {
+            rt.single_threaded_accesses += 1;
+        } else {
+            let stack = self.is_stack(addr);
+            self.stats.count_access(true, stack, kind);
+            let a = Access {
+                pc,
+                addr,
+                size,
+                kind,
+                tracked: true,
+                stack,
+                origin: self.origin(),
+            };
+            self.emit(pc, EventKind::Access(a));
+        }
         self.release(SyncKey::Object(addr), pc);
     }
 
