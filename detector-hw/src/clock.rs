@@ -114,7 +114,7 @@ pub struct ThreadIndex {
 }
 
 /// Entries of [`ThreadIndex`]'s look-up cache (a power of two).
-const INDEX_CACHE: usize = 64;
+const INDEX_CACHE: usize = 4096;
 
 #[inline]
 fn cache_slot(key: ThreadKey) -> usize {

@@ -153,6 +153,13 @@ fn tick(vc: &mut VcFile, me: u64, out: &mut Vec<(u64, u64)>) {
     out.push((me, next));
 }
 
+/// Language thread `me` acquires the clock `from` (entries as
+/// [`VcFile::entries`] lists them: a task's final clock, read before it
+/// went); the WriteVCs that follow are appended to `out`.
+pub fn join_clock(vc: &mut VcFile, me: u64, from: Vec<(u64, u64)>, out: &mut Vec<(u64, u64)>) {
+    join_into(vc, me, from.into_iter(), out);
+}
+
 fn join_into(
     vc: &mut VcFile,
     me: u64,

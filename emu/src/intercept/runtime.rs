@@ -28,7 +28,7 @@ use crate::cpu::machine::{call, Machine};
 use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
 use crate::intercept::counted::{self, PrunedCounts};
-use crate::intercept::hb::{fork, SyncClocks, SyncKey};
+use crate::intercept::hb::{fork, join_clock, SyncClocks, SyncKey};
 use crate::intercept::libs::{library_functions, LibCall, OMP_CRITICAL, OMP_ORDERED};
 use crate::intercept::names::LangUnit;
 use crate::intercept::tasks::{
@@ -1148,7 +1148,6 @@ impl Machine {
             LibCall::OmpTaskBody => {
                 let (id, prev) = (a[0], a[1]);
                 self.release(SyncKey::Tasks, pc);
-                self.release(SyncKey::ThreadEnd(id), pc);
                 let mut undeferred = false;
                 if let Some(c) = self.rt().tasks.finished(id) {
                     undeferred = c.undeferred;
@@ -1163,18 +1162,22 @@ impl Machine {
                         self.rt().sync.forget(SyncKey::TaskCreated(p.task));
                     }
                 }
+                // An undeferred task completes before its creator
+                // continues (its final clock, read before the switch lets
+                // it go); a task libgomp merely ran at once does not.
+                let fin = undeferred.then(|| self.vc.entries(ThreadKey::Lang(id)));
                 // Its end lets the detectors drop its clock.
                 self.program(pc, ProgramEvent::ThreadExit);
                 self.switch_lang(prev, pc);
-                // An undeferred task completes before its creator
-                // continues; a task libgomp merely ran at once does not.
-                if undeferred {
-                    self.acquire(SyncKey::ThreadEnd(id), pc);
+                if let Some(fin) = fin {
+                    let me = self.lang();
+                    let rt = self.binary.as_mut().expect("binary mode");
+                    join_clock(&mut self.vc, me, fin, &mut rt.writes);
+                    self.emit_writes(pc);
                 }
                 // Task `id` never runs again, nor waits for its children:
                 // its clocks go (recursive task programs end millions).
                 let rt = self.binary.as_mut().expect("binary mode");
-                rt.sync.forget(SyncKey::ThreadEnd(id));
                 rt.sync.forget(SyncKey::Children(id));
                 self.vc.forget(ThreadKey::Lang(id));
             }
