@@ -3,8 +3,12 @@
  * lard-cc runtime: atomics, fences and the bookkeeping entry points of the
  * ThreadSanitizer instrumentation ABI.
  *
- * Atomic accesses are synchronization, not data accesses: they are never
- * Tracked, so two atomics never race (like LARD's Java volatiles, §4.3.2).
+ * Atomic accesses are synchronization.  Loads and read-modify-writes are
+ * also checked as reads (the Tracked read of the `__tsan_atomic*` entry
+ * stubs in access.S, made before the operation): two atomics never race
+ * with each other (reads, and stores are not Tracked), while a plain write
+ * that an atomic load or RMW is not ordered with races with it, as in C11
+ * 5.1.2.4.  A plain read racing with an atomic store or RMW is not found.
  * Edges by memory order (C11 7.17.3):
  *   load acquire/seq_cst          thread ⊔= clock(a)
  *   store release/seq_cst         clock(a) := thread, tick
@@ -145,8 +149,13 @@ static void op_end_cas(struct op_ctx *c, int success, int fmo)
 /* The runtime performs every operation seq_cst (x86 gives it nearly free);
  * the program's requested order only decides the happens-before edges. */
 
+/* The loads and RMWs are reached from their `__tsan_atomic*` stubs in
+ * access.S, which make the Tracked read first; the stores are entered
+ * directly. */
+#define IMPL(N, name) __attribute__((visibility("hidden"))) __lardcc_atomic##N##_##name
+
 #define DEFINE_ATOMICS(N, T)                                                       \
-    T __tsan_atomic##N##_load(const volatile T *a, int mo)                         \
+    T IMPL(N, load)(const volatile T *a, int mo)                                   \
     {                                                                              \
         struct op_ctx c;                                                           \
         T v;                                                                       \
@@ -169,8 +178,8 @@ static void op_end_cas(struct op_ctx *c, int success, int fmo)
     RMW(N, T, fetch_or, OR_##N)                                                    \
     RMW(N, T, fetch_xor, XOR_##N)                                                  \
     RMW(N, T, fetch_nand, NAND_##N)                                                \
-    int __tsan_atomic##N##_compare_exchange_strong(volatile T *a, T *cmp, T xchg,  \
-                                                   int mo, int fmo)                \
+    int IMPL(N, compare_exchange_strong)(volatile T *a, T *cmp, T xchg, int mo,    \
+                                         int fmo)                                  \
     {                                                                              \
         struct op_ctx c;                                                           \
         int ok;                                                                    \
@@ -179,20 +188,19 @@ static void op_end_cas(struct op_ctx *c, int success, int fmo)
         op_end_cas(&c, ok, fmo);                                                   \
         return ok;                                                                 \
     }                                                                              \
-    int __tsan_atomic##N##_compare_exchange_weak(volatile T *a, T *cmp, T xchg,    \
-                                                 int mo, int fmo)                  \
+    int IMPL(N, compare_exchange_weak)(volatile T *a, T *cmp, T xchg, int mo,      \
+                                       int fmo)                                    \
     {                                                                              \
-        return __tsan_atomic##N##_compare_exchange_strong(a, cmp, xchg, mo, fmo);  \
+        return __lardcc_atomic##N##_compare_exchange_strong(a, cmp, xchg, mo, fmo); \
     }                                                                              \
-    T __tsan_atomic##N##_compare_exchange_val(volatile T *a, T cmp, T xchg,        \
-                                              int mo, int fmo)                     \
+    T IMPL(N, compare_exchange_val)(volatile T *a, T cmp, T xchg, int mo, int fmo) \
     {                                                                              \
-        __tsan_atomic##N##_compare_exchange_strong(a, &cmp, xchg, mo, fmo);        \
+        __lardcc_atomic##N##_compare_exchange_strong(a, &cmp, xchg, mo, fmo);      \
         return cmp;                                                                \
     }
 
 #define RMW(N, T, name, OP)                                                        \
-    T __tsan_atomic##N##_##name(volatile T *a, T v, int mo)                        \
+    T IMPL(N, name)(volatile T *a, T v, int mo)                                    \
     {                                                                              \
         struct op_ctx c;                                                           \
         T old;                                                                     \
