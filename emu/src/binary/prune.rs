@@ -34,7 +34,7 @@ use crate::binary::program::ProgramCode;
 use crate::cpu::code::AddrMap;
 use iced_x86::{
     Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess,
-    OpKind, Register,
+    OpKind, Register, UsedMemory,
 };
 
 /// Why an instruction was pruned (one analysis per instruction, tried in
@@ -509,10 +509,21 @@ pub fn absolute_address(i: &Instruction) -> Option<u64> {
 }
 
 fn single_access(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<(OpAccess, u64)> {
-    if !has_memory_operand(i) || i.op_mask() != Register::None || i.is_vsib() {
+    if !may_access_once(i) {
         return None;
     }
-    let used = info.info(i).used_memory();
+    single_access_in(info.info(i).used_memory())
+}
+
+/// The first tests of [`single_access`], on the instruction alone.
+#[inline]
+fn may_access_once(i: &Instruction) -> bool {
+    has_memory_operand(i) && i.op_mask() == Register::None && !i.is_vsib()
+}
+
+/// [`single_access`] of an instruction that passed [`may_access_once`],
+/// from the memory iced-x86 says it uses.
+fn single_access_in(used: &[UsedMemory]) -> Option<(OpAccess, u64)> {
     if used.len() != 1 {
         return None;
     }
@@ -551,10 +562,11 @@ fn read_only(
         if out.pcs.contains_key(&i.ip()) || segment(i) != Register::None {
             continue;
         }
-        let Some((OpAccess::Read, size)) = single_access(i, info) else {
+        // The address first: it needs no instruction info.
+        let Some(addr) = absolute_address(i) else {
             continue;
         };
-        let Some(addr) = absolute_address(i) else {
+        let Some((OpAccess::Read, size)) = single_access(i, info) else {
             continue;
         };
         if image.is_readonly(addr, size) {
@@ -634,14 +646,24 @@ fn redundant(
             written.clear();
             continue;
         }
-        let access = single_access(i, info);
+        // Without a memory operand and with nothing written, the
+        // instruction neither is redundant, nor records, nor invalidates.
+        let memory = may_access_once(i);
+        if !memory && written.is_empty() {
+            continue;
+        }
+        let used = info.info(i);
+        let access = if memory {
+            single_access_in(used.used_memory())
+        } else {
+            None
+        };
         if let Some((_, size)) = access {
             let key = addr_key(i, size);
             if !out.pcs.contains_key(&pc) && written.contains(&key) {
                 out.mark(pc, Pruned::Redundant);
             }
         }
-        let used = info.info(i);
         if used.used_memory().iter().any(|m| writes(m.access())) {
             written.clear();
         }
