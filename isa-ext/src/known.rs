@@ -29,7 +29,7 @@
 //! checked again ([`KnownLengths::get`]).
 
 use crate::decode::{is_0f1f_nop, lard_op, PREFIX_KIND};
-use iced_x86::{Instruction, Mnemonic};
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic};
 
 /// How many legacy and REX prefixes a key may hold.
 const MAX_KEY_PREFIXES: usize = 3;
@@ -165,6 +165,9 @@ struct Entry {
     len: u8,
     /// A `0F 1F` NOP: a hit is checked for a LARD op.
     nop_0f1f: bool,
+    /// Control goes on to the next instruction (iced-x86's
+    /// `FlowControl::Next`): no branch, call, return or interrupt.
+    flows_on: bool,
 }
 
 /// A direct-mapped table from [`key`]s to the lengths of ordinary
@@ -200,6 +203,13 @@ impl KnownLengths {
     /// that is no site (module docs).
     #[inline]
     pub fn get(&self, bytes: &[u8]) -> Option<usize> {
+        self.entry(bytes).map(|(len, _)| len)
+    }
+
+    /// [`KnownLengths::get`], and whether control goes on to the next
+    /// instruction.
+    #[inline]
+    fn entry(&self, bytes: &[u8]) -> Option<(usize, bool)> {
         let (k, n) = key(bytes)?;
         let e = &self.table[slot(k, n)];
         if e.key != k || usize::from(e.key_len) != n {
@@ -209,7 +219,46 @@ impl KnownLengths {
         if len > bytes.len() || (e.nop_0f1f && lard_op(&bytes[..len]).is_some()) {
             return None;
         }
-        Some(len)
+        Some((len, e.flows_on))
+    }
+
+    /// Decodes `bytes` (at address `ip`) instruction after instruction as
+    /// iced-x86's decoder iterates them, giving `f` every instruction but
+    /// those it steps over without decoding: ordinary instructions of a
+    /// known kind (neither `lock` nor `xchg`), which, with `flowing`, must
+    /// also let control go on to the next instruction. Returns the address
+    /// after the last instruction (`ip` for no bytes). For analyses that
+    /// look only at the other instructions; the table is not taught.
+    pub fn for_each_other(
+        &self,
+        bytes: &[u8],
+        ip: u64,
+        flowing: bool,
+        mut f: impl FnMut(&Instruction),
+    ) -> u64 {
+        let mut decoder = Decoder::with_ip(64, bytes, ip, DecoderOptions::NONE);
+        let mut insn = Instruction::default();
+        let (mut pos, mut end) = (0, ip);
+        while pos < bytes.len() {
+            let at = ip.wrapping_add(pos as u64);
+            if let Some((len, flows_on)) = self.entry(&bytes[pos..]) {
+                if flows_on || !flowing {
+                    pos += len;
+                    end = at.wrapping_add(len as u64);
+                    continue;
+                }
+            }
+            if decoder.position() != pos {
+                // Within the buffer: set_position cannot fail.
+                let _ = decoder.set_position(pos);
+                decoder.set_ip(at);
+            }
+            decoder.decode_out(&mut insn);
+            pos = decoder.position();
+            end = insn.next_ip();
+            f(&insn);
+        }
+        end
     }
 
     /// Learns `insn`, decoded from the start of `bytes` as an ordinary
@@ -228,6 +277,7 @@ impl KnownLengths {
             key_len: n as u8,
             len: insn.len() as u8,
             nop_0f1f: is_0f1f_nop(insn.code()),
+            flows_on: insn.flow_control() == FlowControl::Next,
         };
     }
 }

@@ -277,6 +277,12 @@ impl CodeMap {
         }
     }
 
+    /// The kinds of ordinary instruction the scans have learned, for other
+    /// analyses of the same code (`lard_isa_ext::known`).
+    pub fn known(&self) -> &KnownLengths {
+        &self.known
+    }
+
     /// The site at `pc` (shared: cloning it does not copy the site).
     #[inline]
     pub fn site(&self, pc: u64) -> Option<&Rc<Site>> {
