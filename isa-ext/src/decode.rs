@@ -8,6 +8,7 @@
 
 use crate::encode::{SIGNATURE, TRACKED_PREFIX};
 use crate::fault::LardFault;
+use crate::known::KnownLengths;
 use crate::op::{LardOp, OpKind};
 use crate::reg::Gpr;
 use iced_x86::{
@@ -122,7 +123,7 @@ fn prefix_len(bytes: &[u8]) -> usize {
 }
 
 /// True for the reserved-NOP forms of `0F 1F` that carry LARD ops.
-fn is_0f1f_nop(code: Code) -> bool {
+pub(crate) fn is_0f1f_nop(code: Code) -> bool {
     matches!(
         code,
         Code::Nop_rm16
@@ -136,7 +137,7 @@ fn is_0f1f_nop(code: Code) -> bool {
 
 /// Recognises a LARD op in the raw bytes of a `0F 1F` NOP of length `len`.
 /// `None` means an ordinary NOP.
-fn lard_op(raw: &[u8]) -> Option<Result<LardOp, LardFault>> {
+pub(crate) fn lard_op(raw: &[u8]) -> Option<Result<LardOp, LardFault>> {
     let len = raw.len();
     // ModRM, SIB and disp32 are the last six bytes, preceded by 0F 1F.
     if len < 8 || raw[len - 8..len - 6] != [0x0F, 0x1F] {
@@ -230,7 +231,7 @@ fn prefixes_of(raw: &[u8]) -> &[u8] {
 
 /// Each byte's role among an instruction's leading bytes: 0 no prefix, 1
 /// a legacy or REX prefix, 2 the Tracked prefix.
-const PREFIX_KIND: [u8; 256] = {
+pub(crate) const PREFIX_KIND: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut b = 0;
     while b < 256 {
@@ -351,6 +352,12 @@ pub enum Step<'s, 'a> {
     },
     /// Any other step, as the iterator gives it.
     Other(Swept<'a>),
+    /// An ordinary instruction at `ip` that is neither `lock`-prefixed nor
+    /// an `xchg`, found by [`Sweep::step_known`] without decoding it.
+    Ordinary {
+        /// Address of the first byte.
+        ip: u64,
+    },
 }
 
 /// A linear sweep over a code buffer: decodes instruction after instruction,
@@ -417,6 +424,62 @@ impl<'a> Sweep<'a> {
                 && len <= MAX_INSN_LEN
                 && is_plain(&self.insn, &self.bytes[self.pos..self.pos + len])
             {
+                self.pos += len;
+                return Some(Step::Plain {
+                    ip,
+                    insn: &self.insn,
+                });
+            }
+        }
+        self.next().map(Step::Other)
+    }
+
+    /// Steps over the ordinary instructions of kinds `known` has learned
+    /// (as [`Sweep::step_known`] gives them, [`Step::Ordinary`]) from the
+    /// next position on, stopping at the first other one, at the end, or
+    /// once the position is at or past `stop`.
+    #[inline]
+    pub fn skip_known(&mut self, known: &KnownLengths, stop: u64) {
+        let end = match stop.checked_sub(self.base) {
+            Some(s) => self
+                .bytes
+                .len()
+                .min(usize::try_from(s).unwrap_or(usize::MAX)),
+            None => return,
+        };
+        while self.pos < end {
+            match known.get(&self.bytes[self.pos..]) {
+                Some(len) => self.pos += len,
+                None => break,
+            }
+        }
+    }
+
+    /// [`Sweep::step`] for a caller that looks for sites only: an ordinary
+    /// instruction of a kind `known` has learned (no `lock`, no `xchg`;
+    /// crate::known) is a [`Step::Ordinary`], stepped over without
+    /// decoding it; every other position is decoded as by [`Sweep::step`],
+    /// and an ordinary instruction found so is learned.
+    #[inline]
+    pub fn step_known(&mut self, known: &mut KnownLengths) -> Option<Step<'_, 'a>> {
+        if self.pos >= self.bytes.len() {
+            return None;
+        }
+        let ip = self.base.wrapping_add(self.pos as u64);
+        let rest = &self.bytes[self.pos..];
+        if let Some(len) = known.get(rest) {
+            self.pos += len;
+            return Some(Step::Ordinary { ip });
+        }
+        if self.decoder.position() != self.pos && self.decoder.set_position(self.pos).is_ok() {
+            self.decoder.set_ip(ip);
+        }
+        if self.decoder.position() == self.pos {
+            self.decoder.decode_out(&mut self.insn);
+            let len = self.insn.len();
+            if !self.insn.is_invalid() && len <= MAX_INSN_LEN && is_plain(&self.insn, &rest[..len])
+            {
+                known.learn(rest, &self.insn);
                 self.pos += len;
                 return Some(Step::Plain {
                     ip,

@@ -25,6 +25,7 @@ pub mod decode;
 pub mod encode;
 pub mod fault;
 pub mod format;
+pub mod known;
 pub mod op;
 pub mod reg;
 
@@ -34,5 +35,6 @@ pub use decode::{
 pub use encode::{encode, encode_tracked, EncodeError, OP_LEN, SIGNATURE, TRACKED_PREFIX};
 pub use fault::{check_region, LardFault, PAGE_SIZE};
 pub use format::{format, LardFormatter};
+pub use known::KnownLengths;
 pub use op::{LardOp, OpKind};
 pub use reg::Gpr;

@@ -122,6 +122,7 @@ fn assert_sweep_is_decode(bytes: &[u8], base: u64) -> usize {
                 )
             }
             Step::Other(s) => (s.ip, s.result),
+            Step::Ordinary { ip } => panic!("Sweep::step decodes every step ({ip:#x})"),
         });
     }
     assert_eq!(stepped.len(), want.len());

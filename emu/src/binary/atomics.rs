@@ -29,7 +29,8 @@
 use crate::binary::elf::ElfFile;
 use crate::binary::prune::absolute_address;
 use gimli::{AttributeValue, EndianSlice, LittleEndian, UnitOffset};
-use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind};
+use iced_x86::{Mnemonic, OpKind};
+use lard_isa_ext::KnownLengths;
 use std::collections::HashMap;
 
 type R<'a> = EndianSlice<'a, LittleEndian>;
@@ -117,6 +118,18 @@ impl AtomicObjects {
 /// instruction or `xchg`: `[addr, addr+size)` of every such memory operand
 /// that is RIP-relative or an absolute address.
 pub fn rmw_locations(code: &[u8], base: u64, functions: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    rmw_locations_known(code, base, functions, &KnownLengths::default())
+}
+
+/// [`rmw_locations`], stepping over the instructions of kinds `known` has
+/// learned (the LARD-site scan of the same code taught it): none is
+/// lock-prefixed or an `xchg`.
+pub fn rmw_locations_known(
+    code: &[u8],
+    base: u64,
+    functions: &[(u64, u64)],
+    known: &KnownLengths,
+) -> Vec<(u64, u64)> {
     let end_of_code = base.saturating_add(code.len() as u64);
     let mut out = Vec::new();
     for &(start, end) in functions {
@@ -124,19 +137,19 @@ pub fn rmw_locations(code: &[u8], base: u64, functions: &[(u64, u64)]) -> Vec<(u
             continue;
         }
         let bytes = &code[(start - base) as usize..(end - base) as usize];
-        for i in Decoder::with_ip(64, bytes, start, DecoderOptions::NONE) {
+        known.for_each_other(bytes, start, false, |i| {
             let memory = (0..i.op_count()).any(|n| i.op_kind(n) == OpKind::Memory);
             if !memory || !(i.has_lock_prefix() || i.mnemonic() == Mnemonic::Xchg) {
-                continue;
+                return;
             }
-            let Some(addr) = absolute_address(&i) else {
-                continue;
+            let Some(addr) = absolute_address(i) else {
+                return;
             };
             let size = i.memory_size().size() as u64;
             if addr != 0 && size > 0 {
                 out.push((addr, addr.saturating_add(size)));
             }
-        }
+        });
     }
     out
 }

@@ -85,12 +85,63 @@ pub struct Segment {
     pub flags: u32,
 }
 
+/// The contents of an ELF file: the file mapped read-only (what
+/// [`ElfFile::open`] gives), or bytes already in memory.
+///
+/// Mapping instead of reading: the analyses touch a small part of a large
+/// file (headers, symbol tables, `.eh_frame`, some DWARF), and several of
+/// them open the same object (the object registry, binary mode's pruning),
+/// so reading copied each whole file into fresh memory every time (a
+/// tenth of the CPU time of a short pigz run, mostly in the kernel). The
+/// mapping is private; a file the guest runs is mapped by a native run of
+/// it too.
+pub enum FileBytes {
+    /// A read-only private mapping of the file.
+    Mapped(memmap2::Mmap),
+    /// Bytes read or built in memory.
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(m) => m,
+            FileBytes::Owned(v) => v,
+        }
+    }
+}
+
+impl fmt::Debug for FileBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FileBytes({} bytes)", self.len())
+    }
+}
+
+impl FileBytes {
+    /// Maps `path` read-only, or reads it when it cannot be mapped (an
+    /// empty or special file): the errors are `std::fs::read`'s.
+    fn open(path: &Path) -> std::io::Result<FileBytes> {
+        let file = std::fs::File::open(path)?;
+        let is_file = file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0);
+        if is_file {
+            // SAFETY: the mapping is read-only and private; its bytes change
+            // only if the file is modified in place while lard runs, as
+            // the guest's own mapping of it would.
+            if let Ok(m) = unsafe { memmap2::Mmap::map(&file) } {
+                return Ok(FileBytes::Mapped(m));
+            }
+        }
+        std::fs::read(path).map(FileBytes::Owned)
+    }
+}
+
 /// A validated x86-64 ELF file held in memory.
 pub struct ElfFile {
     /// Where it was read from.
     pub path: PathBuf,
     /// The whole file.
-    pub bytes: Vec<u8>,
+    pub bytes: FileBytes,
     /// ET_EXEC or ET_DYN.
     pub elf_type: u16,
     /// Entry point (unrelocated).
@@ -116,12 +167,16 @@ pub struct ElfFile {
 impl ElfFile {
     /// Reads and validates `path`.
     pub fn open(path: &Path) -> Result<ElfFile, ElfError> {
-        let bytes = std::fs::read(path).map_err(|e| ElfError::Io(path.to_owned(), e))?;
-        ElfFile::parse(path, bytes)
+        let bytes = FileBytes::open(path).map_err(|e| ElfError::Io(path.to_owned(), e))?;
+        ElfFile::parse_bytes(path, bytes)
     }
 
     /// Validates an ELF image already in memory; `path` is used in messages.
     pub fn parse(path: &Path, bytes: Vec<u8>) -> Result<ElfFile, ElfError> {
+        ElfFile::parse_bytes(path, FileBytes::Owned(bytes))
+    }
+
+    fn parse_bytes(path: &Path, bytes: FileBytes) -> Result<ElfFile, ElfError> {
         let p = path.to_owned();
         if bytes.len() < 4 || bytes[..4] != *b"\x7fELF" {
             return Err(ElfError::NotElf(p));
@@ -287,7 +342,7 @@ impl ElfFile {
             build_id,
             debuglink,
             path: p,
-            bytes: Vec::new(),
+            bytes: FileBytes::Owned(Vec::new()),
             elf_type,
             entry: elf.header.e_entry,
             phdr: (

@@ -34,8 +34,9 @@ use crate::binary::program::ProgramCode;
 use crate::cpu::code::AddrMap;
 use iced_x86::{
     Decoder, DecoderOptions, FlowControl, Instruction, InstructionInfoFactory, Mnemonic, OpAccess,
-    OpKind, Register,
+    OpKind, Register, UsedMemory,
 };
+use lard_isa_ext::KnownLengths;
 
 /// Why an instruction was pruned (one analysis per instruction, tried in
 /// this order).
@@ -209,6 +210,19 @@ pub const TB_SAFE_INSNS: usize = 12;
 
 /// Prunes the functions `[start, end)` of `code` (bytes at `base`).
 pub fn prune(code: &[u8], base: u64, functions: &[(u64, u64)], image: &Image) -> Pruning {
+    prune_known(code, base, functions, image, &KnownLengths::default())
+}
+
+/// [`prune`], its control-flow pass stepping over the instructions of
+/// kinds `known` has learned that let control go on (the LARD-site scan
+/// of the same code taught it): they add no path leader.
+pub fn prune_known(
+    code: &[u8],
+    base: u64,
+    functions: &[(u64, u64)],
+    image: &Image,
+    known: &KnownLengths,
+) -> Pruning {
     let mut out = Pruning::default();
     let end_of_code = base + code.len() as u64;
     // The functions in the code, as (start, bytes). They are decoded twice,
@@ -220,7 +234,7 @@ pub fn prune(code: &[u8], base: u64, functions: &[(u64, u64)], image: &Image) ->
         .filter(|&&(start, end)| start >= base && end <= end_of_code && start < end)
         .map(|&(start, end)| (start, &code[(start - base) as usize..(end - base) as usize]))
         .collect();
-    let (leaders, jump_tables) = control_flow(&ranges, image);
+    let (leaders, jump_tables) = control_flow(&ranges, image, known);
     // Where control may arrive from anywhere, as a sorted range set: a
     // stripped C++ executable has thousands of such ranges, and the
     // redundancy analysis asks for every instruction.
@@ -405,16 +419,18 @@ fn stack_analyses(insns: &[Instruction], out: &mut Pruning) {
 /// before: function entries, direct branch targets, instructions after a
 /// control transfer) and the functions that jump through a register or
 /// memory (switch tables, computed goto), whose targets are not known.
-fn control_flow(ranges: &[(u64, &[u8])], image: &Image) -> (Leaders, Vec<(u64, u64)>) {
+fn control_flow(
+    ranges: &[(u64, &[u8])],
+    image: &Image,
+    known: &KnownLengths,
+) -> (Leaders, Vec<(u64, u64)>) {
     let mut leaders: Vec<u64> = image.entries.clone();
     let mut indirect = Vec::new();
     for &(start, bytes) in ranges {
         let first_indirect = indirect.len();
-        let mut end = start;
-        for i in Decoder::with_ip(64, bytes, start, DecoderOptions::NONE) {
-            end = i.next_ip();
+        let end = known.for_each_other(bytes, start, true, |i| {
             if i.flow_control() == FlowControl::Next {
-                continue;
+                return;
             }
             leaders.push(i.next_ip());
             if (0..i.op_count()).any(|n| {
@@ -428,7 +444,7 @@ fn control_flow(ranges: &[(u64, &[u8])], image: &Image) -> (Leaders, Vec<(u64, u
             if i.flow_control() == FlowControl::IndirectBranch {
                 indirect.push((i.ip(), start, 0));
             }
-        }
+        });
         // (The function's range: its first instruction to the end of its
         // last.)
         for e in &mut indirect[first_indirect..] {
@@ -509,10 +525,21 @@ pub fn absolute_address(i: &Instruction) -> Option<u64> {
 }
 
 fn single_access(i: &Instruction, info: &mut InstructionInfoFactory) -> Option<(OpAccess, u64)> {
-    if !has_memory_operand(i) || i.op_mask() != Register::None || i.is_vsib() {
+    if !may_access_once(i) {
         return None;
     }
-    let used = info.info(i).used_memory();
+    single_access_in(info.info(i).used_memory())
+}
+
+/// The first tests of [`single_access`], on the instruction alone.
+#[inline]
+fn may_access_once(i: &Instruction) -> bool {
+    has_memory_operand(i) && i.op_mask() == Register::None && !i.is_vsib()
+}
+
+/// [`single_access`] of an instruction that passed [`may_access_once`],
+/// from the memory iced-x86 says it uses.
+fn single_access_in(used: &[UsedMemory]) -> Option<(OpAccess, u64)> {
     if used.len() != 1 {
         return None;
     }
@@ -551,10 +578,11 @@ fn read_only(
         if out.pcs.contains_key(&i.ip()) || segment(i) != Register::None {
             continue;
         }
-        let Some((OpAccess::Read, size)) = single_access(i, info) else {
+        // The address first: it needs no instruction info.
+        let Some(addr) = absolute_address(i) else {
             continue;
         };
-        let Some(addr) = absolute_address(i) else {
+        let Some((OpAccess::Read, size)) = single_access(i, info) else {
             continue;
         };
         if image.is_readonly(addr, size) {
@@ -634,14 +662,24 @@ fn redundant(
             written.clear();
             continue;
         }
-        let access = single_access(i, info);
+        // Without a memory operand and with nothing written, the
+        // instruction neither is redundant, nor records, nor invalidates.
+        let memory = may_access_once(i);
+        if !memory && written.is_empty() {
+            continue;
+        }
+        let used = info.info(i);
+        let access = if memory {
+            single_access_in(used.used_memory())
+        } else {
+            None
+        };
         if let Some((_, size)) = access {
             let key = addr_key(i, size);
             if !out.pcs.contains_key(&pc) && written.contains(&key) {
                 out.mark(pc, Pruned::Redundant);
             }
         }
-        let used = info.info(i);
         if used.used_memory().iter().any(|m| writes(m.access())) {
             written.clear();
         }
@@ -863,5 +901,47 @@ mod tests {
             ..Image::default()
         };
         assert_eq!(kinds(&code, base, &image), vec![None, None, None]);
+    }
+
+    /// Stepping over the kinds the site scan learned changes neither the
+    /// pruned PCs nor the counts, nor the RMW locations: the C library as
+    /// code, in pseudo-functions at odd offsets (out of step with its
+    /// instructions too), with a table the scan of the same bytes taught.
+    #[test]
+    fn known_kinds_give_the_same_pruning_and_rmw_locations() {
+        let Ok(libc) = std::fs::read("/lib/x86_64-linux-gnu/libc.so.6") else {
+            return;
+        };
+        let base = 0x7f00_0000_0000u64;
+        let functions: Vec<(u64, u64)> = (0..libc.len() as u64 - 5000)
+            .step_by(2039)
+            .map(|o| (base + o, base + o + 1900 + o % 700))
+            .collect();
+        let image = Image {
+            readonly: vec![(base, base + libc.len() as u64 / 2)],
+            entries: functions.iter().map(|f| f.0).collect(),
+            unstructured: vec![(base + 0x1_0000, base + 0x1_2000)],
+        };
+        let mut known = lard_isa_ext::KnownLengths::default();
+        for &(s, e) in &functions {
+            let bytes = &libc[(s - base) as usize..(e - base) as usize];
+            let mut sweep = lard_isa_ext::Sweep::new(bytes, s);
+            loop {
+                sweep.skip_known(&known, u64::MAX);
+                if sweep.step_known(&mut known).is_none() {
+                    break;
+                }
+            }
+        }
+        let want = prune(&libc, base, &functions, &image);
+        let got = prune_known(&libc, base, &functions, &image, &known);
+        assert!(want.memory_insns > 100_000);
+        assert_eq!(got.memory_insns, want.memory_insns);
+        assert_eq!(got.by_kind, want.by_kind);
+        assert_eq!(got.pcs, want.pcs);
+        let want = crate::binary::atomics::rmw_locations(&libc, base, &functions);
+        let got = crate::binary::atomics::rmw_locations_known(&libc, base, &functions, &known);
+        assert!(!want.is_empty());
+        assert_eq!(got, want);
     }
 }

@@ -11,7 +11,9 @@
 //! of a site does not depend on how many sites exist.
 
 use iced_x86::{Instruction, Mnemonic};
-use lard_isa_ext::{decode, DecodeError, DecodedKind, LardFault, LardOp, Step, Sweep};
+use lard_isa_ext::{
+    decode, DecodeError, DecodedKind, KnownLengths, LardFault, LardOp, Step, Sweep,
+};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::rc::Rc;
@@ -122,6 +124,9 @@ pub struct CodeMap {
     /// those sites are checked when run but do not make a program a LARD
     /// program.
     lard_in_functions: std::collections::HashSet<u64>,
+    /// Kinds of ordinary instructions seen by the scans, which later scans
+    /// step over without decoding them (`lard_isa_ext::known`).
+    known: KnownLengths,
 }
 
 impl CodeMap {
@@ -167,8 +172,13 @@ impl CodeMap {
                 let (lo, hi) = ((s - base) as usize, (e - base) as usize);
                 let mut clean = true;
                 let mut steps = Sweep::new(&bytes[lo..hi], s);
-                while let Some(step) = steps.step() {
+                loop {
+                    steps.skip_known(&self.known, u64::MAX);
+                    let Some(step) = steps.step_known(&mut self.known) else {
+                        break;
+                    };
                     match step {
+                        Step::Ordinary { .. } => {}
                         Step::Plain { ip, insn } => self.record_plain(ip, insn, true, &mut found),
                         Step::Other(st) => {
                             clean &= same_in_longer_window(&st.result, e - st.ip);
@@ -188,9 +198,15 @@ impl CodeMap {
         skips.sort_unstable();
         let mut next_skip = 0;
         let mut steps = Sweep::new(bytes, base);
-        while let Some(step) = steps.step() {
+        loop {
+            // Ordinary instructions up to the next function start.
+            let stop = skips.get(next_skip).map_or(u64::MAX, |s| s.0);
+            steps.skip_known(&self.known, stop);
+            let Some(step) = steps.step_known(&mut self.known) else {
+                break;
+            };
             let ip = match &step {
-                Step::Plain { ip, .. } => *ip,
+                Step::Plain { ip, .. } | Step::Ordinary { ip } => *ip,
                 Step::Other(st) => st.ip,
             };
             while next_skip < skips.len() && skips[next_skip].0 < ip {
@@ -202,6 +218,7 @@ impl CodeMap {
                 continue;
             }
             match step {
+                Step::Ordinary { .. } => {}
                 Step::Plain { ip, insn } => self.record_plain(ip, insn, !in_range, &mut found),
                 Step::Other(st) => self.record(st.ip, &st.result, !in_range, &mut found),
             }
@@ -258,6 +275,12 @@ impl CodeMap {
             e.insert(site.clone());
             found.push((ip, site));
         }
+    }
+
+    /// The kinds of ordinary instruction the scans have learned, for other
+    /// analyses of the same code (`lard_isa_ext::known`).
+    pub fn known(&self) -> &KnownLengths {
+        &self.known
     }
 
     /// The site at `pc` (shared: cloning it does not copy the site).

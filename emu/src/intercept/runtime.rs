@@ -17,12 +17,12 @@
 //! pointer (a frame abandoned by `longjmp` or thread exit is dropped when a
 //! shallower one returns).
 
-use crate::binary::atomics::{rmw_locations, AtomicObjects};
+use crate::binary::atomics::{rmw_locations_known, AtomicObjects};
 use crate::binary::elf::ElfFile;
 use crate::binary::functions::fdes;
 use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
 use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
-use crate::binary::prune::{prune, Image, Pruned, Pruning};
+use crate::binary::prune::{prune_known, Image, Pruned, Pruning};
 use crate::cpu::code::AddrMap;
 use crate::cpu::machine::{call, Machine};
 use crate::cpu::memory::PAGE as PAGE_SIZE;
@@ -518,7 +518,7 @@ impl Machine {
                 .filter(|&(s, _)| rt.program.contains(s))
                 .collect();
             if let Some(bytes) = self.mem.slice(start, len) {
-                let rmw = rmw_locations(bytes, start, &functions);
+                let rmw = rmw_locations_known(bytes, start, &functions, self.code.known());
                 rt.atomic_objects.add(&AtomicObjects::from_ranges(rmw));
             }
             let image = Image {
@@ -578,7 +578,13 @@ impl Machine {
                 functions.sort_unstable();
                 functions.dedup();
                 if let Some(bytes) = self.mem.slice(start, len) {
-                    rt.pruning.extend(prune(bytes, start, &functions, &image));
+                    rt.pruning.extend(prune_known(
+                        bytes,
+                        start,
+                        &functions,
+                        &image,
+                        self.code.known(),
+                    ));
                 }
             }
         }
