@@ -1004,19 +1004,27 @@ static void deps_apply(struct task *parent, void **depend, struct task *t)
     }
 }
 
+/* Takes t's list of children not yet waited for (n of them), leaving it
+ * empty. */
+static struct task **take_children(struct task *t, size_t *n)
+{
+    struct task **kids;
+    lard__lock(&task_lock);
+    kids = t->children;
+    *n = t->nchildren;
+    t->children = NULL;
+    t->nchildren = t->capchildren = 0;
+    lard__unlock(&task_lock);
+    return kids;
+}
+
 /* Task t has ended: the references its own lists held go (its children
  * that it did not wait for complete by a barrier, which does not need the
  * list; its dependence table orders only tasks it created). */
 static void task_drop_lists(struct task *t)
 {
-    struct task **kids;
     size_t n, i, k;
-    lard__lock(&task_lock);
-    kids = t->children;
-    n = t->nchildren;
-    t->children = NULL;
-    t->nchildren = t->capchildren = 0;
-    lard__unlock(&task_lock);
+    struct task **kids = take_children(t, &n);
     for (i = 0; i < n; i++)
         task_unref(kids[i]);
     free(kids);
@@ -1250,16 +1258,10 @@ TASKLOOP(GOMP_taskloop_ull, unsigned long long)
 void __real_GOMP_taskwait(void);
 void __wrap_GOMP_taskwait(void)
 {
-    struct task *me = current_task();
     struct task **kids;
     size_t n, i;
     __real_GOMP_taskwait();
-    lard__lock(&task_lock);
-    kids = me->children;
-    n = me->nchildren;
-    me->children = NULL;
-    me->nchildren = me->capchildren = 0;
-    lard__unlock(&task_lock);
+    kids = take_children(current_task(), &n);
     for (i = 0; i < n; i++) {
         acquire_vc(&kids[i]->fin);
         task_unref(kids[i]);

@@ -6,17 +6,8 @@
 
 use lard_isa_ext::{decode, format, DecodeError, Decoded, DecodedKind, Step, Sweep};
 
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
+mod common;
+use common::SplitMix;
 
 #[test]
 fn a_million_random_inputs_decode_without_panicking() {
