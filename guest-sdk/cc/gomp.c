@@ -1096,6 +1096,7 @@ struct hdr {
 struct loop {
     struct task proto;                  /* start clock, parent, slot, group */
     struct group group;                 /* every task of the taskloop */
+    int undeferred;                     /* if(false), included, or bound to no team */
 };
 
 static size_t round_up(size_t n, size_t a)
@@ -1132,7 +1133,7 @@ void __wrap_GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
     size_t size = off + (size_t)(arg_size > 0 ? arg_size : 0);
     char *raw = xmalloc(size + align), *block;
     struct hdr *h;
-    int included = !if_clause || parent->final;
+    int included;
     block = (char *)round_up((size_t)(uintptr_t)raw, align);
     h = (struct hdr *)(block + HDR_AT);
     h->t = t;
@@ -1147,12 +1148,16 @@ void __wrap_GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
     t->refs = 2; /* its run, and this call */
     task_fork(t);
     task_link(t, parent);
+    /* Undeferred (if(false)), included (inside a final task), or bound to
+     * no team: outside every parallel region, or in a team of a `teams`
+     * construct, the binding team is one thread that no team size changes,
+     * and that thread runs the task to its end before continuing. */
+    included = !if_clause || parent->final || t->team == NULL;
     deps_apply(parent, depend, t);
     __real_GOMP_task(task_entry, block, cpyfn ? task_copy : NULL, (long)size, (long)align,
                      if_clause, flags, depend, priority, detach);
     free(raw);
-    /* An undeferred (if(false)) or included (inside a final task) task
-     * completes before its creator continues. */
+    /* Such a task completes before its creator continues. */
     if (included)
         acquire_vc(&t->fin);
     task_unref(t);
@@ -1184,6 +1189,14 @@ static void loop_entry(void *block)
         push(&t->group->tasks, &t->group->n, &t->group->cap, t);
         t->refs++;
     }
+    /* Undeferred, the taskloop's tasks run one after another: each after
+     * the one before (run_task acquires it). */
+    if (L->undeferred && L->group.n > 0) {
+        t->preds = xmalloc(sizeof *t->preds);
+        t->preds[0] = L->group.tasks[L->group.n - 1];
+        t->npreds = 1;
+        task_ref(t->preds[0]);
+    }
     push(&L->group.tasks, &L->group.n, &L->group.cap, t);
     lard__unlock(&task_lock);
     run_task(t, h->fn, data);
@@ -1207,14 +1220,16 @@ static void taskloop_setup(struct loop *L, struct task *parent, unsigned flags)
     else
         L->proto.slot = parent->slot;
     L->proto.group = parent->cur_group ? parent->cur_group : parent->group;
+    L->undeferred = !(flags & FLAG_IF) || parent->final || L->proto.team == NULL;
 }
 
 /* Without nogroup a taskloop is inside an implicit taskgroup: all its tasks
- * happen before the creator continues (likewise when they are undeferred). */
+ * happen before the creator continues (likewise when they are undeferred:
+ * if(false), included, or bound to no team). */
 static void taskloop_done(struct loop *L, unsigned flags)
 {
     size_t i;
-    if (!(flags & FLAG_NOGROUP) || !(flags & FLAG_IF))
+    if (!(flags & FLAG_NOGROUP) || L->undeferred)
         for (i = 0; i < L->group.n; i++)
             acquire_vc(&L->group.tasks[i]->fin);
 }

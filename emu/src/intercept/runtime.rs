@@ -804,6 +804,9 @@ impl Machine {
             }
             LibCall::OmpTask | LibCall::OmpTaskLoop => {
                 let me = self.lang();
+                // Outside every parallel region (or in a team of a
+                // `teams` construct) the binding team is one thread.
+                let no_team = self.pending_sp(|c| c == LibCall::OmpRegion).is_none();
                 let (deps, many, own_group, exec) = if call == LibCall::OmpTask {
                     // if_clause is the 6th argument (a bool), flags and
                     // depend the 7th and 8th.
@@ -817,16 +820,18 @@ impl Machine {
                     let exec = Execution {
                         final_clause: flags & FLAG_FINAL != 0,
                         if_false: uc.reg(Reg::R9) & 0xff == 0,
+                        no_team,
                     };
                     (deps, false, false, exec)
                 } else {
                     // flags is the 6th argument; without nogroup (or with
                     // if(false)) the creator waits for the loop's tasks.
                     let flags = uc.reg(Reg::R9) & 0xffff_ffff;
-                    let wait = flags & FLAG_NOGROUP == 0 || flags & FLAG_IF == 0;
+                    let wait = flags & FLAG_NOGROUP == 0 || flags & FLAG_IF == 0 || no_team;
                     let exec = Execution {
                         final_clause: flags & FLAG_FINAL != 0,
-                        if_false: false,
+                        if_false: flags & FLAG_IF == 0,
+                        no_team,
                     };
                     (Vec::new(), true, wait, exec)
                 };
@@ -1166,6 +1171,10 @@ impl Machine {
                     }
                     if !c.many {
                         self.rt().sync.forget(SyncKey::TaskCreated(p.task));
+                    } else if undeferred {
+                        // The next of the taskloop's tasks runs after this
+                        // one (it acquires the creation's key).
+                        self.release(SyncKey::TaskCreated(p.task), pc);
                     }
                 }
                 // An undeferred task completes before its creator

@@ -124,9 +124,14 @@ pub struct Creation {
     pub final_task: bool,
     /// Its task is undeferred: `if(false)`, or an included task (created
     /// by a final task). It completes before its creator continues
-    /// (OpenMP 5.2 §12.5, §12.8). A task libgomp runs at once for reasons
-    /// of its own (no team, too many queued tasks, `mergeable`) is not
-    /// undeferred: it stays concurrent with its creator's continuation.
+    /// (OpenMP 5.2 §12.5, §12.8). So does a task bound to no team
+    /// (created outside every parallel region, or in a team of a `teams`
+    /// construct): its binding team is one thread, whatever the team size
+    /// elsewhere, and that thread runs it to its end first. A task libgomp
+    /// runs at once for reasons of its own (too many queued tasks,
+    /// `mergeable`) is not undeferred: it stays concurrent with its
+    /// creator's continuation. A taskloop's undeferred tasks run one after
+    /// another.
     pub undeferred: bool,
 }
 
@@ -135,8 +140,12 @@ pub struct Creation {
 pub struct Execution {
     /// The `final` clause was true (`FLAG_FINAL`).
     pub final_clause: bool,
-    /// The `if` clause was false (`GOMP_task`'s `if_clause` argument).
+    /// The `if` clause was false (`GOMP_task`'s `if_clause` argument, a
+    /// taskloop's `FLAG_IF`).
     pub if_false: bool,
+    /// Created outside every parallel region (or in a team of a `teams`
+    /// construct): the binding team has one thread.
+    pub no_team: bool,
 }
 
 /// The explicit tasks of a run.
@@ -199,7 +208,7 @@ impl Tasks {
                 many,
                 site,
                 final_task: exec.final_clause || parent_final,
-                undeferred: exec.if_false || parent_final,
+                undeferred: exec.if_false || exec.no_team || parent_final,
             },
         );
         (id, own)
@@ -350,16 +359,16 @@ mod tests {
     }
 
     #[test]
-    fn only_if_false_and_included_tasks_are_undeferred() {
+    fn if_false_included_and_teamless_tasks_are_undeferred() {
         let mut t = Tasks::default();
         let plain = Execution::default();
         let fin = Execution {
             final_clause: true,
-            if_false: false,
+            ..plain
         };
         let if0 = Execution {
-            final_clause: false,
             if_false: true,
+            ..plain
         };
         let (a, _) = t.create(1, Vec::new(), false, false, if0, 0);
         assert!(t.started(2, a).unwrap().undeferred);
@@ -372,5 +381,13 @@ mod tests {
         assert!(c.undeferred && c.final_task);
         let (d, _) = t.create(1, Vec::new(), false, false, plain, 0);
         assert!(!t.started(5, d).unwrap().undeferred);
+        // Bound to no team: its one thread runs it to its end first.
+        let alone = Execution {
+            no_team: true,
+            ..plain
+        };
+        let (n, _) = t.create(1, Vec::new(), false, false, alone, 0);
+        let c = t.started(6, n).unwrap();
+        assert!(c.undeferred && !c.final_task);
     }
 }

@@ -54,7 +54,7 @@ impl Unit {
 impl Machine {
     /// The stack pointer at the entry of the innermost call `what` pending
     /// on the current kernel thread.
-    fn pending_sp(&mut self, what: impl Fn(LibCall) -> bool) -> Option<u64> {
+    pub(super) fn pending_sp(&mut self, what: impl Fn(LibCall) -> bool) -> Option<u64> {
         let cur = self.cur;
         self.rt()
             .thread(cur)
