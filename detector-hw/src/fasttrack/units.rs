@@ -394,6 +394,15 @@ impl UnitPage {
     /// Empties bytes `lo..hi` of granule `g`, freeing read vector clocks.
     pub(super) fn clear(&mut self, g: usize, lo: usize, hi: usize, reads: &mut ReadClocks) {
         let whole = self.coarse && lo == 0 && hi == GRANULE;
+        if whole && self.meta[g] == meta(GRANULE, 0) {
+            // One 8-byte unit (a dead frame's granule, mostly already
+            // empty): clear its cell, leaving an empty one's line clean.
+            let cell = &mut self.first[g];
+            if *cell != EMPTY {
+                super::FastTrack::clear_cell(reads, cell);
+            }
+            return;
+        }
         let u = if whole {
             self.unit_size(g)
         } else {
