@@ -368,7 +368,7 @@ void lardcc_tick(void)
  * before the new holder's start (from[id] >= final): the two are then
  * ordered like one thread continuing.  Only the most recently retired ids
  * are tried, which keeps allocation cheap when thousands are retired. */
-#define REUSE_SCAN 64
+#define REUSE_SCAN 8
 
 static uint32_t ids_lock;
 static uint32_t nfree, capfree;
