@@ -9,15 +9,19 @@
 //! | code | meaning | high 48 bits |
 //! |---|---|---|
 //! | 0 | no epoch ([`NONE`]; the whole word is 0) | 0 |
-//! | `1 ..= 0xFFFD` | thread `code − 1` | the PC |
-//! | `0xFFFE` (*wide*) | a thread or PC that does not fit | an index into [`Wide`] |
+//! | `1 ..= 0xFFFD` | thread `code − 1` | the PC if below 2^47, else 2^47 + its index among the *sites* of [`Wide`] |
+//! | `0xFFFE` (*wide*) | a thread that does not fit | an index into [`Wide`]'s `(thread, PC)` pairs |
 //! | `0xFFFF` | read-shared ([`SHARED`]; reads only) | 0 |
 //!
-//! Every x86-64 user-space PC is below 2^47 and runs have far fewer than
-//! 65,533 identities, so the wide code is the exact fallback for other
-//! values (a hash-consed table of `(thread, PC)` pairs, bounded by the
-//! distinct pairs): packing and unpacking are a bijection, so every report
-//! names the same thread and PC as an unpacked cell would. The 40-byte
+//! Every x86-64 user-space PC is below 2^47. A larger one is a *site*: a
+//! Tracked access in lard-cc's `lard_caller_pc` section carries its call
+//! stack's id in the upper 17 bits (docs/lard-cc.md, "Call stacks"). Sites
+//! are hash-consed once for all threads, so their table is bounded by the
+//! program's distinct (PC, call stack) pairs, whatever the number of tasks
+//! that run them. Runs rarely have 65,533 identities; beyond them the wide
+//! code is the exact fallback (a hash-consed table of `(thread, PC)`
+//! pairs). Packing and unpacking are a bijection, so every report names
+//! the same thread and PC as an unpacked cell would. The 40-byte
 //! cell this replaces straddled two host cache lines for half of the
 //! granules; a 32-byte-aligned cell never does.
 
@@ -42,8 +46,9 @@ const CODE_WIDE: u64 = 0xFFFE;
 pub(super) const WHO_SHARED: Who = 0xFFFF;
 /// Threads below this index are stored directly (code = thread + 1).
 const DIRECT_TIDS: u64 = CODE_WIDE - 1;
-/// PCs below this are stored directly.
-const DIRECT_PC_LIMIT: u64 = 1 << (64 - CODE_BITS);
+/// PCs below this are stored directly; in a direct word's high 48 bits,
+/// this bit marks a site index instead.
+const SITE: u64 = 1 << 47;
 
 /// The shadow cell of one byte or access unit (module docs).
 #[repr(C, align(32))]
@@ -75,12 +80,17 @@ impl Cell {
     }
 }
 
-/// The `(thread, PC)` pairs of wide epochs, hash-consed (so equal epochs
-/// pack to equal words), and the packing itself.
+/// The sites and the `(thread, PC)` pairs of wide epochs, hash-consed (so
+/// equal epochs pack to equal words), and the packing itself.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Wide {
     pairs: Vec<(ThreadIdx, u64)>,
     index: FxHashMap<(ThreadIdx, u64), u64>,
+    /// PCs of 2^47 and above, in the order first packed.
+    sites: Vec<u64>,
+    site_index: FxHashMap<u64, u64>,
+    /// The last site packed and its high bits (0: none yet).
+    last_site: (u64, u64),
     /// Pack every epoch wide (the reference layout of the differential
     /// tests: an independent encoding of the same histories).
     always: bool,
@@ -98,11 +108,33 @@ impl Wide {
     /// The word of an epoch by thread `t` (not [`NONE`] or [`SHARED`]) at `pc`.
     #[inline]
     pub(super) fn pack(&mut self, t: ThreadIdx, pc: u64) -> Who {
-        if u64::from(t) < DIRECT_TIDS && pc < DIRECT_PC_LIMIT && !self.always {
-            pc << CODE_BITS | (u64::from(t) + 1)
+        if u64::from(t) < DIRECT_TIDS && !self.always {
+            let high = if pc < SITE { pc } else { self.site(pc) };
+            high << CODE_BITS | (u64::from(t) + 1)
         } else {
             self.pack_wide(t, pc)
         }
+    }
+
+    /// The high bits of site `pc` (at least 2^47).
+    #[inline]
+    fn site(&mut self, pc: u64) -> u64 {
+        if self.last_site.0 == pc && self.last_site.1 != 0 {
+            return self.last_site.1;
+        }
+        self.site_uncached(pc)
+    }
+
+    #[inline(never)]
+    fn site_uncached(&mut self, pc: u64) -> u64 {
+        let next = self.sites.len() as u64;
+        let i = *self.site_index.entry(pc).or_insert(next);
+        if i == next {
+            self.sites.push(pc);
+        }
+        let high = SITE | i;
+        self.last_site = (pc, high);
+        high
     }
 
     #[cold]
@@ -144,7 +176,12 @@ impl Wide {
         } else if w == WHO_SHARED {
             0
         } else {
-            w >> CODE_BITS
+            let high = w >> CODE_BITS;
+            if high & SITE == 0 {
+                high
+            } else {
+                self.sites[(high & !SITE) as usize]
+            }
         }
     }
 }
@@ -188,9 +225,28 @@ mod tests {
                     (t, pc),
                     "one word per epoch"
                 );
-                let direct = u64::from(t) < DIRECT_TIDS && pc < DIRECT_PC_LIMIT;
+                let direct = u64::from(t) < DIRECT_TIDS;
                 assert_eq!(w & CODE_MASK != CODE_WIDE, direct);
             }
         }
+    }
+
+    #[test]
+    fn sites_are_interned_once_for_all_threads() {
+        let mut wide = Wide::default();
+        let site = |stack: u64| (stack << 47) | 0x40_1234;
+        for t in 0..1000 {
+            for stack in 1..4 {
+                let w = wide.pack(t, site(stack));
+                assert_eq!((wide.tid(w), wide.pc(w)), (t, site(stack)));
+                assert_ne!(w & CODE_MASK, CODE_WIDE);
+            }
+        }
+        assert_eq!(wide.sites.len(), 3);
+        assert!(wide.pairs.is_empty());
+        // The cached last site and an older one pack alike.
+        let a = wide.pack(7, site(1));
+        wide.pack(7, site(2));
+        assert_eq!(wide.pack(7, site(1)), a);
     }
 }
