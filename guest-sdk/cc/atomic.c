@@ -61,7 +61,7 @@ static __thread struct fences *fence_clocks;
 static struct fences *fences(void)
 {
     if (fence_clocks == NULL) {
-        fence_clocks = calloc(1, sizeof *fence_clocks);
+        LARDCC_RUNTIME(fence_clocks = calloc(1, sizeof *fence_clocks));
         if (fence_clocks == NULL)
             lard__fatal("lard-cc: out of memory (fence clocks)");
     }

@@ -190,6 +190,7 @@ void lardcc_barrier_contribute(struct lardcc_barrier *b, int slot, const struct 
 /* ---- stacks ---- */
 
 __thread uintptr_t lardcc_stack_low;
+__thread int lardcc_in_runtime;
 
 void lardcc_forget(void *p, size_t n)
 {

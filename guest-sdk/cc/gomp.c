@@ -76,6 +76,8 @@ struct task {
     struct lardcc_vc fin;
     uint32_t cg;                        /* its creator's contention group */
     uint32_t refs;                      /* explicit: see task_unref */
+    uint32_t owned;                     /* implicit: its own heap blocks (see owned_*) */
+    struct lardcc_vc units_fin;         /* implicit: its units' ends while it owns some */
 };
 
 static uint32_t task_lock;
@@ -110,9 +112,32 @@ static const void *cg_key(const void *addr)
     return (const void *)((uintptr_t)addr ^ ((uintptr_t)g << 48));
 }
 
+/* A libgomp entry point a wrapper calls runs on the program's behalf, not
+ * as the program: its allocations (work shares, task records) are not the
+ * program's own heap memory ("A thread's own heap memory" below).  A
+ * program callback from libgomp (a region body, a task, a copy function)
+ * is the program again: PROGRAM_CALLBACK. */
+#define IN_LIBGOMP(stmt) LARDCC_RUNTIME(stmt)
+#define IN_LIBGOMP_EXPR(e)                                                            \
+    __extension__({                                                                   \
+        __typeof__(e) r_;                                                             \
+        lardcc_in_runtime++;                                                          \
+        r_ = (e);                                                                     \
+        lardcc_in_runtime--;                                                          \
+        r_;                                                                           \
+    })
+#define PROGRAM_CALLBACK(stmt)                                                        \
+    do {                                                                              \
+        int outer_ = lardcc_in_runtime;                                               \
+        lardcc_in_runtime = 0;                                                        \
+        stmt;                                                                         \
+        lardcc_in_runtime = outer_;                                                   \
+    } while (0)
+
 static void *xmalloc(size_t n)
 {
-    void *p = calloc(1, n);
+    void *p;
+    LARDCC_RUNTIME(p = calloc(1, n));
     if (p == NULL)
         lard__fatal("lard-cc: out of memory (OpenMP bookkeeping)");
     return p;
@@ -130,6 +155,124 @@ static void push(struct task ***v, size_t *n, size_t *cap, struct task *t)
         *cap = c;
     }
     (*v)[(*n)++] = t;
+}
+
+/* ------------------------------------------ a thread's own heap memory */
+
+/* A heap block the program allocates inside a parallel region, in an
+ * implicit task or one of its worksharing units, is that implicit task's
+ * own until it is freed (a per-thread buffer reached through a private
+ * pointer).  While an implicit task owns such blocks its worksharing units
+ * run one after another, as its thread runs them: each unit's end joins
+ * the task's units_fin, and the next unit acquires it.  Under any team
+ * size or schedule each thread would use its own buffer, so two units of
+ * one task never race on it; unordered, they would.  Races between two
+ * units one thread ran are then missed for that task.  Binary mode has the
+ * same rule (emu/src/intercept/runtime/worksharing.rs).
+ *
+ * The blocks are found by address in an open-addressing table (linear
+ * probing, deletion by backward shift), empty and never touched by a
+ * program that allocates nothing in its parallel regions. */
+struct owned_block {
+    uintptr_t addr;                     /* 0: empty slot */
+    struct task *owner;
+};
+static uint32_t owned_lock;
+static struct owned_block *owned_tab;
+static size_t owned_cap;                /* a power of two, or 0 */
+static size_t owned_n;                  /* live entries (read without the lock) */
+
+static size_t owned_slot(uintptr_t a)
+{
+    return (size_t)(((uint64_t)a >> 4) * 0x9E3779B97F4A7C15ull >> 20) & (owned_cap - 1);
+}
+
+static void owned_put(uintptr_t a, struct task *t)
+{
+    size_t i = owned_slot(a);
+    while (owned_tab[i].addr != 0 && owned_tab[i].addr != a)
+        i = (i + 1) & (owned_cap - 1);
+    if (owned_tab[i].addr == 0)
+        owned_n++;
+    owned_tab[i].addr = a;
+    owned_tab[i].owner = t;
+}
+
+static void owned_grow(void)
+{
+    struct owned_block *old = owned_tab;
+    size_t n = owned_cap, i;
+    owned_cap = n ? n * 2 : 64;
+    owned_tab = xmalloc(owned_cap * sizeof *owned_tab);
+    owned_n = 0;
+    for (i = 0; i < n; i++)
+        if (old[i].addr != 0)
+            owned_put(old[i].addr, old[i].owner);
+    LARDCC_RUNTIME(free(old));
+}
+
+/* Removes a's entry; its owner, or NULL. */
+static struct task *owned_take(uintptr_t a)
+{
+    size_t i = owned_slot(a), j;
+    struct task *t;
+    while (owned_tab[i].addr != a) {
+        if (owned_tab[i].addr == 0)
+            return NULL;
+        i = (i + 1) & (owned_cap - 1);
+    }
+    t = owned_tab[i].owner;
+    owned_tab[i].addr = 0;
+    owned_n--;
+    /* Move back the entries of the run after i that probed past it. */
+    for (j = (i + 1) & (owned_cap - 1); owned_tab[j].addr != 0; j = (j + 1) & (owned_cap - 1)) {
+        size_t home = owned_slot(owned_tab[j].addr);
+        if (((j - home) & (owned_cap - 1)) >= ((j - i) & (owned_cap - 1))) {
+            owned_tab[i] = owned_tab[j];
+            owned_tab[j].addr = 0;
+            i = j;
+        }
+    }
+    return t;
+}
+
+void lardcc_omp_heap(void *p, int alloc)
+{
+    struct task *t;
+    if (alloc) {
+        if (cur_team == NULL || cur_task == NULL || !cur_task->implicit)
+            return;
+        t = cur_task;
+        lard__lock(&owned_lock);
+        if (2 * (owned_n + 1) > owned_cap)
+            owned_grow();
+        owned_put((uintptr_t)p, t);
+        lard__unlock(&owned_lock);
+        __atomic_add_fetch(&t->owned, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    if (__atomic_load_n(&owned_n, __ATOMIC_RELAXED) == 0)
+        return;
+    lard__lock(&owned_lock);
+    t = owned_cap ? owned_take((uintptr_t)p) : NULL;
+    lard__unlock(&owned_lock);
+    if (t != NULL)
+        __atomic_sub_fetch(&t->owned, 1, __ATOMIC_RELAXED);
+}
+
+/* Implicit task t ends: blocks it still owns are no one's. */
+static void owned_forget(struct task *t)
+{
+    size_t i;
+    if (__atomic_load_n(&t->owned, __ATOMIC_RELAXED) != 0) {
+        lard__lock(&owned_lock);
+        for (i = 0; i < owned_cap; i++)
+            while (owned_tab[i].addr != 0 && owned_tab[i].owner == t)
+                owned_take(owned_tab[i].addr);
+        lard__unlock(&owned_lock);
+        t->owned = 0;
+    }
+    lardcc_vc_free(&t->units_fin);
 }
 
 /* An explicit task's record lives while anything may still read it: its
@@ -222,9 +365,10 @@ static void team_body(void *arg)
     prev_cg = cur_cg;
     cur_cg = T->cg;
     stack = lardcc_stack_detach();
-    T->fn(T->data);
+    PROGRAM_CALLBACK(T->fn(T->data));
     lardcc_stack_attach(stack);
     final = lardcc_own(id);
+    owned_forget(implicit);
     if (worker)
         lard_note_thread_exit();
     slot = lardcc_barrier_arrive(&T->bar, n);
@@ -267,7 +411,7 @@ void __wrap_GOMP_parallel(void (*fn)(void *), void *data, unsigned nt, unsigned 
 {
     struct team *T = xmalloc(sizeof *T);
     team_begin(T, fn, data);
-    __real_GOMP_parallel(team_body, T, nt, flags);
+    IN_LIBGOMP(__real_GOMP_parallel(team_body, T, nt, flags));
     team_end(T);
     free(T);
 }
@@ -280,7 +424,7 @@ void __wrap_GOMP_parallel(void (*fn)(void *), void *data, unsigned nt, unsigned 
     {                                                                                 \
         struct team *T = xmalloc(sizeof *T);                                          \
         team_begin(T, fn, data);                                                      \
-        __real_##name(team_body, T, nt, s, e, inc, chunk, flags);                     \
+        IN_LIBGOMP(__real_##name(team_body, T, nt, s, e, inc, chunk, flags));                     \
         team_end(T);                                                                  \
         free(T);                                                                      \
     }
@@ -292,7 +436,7 @@ void __wrap_GOMP_parallel(void (*fn)(void *), void *data, unsigned nt, unsigned 
     {                                                                                 \
         struct team *T = xmalloc(sizeof *T);                                          \
         team_begin(T, fn, data);                                                      \
-        __real_##name(team_body, T, nt, s, e, inc, flags);                            \
+        IN_LIBGOMP(__real_##name(team_body, T, nt, s, e, inc, flags));                            \
         team_end(T);                                                                  \
         free(T);                                                                      \
     }
@@ -311,7 +455,7 @@ void __wrap_GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nt, 
 {
     struct team *T = xmalloc(sizeof *T);
     team_begin(T, fn, data);
-    __real_GOMP_parallel_sections(team_body, T, nt, count, flags);
+    IN_LIBGOMP(__real_GOMP_parallel_sections(team_body, T, nt, count, flags));
     team_end(T);
     free(T);
 }
@@ -323,7 +467,7 @@ unsigned __wrap_GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigne
     struct team *T = xmalloc(sizeof *T);
     unsigned r;
     team_begin(T, fn, data);
-    r = __real_GOMP_parallel_reductions(team_body, T, nt, flags);
+    IN_LIBGOMP(r = __real_GOMP_parallel_reductions(team_body, T, nt, flags));
     team_end(T);
     free(T);
     return r;
@@ -345,9 +489,9 @@ static void unit_end(void);
         ret_t r;                                                                      \
         before                                                                        \
         if (T == NULL)                                                                \
-            return __real_##name();                                                   \
+            { ret_t r0_; IN_LIBGOMP(r0_ = __real_##name()); return r0_; }                                                   \
         slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
-        r = __real_##name();                                                          \
+        IN_LIBGOMP(r = __real_##name());                                                          \
         lardcc_barrier_depart(&T->bar, slot);                                         \
         return retexpr;                                                               \
     }
@@ -359,11 +503,11 @@ static void unit_end(void);
         int slot;                                                                     \
         before                                                                        \
         if (T == NULL) {                                                              \
-            __real_##name();                                                          \
+            IN_LIBGOMP(__real_##name());                                                          \
             return;                                                                   \
         }                                                                             \
         slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
-        __real_##name();                                                              \
+        IN_LIBGOMP(__real_##name());                                                              \
         lardcc_barrier_depart(&T->bar, slot);                                         \
     }
 TEAM_BARRIER_VOID(GOMP_barrier, )
@@ -432,7 +576,11 @@ static void unit_stop(struct unit *u, struct lardcc_vc *join, uintptr_t top)
 
 static void unit_end(void)
 {
-    unit_stop(&work_unit, NULL, current_task()->stack_top);
+    struct task *me = current_task();
+    /* While its task owns heap memory, the next unit comes after this one. */
+    if (work_unit.id != LARD__NO_THREAD && __atomic_load_n(&me->owned, __ATOMIC_RELAXED) != 0)
+        lardcc_vc_join(&me->units_fin, lardcc_clock(work_unit.id));
+    unit_stop(&work_unit, NULL, me->stack_top);
 }
 
 /* libgomp handed a unit to this thread (inside a parallel region: a
@@ -444,6 +592,8 @@ static bool unit_begin(void)
     if (cur_team == NULL || !me->implicit)
         return false;
     unit_start(&work_unit);
+    if (__atomic_load_n(&me->owned, __ATOMIC_RELAXED) != 0)
+        lardcc_acquire_vc(&me->units_fin);
     return true;
 }
 
@@ -476,14 +626,14 @@ unsigned __real_GOMP_sections_start(unsigned);
 unsigned __wrap_GOMP_sections_start(unsigned count)
 {
     unit_end();
-    return section_begin(__real_GOMP_sections_start(count), __builtin_return_address(0));
+    return section_begin(IN_LIBGOMP_EXPR(__real_GOMP_sections_start(count)), __builtin_return_address(0));
 }
 
 unsigned __real_GOMP_sections2_start(unsigned, uintptr_t *, void **);
 unsigned __wrap_GOMP_sections2_start(unsigned count, uintptr_t *reductions, void **mem)
 {
     unit_end();
-    return section_begin(__real_GOMP_sections2_start(count, reductions, mem),
+    return section_begin(IN_LIBGOMP_EXPR(__real_GOMP_sections2_start(count, reductions, mem)),
                          __builtin_return_address(0));
 }
 
@@ -491,14 +641,14 @@ unsigned __real_GOMP_sections_next(void);
 unsigned __wrap_GOMP_sections_next(void)
 {
     unit_end();
-    return section_begin(__real_GOMP_sections_next(), __builtin_return_address(0));
+    return section_begin(IN_LIBGOMP_EXPR(__real_GOMP_sections_next()), __builtin_return_address(0));
 }
 
 void __real_GOMP_sections_end_nowait(void);
 void __wrap_GOMP_sections_end_nowait(void)
 {
     unit_end();
-    __real_GOMP_sections_end_nowait();
+    IN_LIBGOMP(__real_GOMP_sections_end_nowait());
 }
 
 TEAM_BARRIER_VOID(GOMP_sections_end, unit_end();)
@@ -516,7 +666,7 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(long s, long e, long inc, long chunk, T *is, T *ie)            \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(__real_##name(s, e, inc, chunk, is, ie),                   \
+        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(s, e, inc, chunk, is, ie)),                   \
                            __builtin_return_address(0), CHUNK_KIND(T), is, ie);       \
     }
 #define LOOP_RUNTIME_START(name)                                                      \
@@ -524,7 +674,7 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(long s, long e, long inc, long *is, long *ie)                  \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(__real_##name(s, e, inc, is, ie), __builtin_return_address(0), \
+        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(s, e, inc, is, ie)), __builtin_return_address(0), \
                            LARDCC_UNIT_CHUNK, is, ie);                                \
     }
 #define LOOP_NEXT(name, T)                                                            \
@@ -532,7 +682,7 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(T *is, T *ie)                                                  \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(__real_##name(is, ie), __builtin_return_address(0),        \
+        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(is, ie)), __builtin_return_address(0),        \
                            CHUNK_KIND(T), is, ie);                                    \
     }
 #define ULL unsigned long long
@@ -541,7 +691,7 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(bool up, ULL s, ULL e, ULL inc, ULL chunk, ULL *is, ULL *ie)   \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(__real_##name(up, s, e, inc, chunk, is, ie),               \
+        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(up, s, e, inc, chunk, is, ie)),               \
                            __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie); \
     }
 #define LOOP_ULL_RUNTIME_START(name)                                                  \
@@ -549,7 +699,7 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(bool up, ULL s, ULL e, ULL inc, ULL *is, ULL *ie)              \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(__real_##name(up, s, e, inc, is, ie),                      \
+        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(up, s, e, inc, is, ie)),                      \
                            __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie); \
     }
 
@@ -611,7 +761,7 @@ bool __wrap_GOMP_loop_start(long s, long e, long inc, long sched, long chunk, lo
 {
     bool r;
     unit_end();
-    r = __real_GOMP_loop_start(s, e, inc, sched, chunk, is, ie, reductions, mem);
+    IN_LIBGOMP(r = __real_GOMP_loop_start(s, e, inc, sched, chunk, is, ie, reductions, mem));
     return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK, is, ie) : r;
 }
 
@@ -622,7 +772,7 @@ bool __wrap_GOMP_loop_ordered_start(long s, long e, long inc, long sched, long c
 {
     bool r;
     unit_end();
-    r = __real_GOMP_loop_ordered_start(s, e, inc, sched, chunk, is, ie, reductions, mem);
+    IN_LIBGOMP(r = __real_GOMP_loop_ordered_start(s, e, inc, sched, chunk, is, ie, reductions, mem));
     return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK, is, ie) : r;
 }
 
@@ -633,7 +783,7 @@ bool __wrap_GOMP_loop_ull_start(bool up, ULL s, ULL e, ULL inc, long sched, ULL 
 {
     bool r;
     unit_end();
-    r = __real_GOMP_loop_ull_start(up, s, e, inc, sched, chunk, is, ie, reductions, mem);
+    IN_LIBGOMP(r = __real_GOMP_loop_ull_start(up, s, e, inc, sched, chunk, is, ie, reductions, mem));
     return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie)
                       : r;
 }
@@ -645,7 +795,7 @@ bool __wrap_GOMP_loop_ull_ordered_start(bool up, ULL s, ULL e, ULL inc, long sch
 {
     bool r;
     unit_end();
-    r = __real_GOMP_loop_ull_ordered_start(up, s, e, inc, sched, chunk, is, ie, reductions, mem);
+    IN_LIBGOMP(r = __real_GOMP_loop_ull_ordered_start(up, s, e, inc, sched, chunk, is, ie, reductions, mem));
     return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie)
                       : r;
 }
@@ -654,7 +804,7 @@ void __real_GOMP_loop_end_nowait(void);
 void __wrap_GOMP_loop_end_nowait(void)
 {
     unit_end();
-    __real_GOMP_loop_end_nowait();
+    IN_LIBGOMP(__real_GOMP_loop_end_nowait());
 }
 
 /* ---------------------------------------------------------------- teams */
@@ -699,7 +849,7 @@ static void teams_entry(void *arg)
     cur_team = NULL;
     cur_cg = initial->cg = cg_new();
     stack = lardcc_stack_detach();
-    G->fn(G->data);
+    PROGRAM_CALLBACK(G->fn(G->data));
     lardcc_stack_attach(stack);
     lardcc_clear_dead_stack();
     lardcc_vc_join(&G->join, lardcc_clock(id));
@@ -722,7 +872,7 @@ void __wrap_GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
     G->site = (uintptr_t)__builtin_return_address(0);
     lardcc_vc_copy(&G->fork_vc, lardcc_my_clock());
     lardcc_tick();
-    __real_GOMP_teams_reg(teams_entry, G, num_teams, thread_limit, flags);
+    IN_LIBGOMP(__real_GOMP_teams_reg(teams_entry, G, num_teams, thread_limit, flags));
     lardcc_acquire_vc(&G->join);
     lardcc_vc_free(&G->fork_vc);
     lardcc_vc_free(&G->join);
@@ -750,7 +900,7 @@ bool __wrap_GOMP_teams4(unsigned low, unsigned high, unsigned thread_limit, bool
         if (low == 0 && high == 0)
             low = high = LARDCC_TARGET_DEFAULT_TEAMS;
     }
-    r = __real_GOMP_teams4(low, high, thread_limit, first);
+    IN_LIBGOMP(r = __real_GOMP_teams4(low, high, thread_limit, first));
     if (r) {
         unit_start(&team_unit);
         note_unit(LARDCC_UNIT_TEAM, (uintptr_t)__builtin_return_address(0),
@@ -772,7 +922,7 @@ void __wrap_GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void 
 {
     uintptr_t outer = target_top;
     target_top = (uintptr_t)__builtin_frame_address(0);
-    __real_GOMP_target_ext(device, fn, mapnum, hostaddrs, sizes, kinds, flags, depend, args);
+    IN_LIBGOMP(__real_GOMP_target_ext(device, fn, mapnum, hostaddrs, sizes, kinds, flags, depend, args));
     target_top = outer;
 }
 
@@ -784,7 +934,7 @@ static char critical_key, atomic_key;
     void __real_##name params;                                                        \
     void __wrap_##name params                                                         \
     {                                                                                 \
-        __real_##name args;                                                           \
+        IN_LIBGOMP(__real_##name args);                                                           \
         lard_note_acquire(key, 0);                                                    \
         lardcc_acquire(lardcc_sync_of(sync));                                         \
     }
@@ -794,7 +944,7 @@ static char critical_key, atomic_key;
     {                                                                                 \
         lard_note_release(key);                                                       \
         lardcc_release(lardcc_sync_of(sync));                                         \
-        __real_##name args;                                                           \
+        IN_LIBGOMP(__real_##name args);                                                           \
     }
 ACQUIRE_AFTER(GOMP_critical_start, (void), (), &critical_key, cg_key(&critical_key))
 RELEASE_BEFORE(GOMP_critical_end, (void), (), &critical_key, cg_key(&critical_key))
@@ -808,7 +958,7 @@ RELEASE_BEFORE(GOMP_atomic_end, (void), (), &atomic_key, &atomic_key)
 void __real_GOMP_ordered_start(void);
 void __wrap_GOMP_ordered_start(void)
 {
-    __real_GOMP_ordered_start();
+    IN_LIBGOMP(__real_GOMP_ordered_start());
     if (cur_team)
         lardcc_acquire(&cur_team->ordered);
 }
@@ -818,7 +968,7 @@ void __wrap_GOMP_ordered_end(void)
 {
     if (cur_team)
         lardcc_release(&cur_team->ordered);
-    __real_GOMP_ordered_end();
+    IN_LIBGOMP(__real_GOMP_ordered_end());
 }
 
 /* copyprivate: the single thread's values reach the others. */
@@ -836,7 +986,7 @@ void __wrap_GOMP_single_copy_end(void *data)
 {
     if (cur_team)
         lardcc_release_join(&cur_team->copy);
-    __real_GOMP_single_copy_end(data);
+    IN_LIBGOMP(__real_GOMP_single_copy_end(data));
 }
 
 /* ---------------------------------------------------------------- locks */
@@ -1064,7 +1214,7 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     cur_task = t;
     cur_cg = t->cg;
     stack = lardcc_stack_detach();
-    fn(arg);
+    PROGRAM_CALLBACK(fn(arg));
     lardcc_stack_attach(stack);
     lardcc_clear_dead_stack();
     lardcc_vc_copy(&t->fin, lardcc_clock(id));
@@ -1116,7 +1266,7 @@ static void task_copy(void *dst, void *src)
     uint32_t stack;
     memcpy(dst, src, h->off);
     stack = lardcc_stack_detach();
-    h->cpyfn((char *)dst + h->off, h->orig_data);
+    PROGRAM_CALLBACK(h->cpyfn((char *)dst + h->off, h->orig_data));
     lardcc_stack_attach(stack);
 }
 
@@ -1154,8 +1304,8 @@ void __wrap_GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
      * and that thread runs the task to its end before continuing. */
     included = !if_clause || parent->final || t->team == NULL;
     deps_apply(parent, depend, t);
-    __real_GOMP_task(task_entry, block, cpyfn ? task_copy : NULL, (long)size, (long)align,
-                     if_clause, flags, depend, priority, detach);
+    IN_LIBGOMP(__real_GOMP_task(task_entry, block, cpyfn ? task_copy : NULL, (long)size, (long)align,
+                     if_clause, flags, depend, priority, detach));
     free(raw);
     /* Such a task completes before its creator continues. */
     if (included)
@@ -1260,8 +1410,8 @@ static void taskloop_done(struct loop *L, unsigned flags)
         memcpy(block, data, 2 * sizeof(long));                                        \
         taskloop_setup(L, parent, flags);                                             \
         L->proto.site = (uintptr_t)__builtin_return_address(0);                       \
-        __real_##name(loop_entry, block, cpyfn ? task_copy : NULL, (long)size,        \
-                      (long)align, flags, num_tasks, priority, start, end, step);     \
+        IN_LIBGOMP(__real_##name(loop_entry, block, cpyfn ? task_copy : NULL, (long)size,        \
+                      (long)align, flags, num_tasks, priority, start, end, step));     \
         free(raw);                                                                    \
         taskloop_done(L, flags);                                                      \
     }
@@ -1275,7 +1425,7 @@ void __wrap_GOMP_taskwait(void)
 {
     struct task **kids;
     size_t n, i;
-    __real_GOMP_taskwait();
+    IN_LIBGOMP(__real_GOMP_taskwait());
     kids = take_children(current_task(), &n);
     for (i = 0; i < n; i++) {
         acquire_vc(&kids[i]->fin);
@@ -1287,7 +1437,7 @@ void __wrap_GOMP_taskwait(void)
 void __real_GOMP_taskwait_depend(void **);
 void __wrap_GOMP_taskwait_depend(void **depend)
 {
-    __real_GOMP_taskwait_depend(depend);
+    IN_LIBGOMP(__real_GOMP_taskwait_depend(depend));
     deps_apply(current_task(), depend, NULL);
 }
 
@@ -1298,7 +1448,7 @@ void __wrap_GOMP_taskgroup_start(void)
     struct group *g = xmalloc(sizeof *g);
     g->outer = me->cur_group;
     me->cur_group = g;
-    __real_GOMP_taskgroup_start();
+    IN_LIBGOMP(__real_GOMP_taskgroup_start());
 }
 
 /* taskgroup end: every task of the group (descendants included) happens
@@ -1309,7 +1459,7 @@ void __wrap_GOMP_taskgroup_end(void)
     struct task *me = current_task();
     struct group *g = me->cur_group;
     size_t i;
-    __real_GOMP_taskgroup_end();
+    IN_LIBGOMP(__real_GOMP_taskgroup_end());
     if (g == NULL)
         return;
     for (i = 0; i < g->n; i++) {

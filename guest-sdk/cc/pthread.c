@@ -80,8 +80,9 @@ int __real_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *)
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
                           void *arg)
 {
-    struct start *st = malloc(sizeof *st);
+    struct start *st;
     int err;
+    LARDCC_RUNTIME(st = malloc(sizeof *st));
     if (st == NULL)
         return EAGAIN;
     st->fn = fn;
@@ -318,7 +319,7 @@ int __wrap_pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_
         struct lardcc_sync *s = lardcc_sync_of(b);
         struct lardcc_barrier *lb = s->ext;
         if (lb == NULL)
-            lb = calloc(1, sizeof *lb);
+            LARDCC_RUNTIME(lb = calloc(1, sizeof *lb));
         else
             memset(lb, 0, sizeof *lb);
         if (lb != NULL)
@@ -405,11 +406,18 @@ void __real_free(void *);
 
 /* Object extents for the object race detector (docs/events.md): the
  * allocation site is the code that called malloc (or operator new). */
+static void noted_alloc(void *p, size_t n, void *site)
+{
+    lard_note_alloc(p, n, site);
+    if (lardcc_omp_heap != NULL && !lardcc_in_runtime)
+        lardcc_omp_heap(p, 1);
+}
+
 void *__wrap_malloc(size_t n)
 {
     void *p = __real_malloc(n);
     if (p != NULL)
-        lard_note_alloc(p, n, __builtin_return_address(0));
+        noted_alloc(p, n, __builtin_return_address(0));
     return p;
 }
 
@@ -417,7 +425,7 @@ void *__wrap_calloc(size_t k, size_t n)
 {
     void *p = __real_calloc(k, n);
     if (p != NULL)
-        lard_note_alloc(p, k * n, __builtin_return_address(0));
+        noted_alloc(p, k * n, __builtin_return_address(0));
     return p;
 }
 
@@ -425,6 +433,8 @@ void __wrap_free(void *p)
 {
     if (p == NULL)
         return;
+    if (lardcc_omp_heap != NULL && !lardcc_in_runtime)
+        lardcc_omp_heap(p, 0);
     lard_note_free(p);
     lard_clear_history(p, malloc_usable_size(p));
     __real_free(p);
@@ -437,7 +447,7 @@ void *__wrap_realloc(void *p, size_t n)
     if (p == NULL) {
         q = __real_malloc(n);
         if (q != NULL)
-            lard_note_alloc(q, n, __builtin_return_address(0));
+            noted_alloc(q, n, __builtin_return_address(0));
         return q;
     }
     if (n == 0) {
@@ -449,7 +459,7 @@ void *__wrap_realloc(void *p, size_t n)
     q = __real_malloc(n);
     if (q == NULL)
         return NULL;
-    lard_note_alloc(q, n, __builtin_return_address(0));
+    noted_alloc(q, n, __builtin_return_address(0));
     memcpy(q, p, old < n ? old : n);
     __wrap_free(p);
     return q;

@@ -170,6 +170,21 @@ struct lardcc_stack_node {
 };
 extern struct lardcc_stack_node lardcc_stack_nodes[LARDCC_STACK_SLOTS];
 extern __thread uint32_t lardcc_stack_id;
+
+/* Nonzero while the runtime, or a libgomp entry point it called, runs on
+ * this thread's behalf rather than the program (a program callback from
+ * libgomp sets it back to 0): heap blocks allocated then are not the
+ * program's own (gomp.c, "A thread's own heap memory"). */
+extern __thread int lardcc_in_runtime;
+#define LARDCC_RUNTIME(stmt)                                                          \
+    do {                                                                              \
+        lardcc_in_runtime++;                                                          \
+        stmt;                                                                         \
+        lardcc_in_runtime--;                                                          \
+    } while (0)
+/* A heap block the program allocated (alloc != 0) or freed; defined by the
+ * OpenMP part of the runtime (gomp.c) when it is linked. */
+void lardcc_omp_heap(void *p, int alloc) __attribute__((weak));
 uint32_t lardcc_stack_intern(uint32_t parent, uint64_t pc);
 /* __tsan_func_entry/exit: `sp` is the entry's frame address. */
 void lardcc_stack_enter(uintptr_t sp, uint64_t caller_pc);

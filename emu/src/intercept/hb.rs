@@ -66,6 +66,10 @@ pub enum SyncKey {
     /// The end of the teams of a `teams` construct (the loop form,
     /// `GOMP_teams4`) encountered by language thread `id`.
     Teams(u64),
+    /// The ends of the worksharing units of the implicit task with region
+    /// token `t` while it holds heap memory of its own
+    /// (runtime/worksharing.rs).
+    Units(u64),
     /// `single copyprivate`'s broadcast.
     Copy,
     /// `critical` or an OpenMP lock (`object`: the construct's number or

@@ -101,6 +101,9 @@ pub struct HeapBlock {
     pub thread: ThreadKey,
     /// False once freed (kept for reports until the memory is reused).
     pub live: bool,
+    /// The implicit task (its region token) whose own memory the block is
+    /// (worksharing.rs, [`Machine::heap_owner`]), if any.
+    pub owner: Option<u64>,
 }
 
 /// Binary-mode state.
@@ -168,6 +171,11 @@ pub struct BinaryRuntime {
     groups: u64,
     /// The contention group of each parallel region, by body address.
     region_groups: HashMap<u64, u64>,
+    /// Live heap blocks the program allocated, per implicit task (by
+    /// region token: worksharing.rs, "a thread's own heap memory").
+    owned: HashMap<u64, u32>,
+    /// The next region token (one per implicit task that starts).
+    next_region: u64,
 }
 
 impl BinaryRuntime {
@@ -192,6 +200,8 @@ impl BinaryRuntime {
             read_held: HashSet::new(),
             hooked_returns: AddrMap::default(),
             heap: BTreeMap::new(),
+            owned: HashMap::new(),
+            next_region: 1,
             atomic_objects: AtomicObjects::default(),
             plain_atomics: 0,
             atomic_pc: u64::MAX,
@@ -854,6 +864,10 @@ impl Machine {
                 let g = self.region_group(pc);
                 self.group_enter(g);
                 self.acquire(SyncKey::TeamStart(pc), ret);
+                // The implicit task's token (its own heap memory).
+                let rt = self.rt();
+                task = rt.next_region;
+                rt.next_region += 1;
             }
             LibCall::OmpTeams => {
                 self.rt().thread(cur).teams_started = 0;
@@ -1155,6 +1169,9 @@ impl Machine {
                 // `p.args` holds the body's own address (see binary_entry).
                 self.release(SyncKey::TeamEnd(a[2]), pc);
                 self.group_leave();
+                let rt = self.rt();
+                rt.owned.remove(&p.task);
+                rt.sync.forget(SyncKey::Units(p.task));
             }
             LibCall::OmpTaskBody => {
                 let (id, prev) = (a[0], a[1]);
@@ -1270,6 +1287,14 @@ impl Machine {
             return;
         }
         let thread = self.origin().lard_key();
+        let owner = if self.rt().program.contains(pc) {
+            self.heap_owner()
+        } else {
+            None
+        };
+        if let Some(o) = owner {
+            *self.rt().owned.entry(o).or_insert(0) += 1;
+        }
         // A block libgomp allocates inside GOMP_task holds the task and
         // the copy of its data, which its body gets as argument.
         let cur = self.cur;
@@ -1291,6 +1316,7 @@ impl Machine {
                 site: pc,
                 thread,
                 live: true,
+                owner,
             },
         );
         self.program(
@@ -1310,7 +1336,10 @@ impl Machine {
             return;
         };
         b.live = false;
-        let size = b.size;
+        let (size, owner) = (b.size, b.owner);
+        if let Some(c) = owner.and_then(|o| self.rt().owned.get_mut(&o)) {
+            *c = c.saturating_sub(1);
+        }
         self.rt().tasks.block_freed(addr);
         self.program(pc, ProgramEvent::Free { addr });
         for (a, len) in page_chunks(addr, size) {

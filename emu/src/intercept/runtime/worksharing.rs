@@ -22,6 +22,16 @@
 //! region's entry): their histories are cleared when a unit ends, so they
 //! never race with each other or with the reduction or `lastprivate`
 //! copy-out after the last unit.
+//!
+//! *A thread's own heap memory.* While an implicit task holds heap blocks
+//! the program allocated in its region (by the task or one of its units,
+//! not yet freed: a per-thread buffer reached through a private pointer),
+//! its units run one after another, as its thread runs them: each releases
+//! into [`SyncKey::Units`] at its end and the next acquires it. Under any
+//! team size or schedule each thread would use its own buffer, so two units
+//! of one task never race on it; without the order they would. Races
+//! between two units one thread ran are then missed for that task. The
+//! lard-cc runtime has the same rule (`guest-sdk/cc/gomp.c`).
 
 use super::page_chunks;
 use crate::cpu::machine::Machine;
@@ -42,6 +52,8 @@ pub(super) struct Unit {
     end: SyncKey,
     /// Its frames lie below this stack address (0: none to clear).
     top: u64,
+    /// The region token of the implicit task that got it (0: a team).
+    owner: u64,
 }
 
 impl Unit {
@@ -86,6 +98,9 @@ impl Machine {
         };
         t.units.pop();
         self.release(u.end, pc);
+        if self.owns_heap(u.owner) {
+            self.release(SyncKey::Units(u.owner), pc);
+        }
         let sp = self.uc.reg(Reg::RSP);
         let low = std::mem::replace(&mut self.rt().thread(cur).stack_low, 0);
         let low = if low != 0 && low < sp { low } else { sp };
@@ -104,9 +119,47 @@ impl Machine {
     /// region (a construct outside any region runs as its encountering
     /// task, as in the lard-cc runtime).
     pub(super) fn unit_begin(&mut self, pc: u64, what: LangUnit) {
-        if let Some(top) = self.pending_sp(|c| c == LibCall::OmpRegion) {
-            self.begin_unit(pc, SyncKey::Tasks, top, what);
+        let cur = self.cur;
+        let region = self
+            .rt()
+            .thread(cur)
+            .pending
+            .iter()
+            .rev()
+            .find(|p| p.call == LibCall::OmpRegion)
+            .map(|p| (p.sp, p.task));
+        if let Some((top, owner)) = region {
+            self.begin_unit(pc, SyncKey::Tasks, top, what, owner);
+            if self.owns_heap(owner) {
+                self.acquire(SyncKey::Units(owner), pc);
+            }
         }
+    }
+
+    /// True if the implicit task with region token `owner` holds heap
+    /// memory of its own (module docs).
+    fn owns_heap(&mut self, owner: u64) -> bool {
+        owner != 0 && self.rt().owned.get(&owner).is_some_and(|&n| n > 0)
+    }
+
+    /// The region token of the implicit task whose own memory a block the
+    /// program allocates now is (module docs): inside a parallel region,
+    /// allocated by its implicit task or one of that task's worksharing
+    /// units; `None` in an explicit task, a team of `teams`, or outside
+    /// every region.
+    pub(super) fn heap_owner(&mut self) -> Option<u64> {
+        let cur = self.cur;
+        let t = self.rt().thread(cur);
+        let body = t.pending.iter().rev().find(|p| {
+            matches!(
+                p.call,
+                LibCall::OmpRegion | LibCall::OmpTaskBody | LibCall::OmpTeamBody
+            )
+        })?;
+        if body.call != LibCall::OmpRegion || t.units.last().is_some_and(Unit::is_team) {
+            return None;
+        }
+        Some(body.task)
     }
 
     /// `GOMP_teams4` returned true at `pc`: the next team starts. Its
@@ -122,7 +175,13 @@ impl Machine {
         let t = self.rt().thread(cur);
         let n = t.teams_started;
         t.teams_started += 1;
-        self.begin_unit(pc, SyncKey::Teams(me), top, LangUnit::Team { site: pc, n });
+        self.begin_unit(
+            pc,
+            SyncKey::Teams(me),
+            top,
+            LangUnit::Team { site: pc, n },
+            0,
+        );
     }
 
     /// `GOMP_teams4` returned false at `pc`: every team of the construct
@@ -133,7 +192,7 @@ impl Machine {
         self.rt().sync.forget(SyncKey::Teams(me));
     }
 
-    fn begin_unit(&mut self, pc: u64, end: SyncKey, top: u64, what: LangUnit) {
+    fn begin_unit(&mut self, pc: u64, end: SyncKey, top: u64, what: LangUnit, owner: u64) {
         let task = self.lang();
         let rt = self.rt();
         let id = rt.next_lang;
@@ -149,9 +208,12 @@ impl Machine {
             self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
         }
         let cur = self.cur;
-        self.rt()
-            .thread(cur)
-            .units
-            .push(Unit { task, id, end, top });
+        self.rt().thread(cur).units.push(Unit {
+            task,
+            id,
+            end,
+            top,
+            owner,
+        });
     }
 }
