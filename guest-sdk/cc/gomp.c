@@ -77,6 +77,7 @@ struct task {
     uint32_t cg;                        /* its creator's contention group */
     uint32_t refs;                      /* explicit: see task_unref */
     uint32_t owned;                     /* implicit: its own heap blocks (see owned_*) */
+    int asked_num;                      /* implicit: the program asked its thread number */
     struct lardcc_vc units_fin;         /* implicit: its units' ends while it owns some */
 };
 
@@ -157,22 +158,50 @@ static void push(struct task ***v, size_t *n, size_t *cap, struct task *t)
     (*v)[(*n)++] = t;
 }
 
-/* ------------------------------------------ a thread's own heap memory */
+/* ------------------------------------------------- thread-bound state */
 
-/* A heap block the program allocates inside a parallel region, in an
- * implicit task or one of its worksharing units, is that implicit task's
- * own until it is freed (a per-thread buffer reached through a private
- * pointer).  While an implicit task owns such blocks its worksharing units
- * run one after another, as its thread runs them: each unit's end joins
- * the task's units_fin, and the next unit acquires it.  Under any team
- * size or schedule each thread would use its own buffer, so two units of
- * one task never race on it; unordered, they would.  Races between two
- * units one thread ran are then missed for that task.  Binary mode has the
- * same rule (emu/src/intercept/runtime/worksharing.rs).
+/* A worksharing unit could have run on another thread, except when what it
+ * touches depends on the thread that runs it.  A heap block the program
+ * allocates inside a parallel region, in an implicit task or one of its
+ * worksharing units, is that implicit task's own until it is freed (a
+ * per-thread buffer reached through a private pointer); and a program that
+ * asks its thread number may index by it (partial[tid]).  While an
+ * implicit task owns such blocks, or once it asked its thread number, its
+ * worksharing units run one after another, as its thread runs them: each
+ * unit's end joins the task's units_fin, and the next unit acquires it.
+ * Under any team size or schedule each thread would use its own buffer or
+ * element, so two units of one task never race on it; unordered, they
+ * would.  Races between two units one thread ran are then missed for that
+ * task.  Binary mode has the same rule
+ * (emu/src/intercept/runtime/worksharing.rs).
  *
  * The blocks are found by address in an open-addressing table (linear
  * probing, deletion by backward shift), empty and never touched by a
  * program that allocates nothing in its parallel regions. */
+/* The implicit task running on this thread (outside the runtime and
+ * libgomp), if any. */
+static struct task *own_task(void)
+{
+    struct task *t = cur_task;
+    if (lardcc_in_runtime || cur_team == NULL || t == NULL || !t->implicit)
+        return NULL;
+    return t;
+}
+
+static int thread_bound(struct task *t)
+{
+    return __atomic_load_n(&t->owned, __ATOMIC_RELAXED) != 0 || t->asked_num;
+}
+
+int __real_omp_get_thread_num(void);
+int __wrap_omp_get_thread_num(void)
+{
+    struct task *t = own_task();
+    if (t != NULL)
+        t->asked_num = 1;
+    return __real_omp_get_thread_num();
+}
+
 struct owned_block {
     uintptr_t addr;                     /* 0: empty slot */
     struct task *owner;
@@ -240,9 +269,9 @@ void lardcc_omp_heap(void *p, int alloc)
 {
     struct task *t;
     if (alloc) {
-        if (cur_team == NULL || cur_task == NULL || !cur_task->implicit)
+        t = own_task();
+        if (t == NULL)
             return;
-        t = cur_task;
         lard__lock(&owned_lock);
         if (2 * (owned_n + 1) > owned_cap)
             owned_grow();
@@ -348,7 +377,7 @@ static void team_body(void *arg)
     struct task *implicit = xmalloc(sizeof *implicit);
     uint32_t prev_id = lardcc_me(), id = prev_id, n = (uint32_t)omp_get_num_threads(), stack;
     uint32_t prev_cg;
-    int worker = omp_get_thread_num() != 0, slot;
+    int worker = __real_omp_get_thread_num() != 0, slot;
     uint64_t final;
     if (worker) {
         lardcc_clear_dead_stack();
@@ -424,7 +453,7 @@ void __wrap_GOMP_parallel(void (*fn)(void *), void *data, unsigned nt, unsigned 
     {                                                                                 \
         struct team *T = xmalloc(sizeof *T);                                          \
         team_begin(T, fn, data);                                                      \
-        IN_LIBGOMP(__real_##name(team_body, T, nt, s, e, inc, chunk, flags));                     \
+        IN_LIBGOMP(__real_##name(team_body, T, nt, s, e, inc, chunk, flags));         \
         team_end(T);                                                                  \
         free(T);                                                                      \
     }
@@ -436,7 +465,7 @@ void __wrap_GOMP_parallel(void (*fn)(void *), void *data, unsigned nt, unsigned 
     {                                                                                 \
         struct team *T = xmalloc(sizeof *T);                                          \
         team_begin(T, fn, data);                                                      \
-        IN_LIBGOMP(__real_##name(team_body, T, nt, s, e, inc, flags));                            \
+        IN_LIBGOMP(__real_##name(team_body, T, nt, s, e, inc, flags));                \
         team_end(T);                                                                  \
         free(T);                                                                      \
     }
@@ -489,9 +518,9 @@ static void unit_end(void);
         ret_t r;                                                                      \
         before                                                                        \
         if (T == NULL)                                                                \
-            { ret_t r0_; IN_LIBGOMP(r0_ = __real_##name()); return r0_; }                                                   \
+            { ret_t r0_; IN_LIBGOMP(r0_ = __real_##name()); return r0_; }             \
         slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
-        IN_LIBGOMP(r = __real_##name());                                                          \
+        IN_LIBGOMP(r = __real_##name());                                              \
         lardcc_barrier_depart(&T->bar, slot);                                         \
         return retexpr;                                                               \
     }
@@ -503,11 +532,11 @@ static void unit_end(void);
         int slot;                                                                     \
         before                                                                        \
         if (T == NULL) {                                                              \
-            IN_LIBGOMP(__real_##name());                                                          \
+            IN_LIBGOMP(__real_##name());                                              \
             return;                                                                   \
         }                                                                             \
         slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
-        IN_LIBGOMP(__real_##name());                                                              \
+        IN_LIBGOMP(__real_##name());                                                  \
         lardcc_barrier_depart(&T->bar, slot);                                         \
     }
 TEAM_BARRIER_VOID(GOMP_barrier, )
@@ -577,8 +606,8 @@ static void unit_stop(struct unit *u, struct lardcc_vc *join, uintptr_t top)
 static void unit_end(void)
 {
     struct task *me = current_task();
-    /* While its task owns heap memory, the next unit comes after this one. */
-    if (work_unit.id != LARD__NO_THREAD && __atomic_load_n(&me->owned, __ATOMIC_RELAXED) != 0)
+    /* While its task has thread-bound state, the next unit comes after. */
+    if (work_unit.id != LARD__NO_THREAD && thread_bound(me))
         lardcc_vc_join(&me->units_fin, lardcc_clock(work_unit.id));
     unit_stop(&work_unit, NULL, me->stack_top);
 }
@@ -592,7 +621,7 @@ static bool unit_begin(void)
     if (cur_team == NULL || !me->implicit)
         return false;
     unit_start(&work_unit);
-    if (__atomic_load_n(&me->owned, __ATOMIC_RELAXED) != 0)
+    if (thread_bound(me))
         lardcc_acquire_vc(&me->units_fin);
     return true;
 }
@@ -626,7 +655,8 @@ unsigned __real_GOMP_sections_start(unsigned);
 unsigned __wrap_GOMP_sections_start(unsigned count)
 {
     unit_end();
-    return section_begin(IN_LIBGOMP_EXPR(__real_GOMP_sections_start(count)), __builtin_return_address(0));
+    return section_begin(IN_LIBGOMP_EXPR(__real_GOMP_sections_start(count)),
+                         __builtin_return_address(0));
 }
 
 unsigned __real_GOMP_sections2_start(unsigned, uintptr_t *, void **);
@@ -666,7 +696,7 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(long s, long e, long inc, long chunk, T *is, T *ie)            \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(s, e, inc, chunk, is, ie)),                   \
+        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(s, e, inc, chunk, is, ie)),  \
                            __builtin_return_address(0), CHUNK_KIND(T), is, ie);       \
     }
 #define LOOP_RUNTIME_START(name)                                                      \
@@ -674,7 +704,8 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(long s, long e, long inc, long *is, long *ie)                  \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(s, e, inc, is, ie)), __builtin_return_address(0), \
+        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(s, e, inc, is, ie)),              \
+                           __builtin_return_address(0),                               \
                            LARDCC_UNIT_CHUNK, is, ie);                                \
     }
 #define LOOP_NEXT(name, T)                                                            \
@@ -682,7 +713,7 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(T *is, T *ie)                                                  \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(is, ie)), __builtin_return_address(0),        \
+        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(is, ie)), __builtin_return_address(0), \
                            CHUNK_KIND(T), is, ie);                                    \
     }
 #define ULL unsigned long long
@@ -691,7 +722,7 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(bool up, ULL s, ULL e, ULL inc, ULL chunk, ULL *is, ULL *ie)   \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(up, s, e, inc, chunk, is, ie)),               \
+        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(up, s, e, inc, chunk, is, ie)), \
                            __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie); \
     }
 #define LOOP_ULL_RUNTIME_START(name)                                                  \
@@ -699,7 +730,7 @@ TEAM_BARRIER(bool, GOMP_sections_end_cancel, r, unit_end();)
     bool __wrap_##name(bool up, ULL s, ULL e, ULL inc, ULL *is, ULL *ie)              \
     {                                                                                 \
         unit_end();                                                                   \
-        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(up, s, e, inc, is, ie)),                      \
+        return chunk_begin(IN_LIBGOMP_EXPR(__real_##name(up, s, e, inc, is, ie)),     \
                            __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie); \
     }
 
@@ -772,7 +803,8 @@ bool __wrap_GOMP_loop_ordered_start(long s, long e, long inc, long sched, long c
 {
     bool r;
     unit_end();
-    IN_LIBGOMP(r = __real_GOMP_loop_ordered_start(s, e, inc, sched, chunk, is, ie, reductions, mem));
+    IN_LIBGOMP(r = __real_GOMP_loop_ordered_start(s, e, inc, sched, chunk, is, ie, reductions,
+                                                  mem));
     return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK, is, ie) : r;
 }
 
@@ -783,7 +815,8 @@ bool __wrap_GOMP_loop_ull_start(bool up, ULL s, ULL e, ULL inc, long sched, ULL 
 {
     bool r;
     unit_end();
-    IN_LIBGOMP(r = __real_GOMP_loop_ull_start(up, s, e, inc, sched, chunk, is, ie, reductions, mem));
+    IN_LIBGOMP(r = __real_GOMP_loop_ull_start(up, s, e, inc, sched, chunk, is, ie, reductions,
+                                              mem));
     return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie)
                       : r;
 }
@@ -795,7 +828,8 @@ bool __wrap_GOMP_loop_ull_ordered_start(bool up, ULL s, ULL e, ULL inc, long sch
 {
     bool r;
     unit_end();
-    IN_LIBGOMP(r = __real_GOMP_loop_ull_ordered_start(up, s, e, inc, sched, chunk, is, ie, reductions, mem));
+    IN_LIBGOMP(r = __real_GOMP_loop_ull_ordered_start(up, s, e, inc, sched, chunk, is, ie,
+                                                      reductions, mem));
     return is != NULL ? chunk_begin(r, __builtin_return_address(0), LARDCC_UNIT_CHUNK_ULL, is, ie)
                       : r;
 }
@@ -922,7 +956,8 @@ void __wrap_GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void 
 {
     uintptr_t outer = target_top;
     target_top = (uintptr_t)__builtin_frame_address(0);
-    IN_LIBGOMP(__real_GOMP_target_ext(device, fn, mapnum, hostaddrs, sizes, kinds, flags, depend, args));
+    IN_LIBGOMP(__real_GOMP_target_ext(device, fn, mapnum, hostaddrs, sizes, kinds, flags, depend,
+                                      args));
     target_top = outer;
 }
 
@@ -934,7 +969,7 @@ static char critical_key, atomic_key;
     void __real_##name params;                                                        \
     void __wrap_##name params                                                         \
     {                                                                                 \
-        IN_LIBGOMP(__real_##name args);                                                           \
+        IN_LIBGOMP(__real_##name args);                                               \
         lard_note_acquire(key, 0);                                                    \
         lardcc_acquire(lardcc_sync_of(sync));                                         \
     }
@@ -944,7 +979,7 @@ static char critical_key, atomic_key;
     {                                                                                 \
         lard_note_release(key);                                                       \
         lardcc_release(lardcc_sync_of(sync));                                         \
-        IN_LIBGOMP(__real_##name args);                                                           \
+        IN_LIBGOMP(__real_##name args);                                               \
     }
 ACQUIRE_AFTER(GOMP_critical_start, (void), (), &critical_key, cg_key(&critical_key))
 RELEASE_BEFORE(GOMP_critical_end, (void), (), &critical_key, cg_key(&critical_key))
@@ -1304,8 +1339,8 @@ void __wrap_GOMP_task(void (*fn)(void *), void *data, void (*cpyfn)(void *, void
      * and that thread runs the task to its end before continuing. */
     included = !if_clause || parent->final || t->team == NULL;
     deps_apply(parent, depend, t);
-    IN_LIBGOMP(__real_GOMP_task(task_entry, block, cpyfn ? task_copy : NULL, (long)size, (long)align,
-                     if_clause, flags, depend, priority, detach));
+    IN_LIBGOMP(__real_GOMP_task(task_entry, block, cpyfn ? task_copy : NULL, (long)size,
+                                (long)align, if_clause, flags, depend, priority, detach));
     free(raw);
     /* Such a task completes before its creator continues. */
     if (included)
@@ -1410,7 +1445,7 @@ static void taskloop_done(struct loop *L, unsigned flags)
         memcpy(block, data, 2 * sizeof(long));                                        \
         taskloop_setup(L, parent, flags);                                             \
         L->proto.site = (uintptr_t)__builtin_return_address(0);                       \
-        IN_LIBGOMP(__real_##name(loop_entry, block, cpyfn ? task_copy : NULL, (long)size,        \
+        IN_LIBGOMP(__real_##name(loop_entry, block, cpyfn ? task_copy : NULL, (long)size, \
                       (long)align, flags, num_tasks, priority, start, end, step));     \
         free(raw);                                                                    \
         taskloop_done(L, flags);                                                      \

@@ -163,6 +163,10 @@ pub enum LibCall {
     OmpLock,
     /// `omp_unset_lock(l)`, `omp_unset_nest_lock(l)`: entry releases it.
     OmpUnlock,
+    /// `omp_get_thread_num()` called by program code: entry binds the
+    /// calling implicit task's units to its thread
+    /// (runtime/worksharing.rs).
+    OmpThreadNum,
 }
 
 /// The construct locks of `OmpEnter`/`OmpExit`.
@@ -202,6 +206,7 @@ impl LibCall {
                 | LibCall::OmpCopyEnd
                 | LibCall::OmpTaskGroupStart
                 | LibCall::OmpWorkEnd
+                | LibCall::OmpThreadNum
         )
     }
 }
@@ -685,6 +690,7 @@ pub const LIBRARY: &[(&str, LibCall)] = &[
     ("omp_unset_nest_lock", LibCall::OmpUnlock),
     ("omp_test_lock", LibCall::OmpTestLock),
     ("omp_test_nest_lock", LibCall::OmpTestLock),
+    ("omp_get_thread_num", LibCall::OmpThreadNum),
     ("_ZdlPvmSt11align_val_t", LibCall::Free),
     ("_ZdaPv", LibCall::Free),
     ("_ZdlPvm", LibCall::Free),

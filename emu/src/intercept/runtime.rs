@@ -102,7 +102,7 @@ pub struct HeapBlock {
     /// False once freed (kept for reports until the memory is reused).
     pub live: bool,
     /// The implicit task (its region token) whose own memory the block is
-    /// (worksharing.rs, [`Machine::heap_owner`]), if any.
+    /// (worksharing.rs, [`Machine::own_task`]), if any.
     pub owner: Option<u64>,
 }
 
@@ -172,8 +172,11 @@ pub struct BinaryRuntime {
     /// The contention group of each parallel region, by body address.
     region_groups: HashMap<u64, u64>,
     /// Live heap blocks the program allocated, per implicit task (by
-    /// region token: worksharing.rs, "a thread's own heap memory").
+    /// region token: worksharing.rs, "thread-bound state").
     owned: HashMap<u64, u32>,
+    /// Implicit tasks (by region token) whose program code asked their
+    /// thread number.
+    asked_num: HashSet<u64>,
     /// The next region token (one per implicit task that starts).
     next_region: u64,
 }
@@ -201,6 +204,7 @@ impl BinaryRuntime {
             hooked_returns: AddrMap::default(),
             heap: BTreeMap::new(),
             owned: HashMap::new(),
+            asked_num: HashSet::new(),
             next_region: 1,
             atomic_objects: AtomicObjects::default(),
             plain_atomics: 0,
@@ -990,6 +994,7 @@ impl Machine {
                 self.release(key, ret);
             }
             LibCall::OmpCopyEnd => self.release(SyncKey::Copy, ret),
+            LibCall::OmpThreadNum if self.rt().program.contains(ret) => self.thread_num_asked(),
             LibCall::Realloc if args[0] != 0 => {
                 // The block's contents move at return; nothing now.
             }
@@ -1171,6 +1176,7 @@ impl Machine {
                 self.group_leave();
                 let rt = self.rt();
                 rt.owned.remove(&p.task);
+                rt.asked_num.remove(&p.task);
                 rt.sync.forget(SyncKey::Units(p.task));
             }
             LibCall::OmpTaskBody => {
@@ -1288,7 +1294,7 @@ impl Machine {
         }
         let thread = self.origin().lard_key();
         let owner = if self.rt().program.contains(pc) {
-            self.heap_owner()
+            self.own_task()
         } else {
             None
         };

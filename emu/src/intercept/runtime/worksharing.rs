@@ -23,15 +23,19 @@
 //! never race with each other or with the reduction or `lastprivate`
 //! copy-out after the last unit.
 //!
-//! *A thread's own heap memory.* While an implicit task holds heap blocks
-//! the program allocated in its region (by the task or one of its units,
-//! not yet freed: a per-thread buffer reached through a private pointer),
-//! its units run one after another, as its thread runs them: each releases
-//! into [`SyncKey::Units`] at its end and the next acquires it. Under any
-//! team size or schedule each thread would use its own buffer, so two units
-//! of one task never race on it; without the order they would. Races
-//! between two units one thread ran are then missed for that task. The
-//! lard-cc runtime has the same rule (`guest-sdk/cc/gomp.c`).
+//! *Thread-bound state.* A unit could have run on another thread, except
+//! when what it touches depends on the thread that runs it. While an
+//! implicit task holds heap blocks the program allocated in its region (by
+//! the task or one of its units, not yet freed: a per-thread buffer reached
+//! through a private pointer), or once its program code asked its thread
+//! number (`omp_get_thread_num`: `partial[tid]`), its units run one after
+//! another, as its thread runs them: each releases into [`SyncKey::Units`]
+//! at its end and the next acquires it. Under any team size or schedule
+//! each thread would use its own buffer or element, so two units of one
+//! task never race on it; without the order they would. Races between two
+//! units one thread ran are then missed for that task (races with other
+//! threads' units are not). The lard-cc runtime has the same rule
+//! (`guest-sdk/cc/gomp.c`).
 
 use super::page_chunks;
 use crate::cpu::machine::Machine;
@@ -98,7 +102,7 @@ impl Machine {
         };
         t.units.pop();
         self.release(u.end, pc);
-        if self.owns_heap(u.owner) {
+        if self.thread_bound(u.owner) {
             self.release(SyncKey::Units(u.owner), pc);
         }
         let sp = self.uc.reg(Reg::RSP);
@@ -130,24 +134,33 @@ impl Machine {
             .map(|p| (p.sp, p.task));
         if let Some((top, owner)) = region {
             self.begin_unit(pc, SyncKey::Tasks, top, what, owner);
-            if self.owns_heap(owner) {
+            if self.thread_bound(owner) {
                 self.acquire(SyncKey::Units(owner), pc);
             }
         }
     }
 
-    /// True if the implicit task with region token `owner` holds heap
-    /// memory of its own (module docs).
-    fn owns_heap(&mut self, owner: u64) -> bool {
-        owner != 0 && self.rt().owned.get(&owner).is_some_and(|&n| n > 0)
+    /// True if the implicit task with region token `owner` has
+    /// thread-bound state (module docs): its units are ordered.
+    fn thread_bound(&mut self, owner: u64) -> bool {
+        let rt = self.rt();
+        owner != 0
+            && (rt.owned.get(&owner).is_some_and(|&n| n > 0) || rt.asked_num.contains(&owner))
     }
 
-    /// The region token of the implicit task whose own memory a block the
-    /// program allocates now is (module docs): inside a parallel region,
-    /// allocated by its implicit task or one of that task's worksharing
-    /// units; `None` in an explicit task, a team of `teams`, or outside
-    /// every region.
-    pub(super) fn heap_owner(&mut self) -> Option<u64> {
+    /// Program code asked its thread number: the implicit task it runs in
+    /// (module docs) has thread-bound state from now on.
+    pub(super) fn thread_num_asked(&mut self) {
+        if let Some(t) = self.own_task() {
+            self.rt().asked_num.insert(t);
+        }
+    }
+
+    /// The region token of the implicit task whose state what the program
+    /// does now is (module docs): inside a parallel region, its implicit
+    /// task or one of that task's worksharing units; `None` in an explicit
+    /// task, a team of `teams`, or outside every region.
+    pub(super) fn own_task(&mut self) -> Option<u64> {
         let cur = self.cur;
         let t = self.rt().thread(cur);
         let body = t.pending.iter().rev().find(|p| {
