@@ -9,8 +9,9 @@
 //! | code | meaning | high 48 bits |
 //! |---|---|---|
 //! | 0 | no epoch ([`NONE`]; the whole word is 0) | 0 |
-//! | `1 ..= 0xFFFD` | thread `code − 1` | the PC if below 2^47, else 2^47 + its index among the *sites* of [`Wide`] |
-//! | `0xFFFE` (*wide*) | a thread that does not fit | an index into [`Wide`]'s `(thread, PC)` pairs |
+//! | `1 ..= 0xFFFC` | thread `code − 1` | the PC if below 2^47, else 2^47 + its index among the *sites* of [`Wide`] |
+//! | `0xFFFD` (*big*) | thread `0xFFFC + t` | `t` (24 bits), then the PC's index among the sites (24 bits) |
+//! | `0xFFFE` (*wide*) | a thread or site beyond those | an index into [`Wide`]'s `(thread, PC)` pairs |
 //! | `0xFFFF` | read-shared ([`SHARED`]; reads only) | 0 |
 //!
 //! Every x86-64 user-space PC is below 2^47. A larger one is a *site*: a
@@ -18,10 +19,12 @@
 //! stack's id in the upper 17 bits (docs/lard-cc.md, "Call stacks"). Sites
 //! are hash-consed once for all threads, so their table is bounded by the
 //! program's distinct (PC, call stack) pairs, whatever the number of tasks
-//! that run them. Runs rarely have 65,533 identities; beyond them the wide
-//! code is the exact fallback (a hash-consed table of `(thread, PC)`
-//! pairs). Packing and unpacking are a bijection, so every report names
-//! the same thread and PC as an unpacked cell would. The 40-byte
+//! that run them. A run with more than 65,532 identities (a recursive task
+//! program starts one per task) packs the next 2^24 as *big*: the PC is
+//! interned as a site too, so a new task costs no table entry of its own.
+//! The wide code is the exact fallback beyond (a hash-consed table of
+//! `(thread, PC)` pairs). Packing and unpacking are a bijection, so every
+//! report names the same thread and PC as an unpacked cell would. The 40-byte
 //! cell this replaces straddled two host cache lines for half of the
 //! granules; a 32-byte-aligned cell never does.
 
@@ -40,12 +43,18 @@ pub(super) type Who = u64;
 const CODE_BITS: u32 = 16;
 /// Mask of a [`Who`] code.
 const CODE_MASK: u64 = (1 << CODE_BITS) - 1;
+/// Code of a big epoch (thread offset and site index in the high bits).
+const CODE_BIG: u64 = 0xFFFD;
 /// Code of a wide epoch (an index into [`Wide`]).
 const CODE_WIDE: u64 = 0xFFFE;
 /// The read-shared word (code `0xFFFF`, no PC).
 pub(super) const WHO_SHARED: Who = 0xFFFF;
 /// Threads below this index are stored directly (code = thread + 1).
-const DIRECT_TIDS: u64 = CODE_WIDE - 1;
+const DIRECT_TIDS: u64 = CODE_BIG - 1;
+/// Bits of a big epoch's thread offset and of its site index.
+const BIG_BITS: u32 = 24;
+/// Mask of a big epoch's site index (in the high bits).
+const BIG_MASK: u64 = (1 << BIG_BITS) - 1;
 /// PCs below this are stored directly; in a direct word's high 48 bits,
 /// this bit marks a site index instead.
 const SITE: u64 = 1 << 47;
@@ -109,18 +118,32 @@ impl Wide {
     #[inline]
     pub(super) fn pack(&mut self, t: ThreadIdx, pc: u64) -> Who {
         if u64::from(t) < DIRECT_TIDS && !self.always {
-            let high = if pc < SITE { pc } else { self.site(pc) };
+            let high = if pc < SITE { pc } else { SITE | self.site(pc) };
             high << CODE_BITS | (u64::from(t) + 1)
         } else {
-            self.pack_wide(t, pc)
+            self.pack_big(t, pc)
         }
     }
 
-    /// The high bits of site `pc` (at least 2^47).
+    /// A thread from [`DIRECT_TIDS`] on: big if it and the PC's site index
+    /// fit, else wide.
+    #[inline(never)]
+    fn pack_big(&mut self, t: ThreadIdx, pc: u64) -> Who {
+        let off = u64::from(t).wrapping_sub(DIRECT_TIDS);
+        if !self.always && off <= BIG_MASK && t < SHARED {
+            let site = self.site(pc);
+            if site <= BIG_MASK {
+                return (off << BIG_BITS | site) << CODE_BITS | CODE_BIG;
+            }
+        }
+        self.pack_wide(t, pc)
+    }
+
+    /// The index of site `pc` (interned on first use).
     #[inline]
     fn site(&mut self, pc: u64) -> u64 {
         if self.last_site.0 == pc && self.last_site.1 != 0 {
-            return self.last_site.1;
+            return self.last_site.1 - 1;
         }
         self.site_uncached(pc)
     }
@@ -132,9 +155,9 @@ impl Wide {
         if i == next {
             self.sites.push(pc);
         }
-        let high = SITE | i;
-        self.last_site = (pc, high);
-        high
+        // The cached index is stored + 1 (0: none yet).
+        self.last_site = (pc, i + 1);
+        i
     }
 
     #[cold]
@@ -151,7 +174,7 @@ impl Wide {
     #[inline]
     pub(super) fn tid(&self, w: Who) -> ThreadIdx {
         let code = w & CODE_MASK;
-        if code < CODE_WIDE {
+        if code < CODE_BIG {
             // Code 0 wraps to NONE.
             (code as ThreadIdx).wrapping_sub(1)
         } else {
@@ -161,18 +184,21 @@ impl Wide {
 
     #[cold]
     fn tid_wide(&self, w: Who) -> ThreadIdx {
-        if w & CODE_MASK == CODE_WIDE {
-            self.pairs[(w >> CODE_BITS) as usize].0
-        } else {
-            SHARED
+        match w & CODE_MASK {
+            CODE_BIG => (DIRECT_TIDS + (w >> (CODE_BITS + BIG_BITS))) as ThreadIdx,
+            CODE_WIDE => self.pairs[(w >> CODE_BITS) as usize].0,
+            _ => SHARED,
         }
     }
 
     /// The PC of `w` (0 for none or read-shared).
     #[inline]
     pub(super) fn pc(&self, w: Who) -> u64 {
-        if w & CODE_MASK == CODE_WIDE {
+        let code = w & CODE_MASK;
+        if code == CODE_WIDE {
             self.pairs[(w >> CODE_BITS) as usize].1
+        } else if code == CODE_BIG {
+            self.sites[((w >> CODE_BITS) & BIG_MASK) as usize]
         } else if w == WHO_SHARED {
             0
         } else {
@@ -199,7 +225,18 @@ mod tests {
         assert_eq!(wide.tid(0), NONE);
         assert_eq!(wide.tid(WHO_SHARED), SHARED);
         assert_eq!(wide.pc(WHO_SHARED), 0);
-        let tids = [0, 1, 0xFFFB, 0xFFFC, 0xFFFD, 0xFFFE, 1 << 20, SHARED - 1];
+        let tids = [
+            0,
+            1,
+            0xFFFB,
+            0xFFFC,
+            0xFFFD,
+            0xFFFE,
+            1 << 20,
+            0xFFFC + (1 << 24) - 1,
+            0xFFFC + (1 << 24),
+            SHARED - 1,
+        ];
         let pcs = [
             0,
             1,
@@ -225,8 +262,8 @@ mod tests {
                     (t, pc),
                     "one word per epoch"
                 );
-                let direct = u64::from(t) < DIRECT_TIDS;
-                assert_eq!(w & CODE_MASK != CODE_WIDE, direct);
+                let packed = u64::from(t) < DIRECT_TIDS + (1 << BIG_BITS);
+                assert_eq!(w & CODE_MASK != CODE_WIDE, packed);
             }
         }
     }
