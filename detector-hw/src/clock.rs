@@ -104,6 +104,10 @@ pub type FxHashMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 #[derive(Clone, Debug, Default)]
 pub struct ThreadIndex {
     map: FxHashMap<ThreadKey, ThreadIdx>,
+    /// The index + 1 of `Lang(l)` for `l` below [`DENSE_LANG`] (0: none):
+    /// runtimes number their language threads densely from 0, and a
+    /// recursive task program starts millions, so these skip the hash map.
+    dense: Vec<ThreadIdx>,
     keys: Vec<ThreadKey>,
     /// A direct-mapped cache of recent look-ups (empty until first use):
     /// events come from few threads, so most look-ups skip the hash map.
@@ -115,6 +119,8 @@ pub struct ThreadIndex {
 
 /// Entries of [`ThreadIndex`]'s look-up cache (a power of two).
 const INDEX_CACHE: usize = 4096;
+/// Language thread numbers below this are indexed without hashing.
+const DENSE_LANG: u64 = 1 << 26;
 
 #[inline]
 fn cache_slot(key: ThreadKey) -> usize {
@@ -157,13 +163,29 @@ impl ThreadIndex {
     #[cold]
     fn intern_uncached(&mut self, key: ThreadKey, slot: usize) -> (ThreadIdx, bool) {
         let next = self.keys.len() as ThreadIdx;
-        let (idx, fresh) = match self.map.get(&key) {
-            Some(&i) => (i, false),
-            None => {
-                self.map.insert(key, next);
-                self.keys.push(key);
-                (next, true)
+        let (idx, fresh) = match key {
+            ThreadKey::Lang(l) if l < DENSE_LANG => {
+                let l = l as usize;
+                if l >= self.dense.len() {
+                    self.dense.resize((l + 1).next_power_of_two(), 0);
+                }
+                match self.dense[l] {
+                    0 => {
+                        self.dense[l] = next + 1;
+                        self.keys.push(key);
+                        (next, true)
+                    }
+                    i => (i - 1, false),
+                }
             }
+            _ => match self.map.get(&key) {
+                Some(&i) => (i, false),
+                None => {
+                    self.map.insert(key, next);
+                    self.keys.push(key);
+                    (next, true)
+                }
+            },
         };
         if self.cache.is_empty() {
             self.cache = vec![None; INDEX_CACHE];
@@ -174,7 +196,13 @@ impl ThreadIndex {
 
     /// The index of `key` if it has one.
     pub fn get(&self, key: ThreadKey) -> Option<ThreadIdx> {
-        self.map.get(&key).copied()
+        match key {
+            ThreadKey::Lang(l) if l < DENSE_LANG => match self.dense.get(l as usize) {
+                Some(&i) if i != 0 => Some(i - 1),
+                _ => None,
+            },
+            _ => self.map.get(&key).copied(),
+        }
     }
 
     /// The identity with index `idx` (`None` if out of range).
