@@ -71,6 +71,12 @@ impl Machine {
     /// The stack pointer at the entry of the innermost call `what` pending
     /// on the current kernel thread.
     pub(super) fn pending_sp(&mut self, what: impl Fn(LibCall) -> bool) -> Option<u64> {
+        self.innermost_pending(what).map(|(sp, _)| sp)
+    }
+
+    /// The stack pointer at the entry of the innermost call `what` pending
+    /// on the current kernel thread, and its `task` word.
+    fn innermost_pending(&mut self, what: impl Fn(LibCall) -> bool) -> Option<(u64, u64)> {
         let cur = self.cur;
         self.rt()
             .thread(cur)
@@ -78,7 +84,7 @@ impl Machine {
             .iter()
             .rev()
             .find(|p| what(p.call))
-            .map(|p| p.sp)
+            .map(|p| (p.sp, p.task))
     }
 
     /// A call for work (sections, loop chunk), the end of a worksharing
@@ -123,16 +129,7 @@ impl Machine {
     /// region (a construct outside any region runs as its encountering
     /// task, as in the lard-cc runtime).
     pub(super) fn unit_begin(&mut self, pc: u64, what: LangUnit) {
-        let cur = self.cur;
-        let region = self
-            .rt()
-            .thread(cur)
-            .pending
-            .iter()
-            .rev()
-            .find(|p| p.call == LibCall::OmpRegion)
-            .map(|p| (p.sp, p.task));
-        if let Some((top, owner)) = region {
+        if let Some((top, owner)) = self.innermost_pending(|c| c == LibCall::OmpRegion) {
             self.begin_unit(pc, SyncKey::Tasks, top, what, owner);
             if self.thread_bound(owner) {
                 self.acquire(SyncKey::Units(owner), pc);
