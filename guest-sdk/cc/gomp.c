@@ -409,6 +409,7 @@ static void team_body(void *arg)
     /* Children records stay allocated (tasks may still point at them). */
     if (worker) {
         lardcc_clear_dead_stack();
+        lardcc_id_drop_clock(id); /* the barrier has it */
         lardcc_id_retire(id, final);
         lardcc_switch(prev_id);
     }
@@ -585,6 +586,7 @@ static void unit_start(struct unit *u)
 static void unit_stop(struct unit *u, struct lardcc_vc *join, uintptr_t top)
 {
     uint32_t id = u->id;
+    uint64_t final;
     if (id == LARD__NO_THREAD)
         return;
     u->id = LARD__NO_THREAD;
@@ -599,7 +601,9 @@ static void unit_stop(struct unit *u, struct lardcc_vc *join, uintptr_t top)
     }
     if (top != 0)
         lardcc_clear_stack_below(top);
-    lardcc_id_retire(id, lardcc_own(id));
+    final = lardcc_own(id);
+    lardcc_id_drop_clock(id); /* `join` or the barrier phase has it */
+    lardcc_id_retire(id, final);
     lardcc_switch(u->creator);
 }
 
