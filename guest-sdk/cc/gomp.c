@@ -158,6 +158,27 @@ static void push(struct task ***v, size_t *n, size_t *cap, struct task *t)
     (*v)[(*n)++] = t;
 }
 
+/* ------------------------------------------- worksharing state of a thread */
+
+/* The worksharing unit this kernel thread runs (below), the static loop it
+ * is in ("static loops") and whether it is between a static loop's begin
+ * mark and its first iteration (gcc's own omp_get_thread_num call).  A
+ * parallel region nested in a unit saves them and starts afresh. */
+struct unit {
+    uint32_t id;                        /* LARD__NO_THREAD: none runs */
+    uint32_t creator;                   /* the task that got it */
+};
+static __thread struct unit work_unit = {LARD__NO_THREAD, 0};
+struct static_loop {
+    int split;                          /* chunks run as units */
+    long chunk;                         /* iterations per unit */
+    long ran;                           /* iterations the running unit ran */
+    uintptr_t site;                     /* return address of the begin call */
+    struct lardcc_vc fin;               /* the units' ends */
+};
+static __thread struct static_loop static_loop;
+static __thread int static_prologue;
+
 /* ------------------------------------------------- thread-bound state */
 
 /* A worksharing unit could have run on another thread, except when what it
@@ -197,7 +218,7 @@ int __real_omp_get_thread_num(void);
 int __wrap_omp_get_thread_num(void)
 {
     struct task *t = own_task();
-    if (t != NULL)
+    if (t != NULL && !static_prologue)
         t->asked_num = 1;
     return __real_omp_get_thread_num();
 }
@@ -378,6 +399,9 @@ static void team_body(void *arg)
     uint32_t prev_id = lardcc_me(), id = prev_id, n = (uint32_t)omp_get_num_threads(), stack;
     uint32_t prev_cg;
     int worker = __real_omp_get_thread_num() != 0, slot;
+    struct unit saved_unit;
+    struct static_loop saved_loop;
+    int saved_prologue;
     uint64_t final;
     if (worker) {
         lardcc_clear_dead_stack();
@@ -393,9 +417,19 @@ static void team_body(void *arg)
     cur_task = implicit;
     prev_cg = cur_cg;
     cur_cg = T->cg;
+    saved_unit = work_unit;
+    saved_loop = static_loop;
+    saved_prologue = static_prologue;
+    work_unit.id = LARD__NO_THREAD;
+    memset(&static_loop, 0, sizeof static_loop);
+    static_prologue = 0;
     stack = lardcc_stack_detach();
     PROGRAM_CALLBACK(T->fn(T->data));
     lardcc_stack_attach(stack);
+    lardcc_vc_free(&static_loop.fin);
+    work_unit = saved_unit;
+    static_loop = saved_loop;
+    static_prologue = saved_prologue;
     final = lardcc_own(id);
     owned_forget(implicit);
     if (worker)
@@ -565,11 +599,6 @@ TEAM_BARRIER(bool, GOMP_loop_end_cancel, r, unit_end();)
  * cleared when a unit ends, so the units of one implicit task never race on
  * them and the combination after the last unit (reduction, lastprivate
  * copy-out) does not race with the units. */
-struct unit {
-    uint32_t id;                        /* LARD__NO_THREAD: none runs */
-    uint32_t creator;                   /* the task that got it */
-};
-static __thread struct unit work_unit = {LARD__NO_THREAD, 0};
 
 /* Unit u starts on this kernel thread, forked from the running task. */
 static void unit_start(struct unit *u)
@@ -843,6 +872,82 @@ void __wrap_GOMP_loop_end_nowait(void)
 {
     unit_end();
     IN_LIBGOMP(__real_GOMP_loop_end_nowait());
+}
+
+/* ---------------------------------------------------------- static loops */
+
+/* gcc expands schedule(static), schedule(static, c) and schedule(auto) loops
+ * without `ordered` inline: each thread computes its share from
+ * omp_get_thread_num() and omp_get_num_threads() and calls libgomp for
+ * nothing else.  lard-cc's gcc plugin (omp_marks.cc) marks such a loop:
+ * __lardcc_omp_static_begin before gcc's bounds computation,
+ * __lardcc_omp_static_iter at the start of every iteration and
+ * __lardcc_omp_static_end after the loop (before a reduction's combination,
+ * the lastprivate copy-out and the barrier).
+ *
+ * Always: the thread-number call of gcc's bounds computation (between begin
+ * and the first iteration) is not the program asking its thread number
+ * (thread-bound state, above).
+ *
+ * With `split` (lard-cc --lard-omp-iterations): every chunk of the thread's
+ * share (every iteration without a chunk size: under some team size each
+ * runs on a thread of its own) is a worksharing unit, forked from the
+ * implicit task like a chunk libgomp hands out.  A chunk of a static
+ * schedule is `chunk` iterations except the loop's last, which is its
+ * thread's last, so counting the iterations finds the boundaries.  The
+ * units' ends join `static_fin`, which the implicit task acquires after the
+ * loop: what the thread does next — the next static loop of the same shape
+ * after a nowait included (OpenMP 5.2 §11.5.3: iteration i runs on the
+ * same thread in both) — comes after the iterations it ran. */
+
+static void static_unit_end(void)
+{
+    struct task *me;
+    if (work_unit.id == LARD__NO_THREAD)
+        return;
+    me = current_task();
+    if (thread_bound(me))
+        lardcc_vc_join(&me->units_fin, lardcc_clock(work_unit.id));
+    unit_stop(&work_unit, &static_loop.fin, me->stack_top);
+}
+
+void __lardcc_omp_static_begin(long chunk, long split);
+void __lardcc_omp_static_begin(long chunk, long split)
+{
+    static_prologue = 1;
+    static_loop.split = split != 0;
+    static_loop.chunk = chunk > 0 ? chunk : 1;
+    static_loop.ran = 0;
+    static_loop.site = (uintptr_t)__builtin_return_address(0);
+}
+
+void __lardcc_omp_static_iter(long index);
+void __lardcc_omp_static_iter(long index)
+{
+    struct static_loop *L = &static_loop;
+    static_prologue = 0;
+    if (!L->split || (L->ran != 0 && L->ran++ < L->chunk))
+        return;
+    static_unit_end();
+    L->ran = 1;
+    if (unit_begin())
+        note_unit(LARDCC_UNIT_ITERATIONS, L->site, (uint64_t)index, (uint64_t)L->chunk);
+    else
+        L->split = 0; /* no team: the loop runs as its encountering task */
+}
+
+void __lardcc_omp_static_end(void);
+void __lardcc_omp_static_end(void)
+{
+    static_prologue = 0;
+    if (!static_loop.split)
+        return;
+    static_loop.split = 0;
+    static_unit_end();
+    if (static_loop.fin.n != 0) {
+        lardcc_acquire_vc(&static_loop.fin);
+        lardcc_vc_clear(&static_loop.fin);
+    }
 }
 
 /* ---------------------------------------------------------------- teams */

@@ -137,6 +137,7 @@ enum {
     LARDCC_UNIT_CHUNK = 4,              /* long iterations */
     LARDCC_UNIT_CHUNK_ULL = 5,          /* unsigned long long iterations */
     LARDCC_UNIT_TEAM = 6,
+    LARDCC_UNIT_ITERATIONS = 7,         /* static loop: first index a, b per unit */
 };
 void lardcc_note_unit(const struct lardcc_unit_note *n);
 

@@ -404,14 +404,19 @@ pub fn build_lard_cc_linked(
         "lard-cc"
     };
     // Any runtime archive (instrumentation and pthreads, OpenMP; static and
-    // interposing).
-    const RUNTIME: [&str; 4] = [
+    // interposing) and the gcc plugin.
+    const RUNTIME: [&str; 5] = [
         "lib/liblardcc.a",
         "lib/liblardcc_omp.a",
         "lib/liblardcc_dyn.a",
         "lib/liblardcc_omp_dyn.a",
+        "lib/lardcc_omp.so",
     ];
-    let stale = !fresh(out, &src) || RUNTIME.iter().any(|a| !fresh(out, &prefix.join(a)));
+    let stale = !fresh(out, &src)
+        || RUNTIME.iter().any(|a| {
+            let part = prefix.join(a);
+            part.exists() && !fresh(out, &part)
+        });
     if let Some(d) = out.parent() {
         std::fs::create_dir_all(d).unwrap();
     }

@@ -160,9 +160,16 @@ fn dynamically_linked_lard_cc_builds_match_their_ground_truth() {
 /// run`; checks its output against the native run's; returns (stderr,
 /// report JSON).
 fn run_openmp_guest(file: &str) -> (String, String) {
+    run_openmp_guest_with(file, &[])
+}
+
+/// [`run_openmp_guest`] with more lard-cc flags.
+fn run_openmp_guest_with(file: &str, flags: &[&str]) -> (String, String) {
     let rel = format!("cc/openmp/{file}");
     let out = build_dir().join("units").join(file.trim_end_matches(".c"));
-    build_lard_cc(&rel, &["-O1", "-fopenmp"], &out, &[]);
+    let mut all = vec!["-O1", "-fopenmp"];
+    all.extend_from_slice(flags);
+    build_lard_cc(&rel, &all, &out, &[]);
     let json = scratch_file("lard-cc-units");
     let j = json.to_string_lossy().to_string();
     let n = native(&out, &[]);
@@ -214,6 +221,43 @@ fn race_reports_name_the_openmp_units_that_raced() {
             u.starts_with(&b) && p.starts_with(&a),
             "{u:?} / {p:?}: {err}"
         );
+    }
+}
+
+/// With `--lard-omp-iterations` a race between two iterations of a
+/// `schedule(static)` loop names them: in race_omp_static_iterations.c
+/// iterations 2 and 5 of the first loop write `out[2]` (its index table
+/// says so), and the chunks from 0 and from 8 of the second (`static, 4`)
+/// write `outc[1]`; a team of two ran each pair on one thread.
+#[test]
+fn race_reports_name_the_static_loop_iterations_that_raced() {
+    let file = "race_omp_static_iterations.c";
+    let (err, report) = run_openmp_guest_with(file, &["--lard-omp-iterations"]);
+    let src = root().join("guests/cc/openmp").join(file);
+    let v: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let races = v["detectors"]["fasttrack"]["races"].as_array().unwrap();
+    let cases = [
+        ("out+0x8", "iteration 5 of", "iteration 2 of"),
+        (
+            "outc+0x4",
+            "chunk of 4 iterations from 8 of",
+            "chunk of 4 iterations from 0 of",
+        ),
+    ];
+    for (data, unit, prev) in cases {
+        let on: Vec<&serde_json::Value> = races.iter().filter(|r| r["data"] == data).collect();
+        assert!(!on.is_empty(), "no race on {data}: {err}");
+        for r in on {
+            let (u, p) = (
+                r["unit"].as_str().unwrap_or(""),
+                r["prev_unit"].as_str().unwrap_or(""),
+            );
+            let at = format!(" the static loop at {}:", src.display());
+            assert!(
+                u.starts_with(unit) && p.starts_with(prev) && u.contains(&at),
+                "{data}: {u:?} / {p:?}: {err}"
+            );
+        }
     }
 }
 

@@ -161,10 +161,16 @@ pub fn build(
     if let Some(d) = r.bin.parent() {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
+    let plain = *cc == Compiler::Plain;
     let out = Command::new(&driver)
         .arg("-g")
         .args((!dynamic).then_some("-static"))
-        .args(flags.split_whitespace())
+        // lard-cc's own options mean nothing to gcc.
+        .args(
+            flags
+                .split_whitespace()
+                .filter(|f| !(plain && f.starts_with("--lard-"))),
+        )
         .arg(guests.join(&r.source))
         .arg("-o")
         .arg(&r.bin)

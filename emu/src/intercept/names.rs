@@ -41,6 +41,19 @@ pub enum LangUnit {
         /// One past the last iteration.
         hi: i128,
     },
+    /// The iterations of a `schedule(static)` loop that one chunk runs (a
+    /// lard-cc build with `--lard-omp-iterations`): `count` iterations (one
+    /// without a chunk size) from the one whose first iteration variable is
+    /// `first`; `site` is the return address of the loop's begin mark.
+    Iterations {
+        /// Return address of the loop's begin mark.
+        site: u64,
+        /// The first iteration variable's value in the unit's first
+        /// iteration.
+        first: i64,
+        /// Iterations per unit (the chunk size; 1 without one).
+        count: u64,
+    },
     /// Team `n` (0-based, as `omp_get_team_num`) of a `teams` construct
     /// started by the call at `site`.
     Team {
@@ -58,6 +71,7 @@ impl LangUnit {
             LangUnit::Task { site, .. }
             | LangUnit::Section { site, .. }
             | LangUnit::Chunk { site, .. }
+            | LangUnit::Iterations { site, .. }
             | LangUnit::Team { site, .. } => site,
         }
     }
@@ -80,6 +94,12 @@ impl LangUnit {
             LangUnit::Section { n, .. } => format!("section {n} of the sections at {at}"),
             LangUnit::Chunk { lo, hi, .. } => {
                 format!("loop chunk [{lo}, {hi}) of the loop at {at}")
+            }
+            LangUnit::Iterations {
+                first, count: 1, ..
+            } => format!("iteration {first} of the static loop at {at}"),
+            LangUnit::Iterations { first, count, .. } => {
+                format!("chunk of {count} iterations from {first} of the static loop at {at}")
             }
             LangUnit::Team { n, .. } => format!("team {n} of the teams at {at}"),
         }
@@ -112,6 +132,9 @@ pub const NOTE_CHUNK: u64 = 4;
 pub const NOTE_CHUNK_ULL: u64 = 5;
 /// A team (`a`: its number, 0-based).
 pub const NOTE_TEAM: u64 = 6;
+/// A chunk of a `schedule(static)` loop (`a`: the first iteration
+/// variable's value, `b`: iterations per chunk).
+pub const NOTE_ITERATIONS: u64 = 7;
 
 impl UnitNote {
     /// The note at guest address `at` (`read` reads a 64-bit word); `None`
@@ -137,6 +160,11 @@ impl UnitNote {
                 hi: i128::from(b),
             },
             NOTE_TEAM => LangUnit::Team { site, n: a },
+            NOTE_ITERATIONS => LangUnit::Iterations {
+                site,
+                first: a as i64,
+                count: b,
+            },
             _ => return None,
         };
         Some(UnitNote { id, clock, unit })
@@ -233,12 +261,25 @@ mod tests {
         assert_eq!(t.text(line), "task at a.c:12 of the taskloop at a.c:7");
         let t = LangUnit::Team { site: 3, n: 0 };
         assert_eq!(t.text(line), "team 0 of the teams at a.c:2");
+        let it = |first, count| LangUnit::Iterations {
+            site: 6,
+            first,
+            count,
+        };
+        assert_eq!(
+            it(-3, 1).text(line),
+            "iteration -3 of the static loop at a.c:5"
+        );
+        assert_eq!(
+            it(8, 4).text(line),
+            "chunk of 4 iterations from 8 of the static loop at a.c:5"
+        );
     }
 
     /// Every kind of note, read from guest words.
     #[test]
     fn notes_read_as_units() {
-        let cases: [(u64, u64, u64, LangUnit); 7] = [
+        let cases: [(u64, u64, u64, LangUnit); 8] = [
             (
                 NOTE_TASK,
                 0x500,
@@ -281,6 +322,16 @@ mod tests {
                 },
             ),
             (NOTE_TEAM, 3, 0, LangUnit::Team { site: 0x40, n: 3 }),
+            (
+                NOTE_ITERATIONS,
+                (-2i64) as u64,
+                4,
+                LangUnit::Iterations {
+                    site: 0x40,
+                    first: -2,
+                    count: 4,
+                },
+            ),
             (
                 NOTE_CHUNK,
                 0,

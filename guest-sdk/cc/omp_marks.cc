@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//
+// lardcc_omp: a gcc plugin that marks the schedule(static) worksharing
+// loops gcc expands inline, so that the lard-cc runtime sees them
+// (guest-sdk/cc/gomp.c, "static loops"; docs/lard-cc.md).
+//
+// gcc computes each thread's share of a `for` loop with schedule(static),
+// schedule(static, c), schedule(auto) or no schedule clause (and without
+// `ordered`) from omp_get_thread_num() and omp_get_num_threads() in the
+// outlined body: libgomp is not called per chunk.  Right after omplower,
+// before ompexp expands the loop, this pass adds three calls around every
+// such GIMPLE_OMP_FOR (the lowered loop body follows the statement in its
+// sequence, up to the matching GIMPLE_OMP_CONTINUE):
+//
+//   __lardcc_omp_static_begin(chunk, split)  before the loop (once per thread,
+//                                            before gcc's bounds computation)
+//   __lardcc_omp_static_iter(index)          first statement of every iteration
+//   __lardcc_omp_static_end()                after the loop (before a
+//                                            reduction's combination, the
+//                                            lastprivate copy-out and the
+//                                            barrier)
+//
+// `chunk` is the schedule's chunk size (0: none), `split` is 1 when the
+// plugin was given -fplugin-arg-lardcc_omp-iterations (lard-cc
+// --lard-omp-iterations): the runtime then runs every chunk (every
+// iteration when there is no chunk size) as a language thread of its own.
+// A loop whose chunk size is not a value the call can take is marked with
+// split 0.  `index` is the loop's first iteration variable, as a long.
+
+#include "gcc-plugin.h"
+#include "plugin-version.h"
+
+#include "context.h"
+#include "function.h"
+#include "tree.h"
+#include "tree-pass.h"
+#include "basic-block.h"
+#include "gimple.h"
+#include "gimple-iterator.h"
+#include "gimple-walk.h"
+#include "stringpool.h"
+#include "omp-general.h"
+#include "diagnostic-core.h"
+
+#include <vector>
+
+int plugin_is_GPL_compatible;
+
+namespace {
+
+bool split_loops;
+tree begin_fn, iter_fn, end_fn;
+
+tree runtime_fn(const char *name, tree ret, tree a, tree b)
+{
+    tree type = build_function_type_list(ret, a, b, NULL_TREE);
+    tree fn = build_fn_decl(name, type);
+    DECL_EXTERNAL(fn) = 1;
+    TREE_PUBLIC(fn) = 1;
+    return fn;
+}
+
+void declare_runtime()
+{
+    if (begin_fn != NULL_TREE)
+        return;
+    begin_fn = runtime_fn("__lardcc_omp_static_begin", void_type_node, long_integer_type_node,
+                          long_integer_type_node);
+    iter_fn = runtime_fn("__lardcc_omp_static_iter", void_type_node, long_integer_type_node,
+                         NULL_TREE);
+    end_fn = runtime_fn("__lardcc_omp_static_end", void_type_node, NULL_TREE, NULL_TREE);
+}
+
+// A worksharing loop gcc expands inline with a static schedule; `*chunk`
+// gets its chunk size expression (NULL_TREE: none).
+bool inline_static(gomp_for *stmt, tree *chunk)
+{
+    if (gimple_omp_for_kind(stmt) != GF_OMP_FOR_KIND_FOR || gimple_omp_for_combined_p(stmt))
+        return false;
+    tree clauses = gimple_omp_for_clauses(stmt);
+    if (omp_find_clause(clauses, OMP_CLAUSE_ORDERED) != NULL_TREE)
+        return false;
+    *chunk = NULL_TREE;
+    tree sched = omp_find_clause(clauses, OMP_CLAUSE_SCHEDULE);
+    if (sched == NULL_TREE)
+        return true;
+    switch (OMP_CLAUSE_SCHEDULE_KIND(sched) & OMP_CLAUSE_SCHEDULE_MASK) {
+    case OMP_CLAUSE_SCHEDULE_STATIC:
+        *chunk = OMP_CLAUSE_SCHEDULE_CHUNK_EXPR(sched);
+        return true;
+    case OMP_CLAUSE_SCHEDULE_AUTO:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// `expr` as a long, by a statement inserted before `gsi` when it needs a
+// conversion; NULL_TREE when it cannot be a call argument.
+tree as_long(tree expr, gimple_stmt_iterator *gsi, location_t loc)
+{
+    if (expr == NULL_TREE || !is_gimple_val(expr))
+        return NULL_TREE;
+    tree type = TREE_TYPE(expr);
+    if (!INTEGRAL_TYPE_P(type) && !POINTER_TYPE_P(type))
+        return NULL_TREE;
+    if (TREE_CODE(expr) == INTEGER_CST)
+        return fold_convert(long_integer_type_node, expr);
+    if (types_compatible_p(type, long_integer_type_node))
+        return expr;
+    tree tmp = create_tmp_var(long_integer_type_node, "lardcc_omp");
+    gassign *conv = gimple_build_assign(tmp, NOP_EXPR, expr);
+    gimple_set_location(conv, loc);
+    gsi_insert_before(gsi, conv, GSI_SAME_STMT);
+    return tmp;
+}
+
+void mark(gimple_stmt_iterator at)
+{
+    gomp_for *stmt = as_a<gomp_for *>(gsi_stmt(at));
+    tree chunk;
+    if (!inline_static(stmt, &chunk))
+        return;
+    location_t loc = gimple_location(stmt);
+
+    // The matching GIMPLE_OMP_CONTINUE: the first at this level whose
+    // nesting count returns to zero.
+    gimple_stmt_iterator cont = at;
+    int depth = 0;
+    for (; !gsi_end_p(cont); gsi_next(&cont)) {
+        gimple *s = gsi_stmt(cont);
+        if (gimple_code(s) == GIMPLE_OMP_FOR)
+            depth++;
+        else if (gimple_code(s) == GIMPLE_OMP_CONTINUE && --depth == 0)
+            break;
+    }
+    if (gsi_end_p(cont))
+        return;
+
+    declare_runtime();
+    long chunk_known = 1;
+    tree chunk_arg = chunk == NULL_TREE ? build_int_cst(long_integer_type_node, 0)
+                                        : as_long(chunk, &at, loc);
+    if (chunk_arg == NULL_TREE) {
+        chunk_arg = build_int_cst(long_integer_type_node, 0);
+        chunk_known = 0;
+    }
+    tree split = build_int_cst(long_integer_type_node, split_loops && chunk_known ? 1 : 0);
+    gcall *begin = gimple_build_call(begin_fn, 2, chunk_arg, split);
+    gimple_set_location(begin, loc);
+    gsi_insert_before(&at, begin, GSI_SAME_STMT);
+
+    gcall *end = gimple_build_call(end_fn, 0);
+    gimple_set_location(end, loc);
+    gsi_insert_after(&cont, end, GSI_NEW_STMT);
+
+    // The iteration mark goes first in the body, right after the loop
+    // statement; its argument is read there (gcc sets the iteration
+    // variables before the body's first statement).
+    gimple_stmt_iterator body = at;
+    tree index = gimple_omp_for_index(stmt, 0);
+    tree type = TREE_TYPE(index);
+    tree arg;
+    gsi_next(&body);
+    if (INTEGRAL_TYPE_P(type) || POINTER_TYPE_P(type)) {
+        arg = create_tmp_var(long_integer_type_node, "lardcc_iter");
+        gassign *conv = gimple_build_assign(arg, NOP_EXPR, index);
+        gimple_set_location(conv, loc);
+        gsi_insert_before(&body, conv, GSI_SAME_STMT);
+    } else {
+        arg = build_int_cst(long_integer_type_node, 0);
+    }
+    gcall *iter = gimple_build_call(iter_fn, 1, arg);
+    gimple_set_location(iter, loc);
+    gsi_insert_before(&body, iter, GSI_SAME_STMT);
+}
+
+tree find_loops(gimple_stmt_iterator *gsi, bool *handled, struct walk_stmt_info *wi)
+{
+    if (gimple_code(gsi_stmt(*gsi)) == GIMPLE_OMP_FOR)
+        static_cast<std::vector<gimple_stmt_iterator> *>(wi->info)->push_back(*gsi);
+    *handled = false;
+    return NULL_TREE;
+}
+
+const pass_data marks_data = {
+    GIMPLE_PASS, "lardcc_omp", OPTGROUP_NONE, TV_NONE, PROP_gimple_any, 0, 0, 0, 0,
+};
+
+class marks_pass : public gimple_opt_pass {
+  public:
+    explicit marks_pass(gcc::context *ctx) : gimple_opt_pass(marks_data, ctx) {}
+    bool gate(function *) override { return flag_openmp != 0; }
+    unsigned int execute(function *fun) override
+    {
+        gimple_seq body = gimple_body(fun->decl);
+        std::vector<gimple_stmt_iterator> loops;
+        struct walk_stmt_info wi;
+        memset(&wi, 0, sizeof wi);
+        wi.info = &loops;
+        walk_gimple_seq_mod(&body, find_loops, NULL, &wi);
+        for (gimple_stmt_iterator &at : loops)
+            mark(at);
+        gimple_set_body(fun->decl, body);
+        return 0;
+    }
+};
+
+} // namespace
+
+int plugin_init(struct plugin_name_args *info, struct plugin_gcc_version *version)
+{
+    if (!plugin_default_version_check(version, &gcc_version)) {
+        error("%<lardcc_omp%>: built for gcc %s, loaded by gcc %s", gcc_version.basever,
+              version->basever);
+        return 1;
+    }
+    for (int i = 0; i < info->argc; i++) {
+        if (strcmp(info->argv[i].key, "iterations") == 0) {
+            split_loops = true;
+        } else {
+            error("%<lardcc_omp%>: unknown argument %qs", info->argv[i].key);
+            return 1;
+        }
+    }
+    struct register_pass_info pass;
+    pass.pass = new marks_pass(g);
+    pass.reference_pass_name = "omplower";
+    pass.ref_pass_instance_number = 1;
+    pass.pos_op = PASS_POS_INSERT_AFTER;
+    register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL, &pass);
+    return 0;
+}
