@@ -10,9 +10,11 @@ DIR holds DataRaceBench's `DRB*.c` files (its `micro-benchmarks` folder,
 with `signaling.h` and the other headers they include). DataRaceBench is not
 in a package registry, so neither this script nor `make bench` fetches it.
 
-1. Builds every `DRB*.c` twice, `gcc -O0 -g -fopenmp` (binary mode) and
-   `lard-cc -O0 -g -fopenmp` (the runtime installed from guest-sdk), both
-   with `-lm`. A program that fails to build, or whose plain build is
+1. Builds every `DRB*.c` three times, `gcc -O0 -g -fopenmp` (binary mode,
+   "plain"), `lard-cc -O0 -g -fopenmp` (the runtime installed from
+   guest-sdk, "lard-cc") and the same with `--lard-omp-iterations`
+   ("iterations": every chunk of a schedule(static) loop a logical thread),
+   all with `-lm`. A program that fails to build, or whose plain build is
    killed by a signal when run natively, is left out and listed.
 2. Runs each build under `lard run --sched random --seed S` for seeds
    1..DRB_SEEDS (default 3), `OMP_NUM_THREADS=DRB_THREADS` (default 2),
@@ -24,7 +26,7 @@ in a package registry, so neither this script nor `make bench` fetches it.
    they differ). A run that times out or stops without a report counts as
    clean, and the counts of both are printed.
 
-Prints one line per mode (TP FN FP TN, precision, recall, timeouts,
+Prints one line per build (TP FN FP TN, precision, recall, timeouts,
 aborts, unstable programs) and the programs each mode gets wrong.
 Environment: DRB_ONLY (a regular expression on the program name),
 DRB_SEEDS, DRB_THREADS, DRB_TIMEOUT, DRB_JOBS.
@@ -43,7 +45,7 @@ from pathlib import Path
 from common import LARD, OUT, ROOT, die, env_number, run
 
 WORK = OUT / "dataracebench"
-MODES = ("plain", "lard-cc")
+MODES = ("plain", "lard-cc", "iterations")
 
 
 def install_lardcc() -> Path:
@@ -55,11 +57,14 @@ def install_lardcc() -> Path:
 def build(src: Path, lardcc: Path) -> dict[str, Path] | str:
     """Both builds of `src`, or why it is left out."""
     out = {}
-    for mode, cc in (("plain", "gcc"), ("lard-cc", str(lardcc))):
+    drivers = {"plain": ["gcc"], "lard-cc": [str(lardcc)],
+               "iterations": [str(lardcc), "--lard-omp-iterations"]}
+    for mode in MODES:
         exe = WORK / mode / src.stem
         exe.parent.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run([cc, "-O0", "-g", "-fopenmp", "-I", str(src.parent), str(src), "-o",
-                            str(exe), "-lm"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        r = subprocess.run(drivers[mode] + ["-O0", "-g", "-fopenmp", "-I", str(src.parent),
+                                            str(src), "-o", str(exe), "-lm"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if r.returncode != 0:
             return f"{mode} build failed"
         out[mode] = exe
@@ -145,7 +150,7 @@ def main() -> None:
                 tn += 1
         precision = tp / (tp + fp) if tp + fp else 1.0
         recall = tp / (tp + fn) if tp + fn else 1.0
-        print(f"{mode:8} TP {tp} FN {fn} FP {fp} TN {tn}  precision {precision:.3f}  "
+        print(f"{mode:10} TP {tp} FN {fn} FP {fp} TN {tn}  precision {precision:.3f}  "
               f"recall {recall:.3f}  runs timed out {timeouts}, aborted {aborts}; "
               f"verdict differs between seeds: {len(unstable)}")
         for w in wrong:
