@@ -1,31 +1,35 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //
-// lardcc_omp: a gcc plugin that marks the schedule(static) worksharing
-// loops gcc expands inline, so that the lard-cc runtime sees them
-// (guest-sdk/cc/gomp.c, "static loops"; docs/lard-cc.md).
+// lardcc_omp: a gcc plugin that marks the OpenMP loops gcc expands inline,
+// so that the lard-cc runtime sees them (guest-sdk/cc/gomp.c, "static
+// loops" and "simd loops"; docs/lard-cc.md).
 //
 // gcc computes each thread's share of a `for` loop with schedule(static),
 // schedule(static, c), schedule(auto) or no schedule clause (and without
 // `ordered`) from omp_get_thread_num() and omp_get_num_threads() in the
-// outlined body: libgomp is not called per chunk.  Right after omplower,
-// before ompexp expands the loop, this pass adds three calls around every
-// such GIMPLE_OMP_FOR (the lowered loop body follows the statement in its
+// outlined body, and runs a `simd` loop as straight-line code: libgomp is
+// not called per chunk or per lane.  Right after omplower, before ompexp
+// expands the loop, this pass adds three calls around every such
+// GIMPLE_OMP_FOR (the lowered loop body follows the statement in its
 // sequence, up to the matching GIMPLE_OMP_CONTINUE):
 //
 //   __lardcc_omp_static_begin(chunk, split)  before the loop (once per thread,
-//                                            before gcc's bounds computation)
-//   __lardcc_omp_static_iter(index)          first statement of every iteration
-//   __lardcc_omp_static_end()                after the loop (before a
+//   __lardcc_omp_simd_begin(safelen, split)  before gcc's bounds computation)
+//   __lardcc_omp_*_iter(index)               first statement of every iteration
+//   __lardcc_omp_*_end()                     after the loop (before a
 //                                            reduction's combination, the
 //                                            lastprivate copy-out and the
 //                                            barrier)
 //
-// `chunk` is the schedule's chunk size (0: none), `split` is 1 when the
-// plugin was given -fplugin-arg-lardcc_omp-iterations (lard-cc
-// --lard-omp-iterations): the runtime then runs every chunk (every
-// iteration when there is no chunk size) as a language thread of its own.
-// A loop whose chunk size is not a value the call can take is marked with
-// split 0.  `index` is the loop's first iteration variable, as a long.
+// `chunk` is the schedule's chunk size and `safelen` the simd loop's (0:
+// none); `split` is 1 when the plugin was given
+// -fplugin-arg-lardcc_omp-iterations (lard-cc --lard-omp-iterations): the
+// runtime then runs every chunk (every iteration when there is no chunk
+// size) and every simd lane as a language thread of its own.  simd loops
+// are marked only then, and not when an `ordered simd` region orders their
+// lanes.  A loop whose chunk size or safelen is not a value the call can
+// take is not split.  `index` is the loop's first iteration variable, as a
+// long.
 
 #include "gcc-plugin.h"
 #include "plugin-version.h"
@@ -49,50 +53,80 @@ int plugin_is_GPL_compatible;
 namespace {
 
 bool split_loops;
-tree begin_fn, iter_fn, end_fn;
 
-tree runtime_fn(const char *name, tree ret, tree a, tree b)
+// The runtime's marks for one kind of loop.
+struct marks {
+    const char *begin, *iter, *end;
+    tree begin_fn, iter_fn, end_fn;
+};
+marks static_marks = {"__lardcc_omp_static_begin", "__lardcc_omp_static_iter",
+                      "__lardcc_omp_static_end", NULL_TREE, NULL_TREE, NULL_TREE};
+marks simd_marks = {"__lardcc_omp_simd_begin", "__lardcc_omp_simd_iter",
+                    "__lardcc_omp_simd_end", NULL_TREE, NULL_TREE, NULL_TREE};
+
+tree runtime_fn(const char *name, tree a, tree b)
 {
-    tree type = build_function_type_list(ret, a, b, NULL_TREE);
+    tree type = build_function_type_list(void_type_node, a, b, NULL_TREE);
     tree fn = build_fn_decl(name, type);
     DECL_EXTERNAL(fn) = 1;
     TREE_PUBLIC(fn) = 1;
     return fn;
 }
 
-void declare_runtime()
+void declare(marks *m)
 {
-    if (begin_fn != NULL_TREE)
+    if (m->begin_fn != NULL_TREE)
         return;
-    begin_fn = runtime_fn("__lardcc_omp_static_begin", void_type_node, long_integer_type_node,
-                          long_integer_type_node);
-    iter_fn = runtime_fn("__lardcc_omp_static_iter", void_type_node, long_integer_type_node,
-                         NULL_TREE);
-    end_fn = runtime_fn("__lardcc_omp_static_end", void_type_node, NULL_TREE, NULL_TREE);
+    m->begin_fn = runtime_fn(m->begin, long_integer_type_node, long_integer_type_node);
+    m->iter_fn = runtime_fn(m->iter, long_integer_type_node, NULL_TREE);
+    m->end_fn = runtime_fn(m->end, NULL_TREE, NULL_TREE);
 }
 
-// A worksharing loop gcc expands inline with a static schedule; `*chunk`
-// gets its chunk size expression (NULL_TREE: none).
-bool inline_static(gomp_for *stmt, tree *chunk)
+// What to mark a loop with: `m` NULL for none; `arg` the begin mark's first
+// argument (a static schedule's chunk size, a simd loop's safelen;
+// NULL_TREE: none); `may_split` whether its iterations may become logical
+// threads.
+struct plan {
+    marks *m;
+    tree arg;
+    bool may_split;
+};
+
+// Worksharing loops gcc expands inline with a static schedule (also the
+// one a `for simd` splits among the threads: its iterations are the
+// inner simd loop's, so it is never split itself), and, with
+// -fplugin-arg-lardcc_omp-iterations, simd loops.
+plan classify(gomp_for *stmt)
 {
-    if (gimple_omp_for_kind(stmt) != GF_OMP_FOR_KIND_FOR || gimple_omp_for_combined_p(stmt))
-        return false;
+    plan p = {NULL, NULL_TREE, false};
     tree clauses = gimple_omp_for_clauses(stmt);
-    if (omp_find_clause(clauses, OMP_CLAUSE_ORDERED) != NULL_TREE)
-        return false;
-    *chunk = NULL_TREE;
-    tree sched = omp_find_clause(clauses, OMP_CLAUSE_SCHEDULE);
-    if (sched == NULL_TREE)
-        return true;
-    switch (OMP_CLAUSE_SCHEDULE_KIND(sched) & OMP_CLAUSE_SCHEDULE_MASK) {
-    case OMP_CLAUSE_SCHEDULE_STATIC:
-        *chunk = OMP_CLAUSE_SCHEDULE_CHUNK_EXPR(sched);
-        return true;
-    case OMP_CLAUSE_SCHEDULE_AUTO:
-        return true;
-    default:
-        return false;
+    if (gimple_omp_for_kind(stmt) == GF_OMP_FOR_KIND_SIMD) {
+        if (split_loops) {
+            tree safelen = omp_find_clause(clauses, OMP_CLAUSE_SAFELEN);
+            p.m = &simd_marks;
+            p.arg = safelen != NULL_TREE ? OMP_CLAUSE_SAFELEN_EXPR(safelen) : NULL_TREE;
+            p.may_split = safelen == NULL_TREE || TREE_CODE(p.arg) == INTEGER_CST;
+        }
+        return p;
     }
+    if (gimple_omp_for_kind(stmt) != GF_OMP_FOR_KIND_FOR ||
+        omp_find_clause(clauses, OMP_CLAUSE_ORDERED) != NULL_TREE)
+        return p;
+    tree sched = omp_find_clause(clauses, OMP_CLAUSE_SCHEDULE);
+    if (sched != NULL_TREE) {
+        switch (OMP_CLAUSE_SCHEDULE_KIND(sched) & OMP_CLAUSE_SCHEDULE_MASK) {
+        case OMP_CLAUSE_SCHEDULE_STATIC:
+            p.arg = OMP_CLAUSE_SCHEDULE_CHUNK_EXPR(sched);
+            break;
+        case OMP_CLAUSE_SCHEDULE_AUTO:
+            break;
+        default:
+            return p;
+        }
+    }
+    p.m = &static_marks;
+    p.may_split = split_loops && !gimple_omp_for_combined_p(stmt);
+    return p;
 }
 
 // `expr` as a long, by a statement inserted before `gsi` when it needs a
@@ -115,42 +149,64 @@ tree as_long(tree expr, gimple_stmt_iterator *gsi, location_t loc)
     return tmp;
 }
 
+tree find_ordered(gimple_stmt_iterator *gsi, bool *handled, struct walk_stmt_info *wi)
+{
+    if (gimple_code(gsi_stmt(*gsi)) == GIMPLE_OMP_ORDERED)
+        *static_cast<bool *>(wi->info) = true;
+    *handled = false;
+    return NULL_TREE;
+}
+
 void mark(gimple_stmt_iterator at)
 {
     gomp_for *stmt = as_a<gomp_for *>(gsi_stmt(at));
-    tree chunk;
-    if (!inline_static(stmt, &chunk))
+    plan p = classify(stmt);
+    if (p.m == NULL)
         return;
     location_t loc = gimple_location(stmt);
 
     // The matching GIMPLE_OMP_CONTINUE: the first at this level whose
-    // nesting count returns to zero.
+    // nesting count returns to zero.  An `ordered simd` region in the body
+    // orders the lanes in a way the runtime does not see: such a loop is
+    // not split.
     gimple_stmt_iterator cont = at;
     int depth = 0;
+    bool ordered = false;
     for (; !gsi_end_p(cont); gsi_next(&cont)) {
         gimple *s = gsi_stmt(cont);
-        if (gimple_code(s) == GIMPLE_OMP_FOR)
+        if (gimple_code(s) == GIMPLE_OMP_FOR) {
             depth++;
-        else if (gimple_code(s) == GIMPLE_OMP_CONTINUE && --depth == 0)
+        } else if (gimple_code(s) == GIMPLE_OMP_CONTINUE && --depth == 0) {
             break;
+        } else {
+            struct walk_stmt_info wi;
+            memset(&wi, 0, sizeof wi);
+            wi.info = &ordered;
+            gimple_stmt_iterator sub = cont;
+            walk_gimple_stmt(&sub, find_ordered, NULL, &wi);
+        }
     }
     if (gsi_end_p(cont))
         return;
+    if (ordered && p.m == &simd_marks)
+        return;
 
-    declare_runtime();
-    long chunk_known = 1;
-    tree chunk_arg = chunk == NULL_TREE ? build_int_cst(long_integer_type_node, 0)
-                                        : as_long(chunk, &at, loc);
-    if (chunk_arg == NULL_TREE) {
-        chunk_arg = build_int_cst(long_integer_type_node, 0);
-        chunk_known = 0;
+    declare(p.m);
+    bool split = p.may_split;
+    tree arg = p.arg == NULL_TREE ? build_int_cst(long_integer_type_node, 0)
+                                  : as_long(p.arg, &at, loc);
+    if (arg == NULL_TREE) {
+        arg = build_int_cst(long_integer_type_node, 0);
+        split = false;
     }
-    tree split = build_int_cst(long_integer_type_node, split_loops && chunk_known ? 1 : 0);
-    gcall *begin = gimple_build_call(begin_fn, 2, chunk_arg, split);
+    if (!split && p.m == &simd_marks)
+        return;
+    gcall *begin = gimple_build_call(p.m->begin_fn, 2, arg,
+                                     build_int_cst(long_integer_type_node, split ? 1 : 0));
     gimple_set_location(begin, loc);
     gsi_insert_before(&at, begin, GSI_SAME_STMT);
 
-    gcall *end = gimple_build_call(end_fn, 0);
+    gcall *end = gimple_build_call(p.m->end_fn, 0);
     gimple_set_location(end, loc);
     gsi_insert_after(&cont, end, GSI_NEW_STMT);
 
@@ -160,17 +216,17 @@ void mark(gimple_stmt_iterator at)
     gimple_stmt_iterator body = at;
     tree index = gimple_omp_for_index(stmt, 0);
     tree type = TREE_TYPE(index);
-    tree arg;
+    tree iarg;
     gsi_next(&body);
     if (INTEGRAL_TYPE_P(type) || POINTER_TYPE_P(type)) {
-        arg = create_tmp_var(long_integer_type_node, "lardcc_iter");
-        gassign *conv = gimple_build_assign(arg, NOP_EXPR, index);
+        iarg = create_tmp_var(long_integer_type_node, "lardcc_iter");
+        gassign *conv = gimple_build_assign(iarg, NOP_EXPR, index);
         gimple_set_location(conv, loc);
         gsi_insert_before(&body, conv, GSI_SAME_STMT);
     } else {
-        arg = build_int_cst(long_integer_type_node, 0);
+        iarg = build_int_cst(long_integer_type_node, 0);
     }
-    gcall *iter = gimple_build_call(iter_fn, 1, arg);
+    gcall *iter = gimple_build_call(p.m->iter_fn, 1, iarg);
     gimple_set_location(iter, loc);
     gsi_insert_before(&body, iter, GSI_SAME_STMT);
 }

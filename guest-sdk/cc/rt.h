@@ -138,6 +138,7 @@ enum {
     LARDCC_UNIT_CHUNK_ULL = 5,          /* unsigned long long iterations */
     LARDCC_UNIT_TEAM = 6,
     LARDCC_UNIT_ITERATIONS = 7,         /* static loop: first index a, b per unit */
+    LARDCC_UNIT_LANE = 8,               /* simd lane: index a, safelen b (0: none) */
 };
 void lardcc_note_unit(const struct lardcc_unit_note *n);
 

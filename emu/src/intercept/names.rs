@@ -54,6 +54,16 @@ pub enum LangUnit {
         /// Iterations per unit (the chunk size; 1 without one).
         count: u64,
     },
+    /// The SIMD lane that runs one iteration of a `simd` loop (a lard-cc
+    /// build with `--lard-omp-iterations`): the one whose first iteration
+    /// variable is `index`; `site` is the return address of the loop's
+    /// begin mark.
+    Lane {
+        /// Return address of the loop's begin mark.
+        site: u64,
+        /// The first iteration variable's value.
+        index: i64,
+    },
     /// Team `n` (0-based, as `omp_get_team_num`) of a `teams` construct
     /// started by the call at `site`.
     Team {
@@ -72,6 +82,7 @@ impl LangUnit {
             | LangUnit::Section { site, .. }
             | LangUnit::Chunk { site, .. }
             | LangUnit::Iterations { site, .. }
+            | LangUnit::Lane { site, .. }
             | LangUnit::Team { site, .. } => site,
         }
     }
@@ -100,6 +111,9 @@ impl LangUnit {
             } => format!("iteration {first} of the static loop at {at}"),
             LangUnit::Iterations { first, count, .. } => {
                 format!("chunk of {count} iterations from {first} of the static loop at {at}")
+            }
+            LangUnit::Lane { index, .. } => {
+                format!("SIMD lane of iteration {index} of the simd loop at {at}")
             }
             LangUnit::Team { n, .. } => format!("team {n} of the teams at {at}"),
         }
@@ -135,6 +149,9 @@ pub const NOTE_TEAM: u64 = 6;
 /// A chunk of a `schedule(static)` loop (`a`: the first iteration
 /// variable's value, `b`: iterations per chunk).
 pub const NOTE_ITERATIONS: u64 = 7;
+/// A SIMD lane (`a`: the first iteration variable's value, `b`: the loop's
+/// safelen, 0 for none).
+pub const NOTE_LANE: u64 = 8;
 
 impl UnitNote {
     /// The note at guest address `at` (`read` reads a 64-bit word); `None`
@@ -160,6 +177,10 @@ impl UnitNote {
                 hi: i128::from(b),
             },
             NOTE_TEAM => LangUnit::Team { site, n: a },
+            NOTE_LANE => LangUnit::Lane {
+                site,
+                index: a as i64,
+            },
             NOTE_ITERATIONS => LangUnit::Iterations {
                 site,
                 first: a as i64,
@@ -274,12 +295,17 @@ mod tests {
             it(8, 4).text(line),
             "chunk of 4 iterations from 8 of the static loop at a.c:5"
         );
+        let lane = LangUnit::Lane { site: 6, index: 3 };
+        assert_eq!(
+            lane.text(line),
+            "SIMD lane of iteration 3 of the simd loop at a.c:5"
+        );
     }
 
     /// Every kind of note, read from guest words.
     #[test]
     fn notes_read_as_units() {
-        let cases: [(u64, u64, u64, LangUnit); 8] = [
+        let cases: [(u64, u64, u64, LangUnit); 9] = [
             (
                 NOTE_TASK,
                 0x500,
@@ -322,6 +348,15 @@ mod tests {
                 },
             ),
             (NOTE_TEAM, 3, 0, LangUnit::Team { site: 0x40, n: 3 }),
+            (
+                NOTE_LANE,
+                5,
+                2,
+                LangUnit::Lane {
+                    site: 0x40,
+                    index: 5,
+                },
+            ),
             (
                 NOTE_ITERATIONS,
                 (-2i64) as u64,
