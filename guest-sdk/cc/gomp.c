@@ -896,10 +896,20 @@ void __wrap_GOMP_loop_end_nowait(void)
  * implicit task like a chunk libgomp hands out.  A chunk of a static
  * schedule is `chunk` iterations except the loop's last, which is its
  * thread's last, so counting the iterations finds the boundaries.  The
- * units' ends join `static_fin`, which the implicit task acquires after the
- * loop: what the thread does next — the next static loop of the same shape
+ * units' ends join `static_loop.fin`, which the implicit task acquires after
+ * the loop: what the thread does next — the next static loop of the same shape
  * after a nowait included (OpenMP 5.2 §11.5.3: iteration i runs on the
  * same thread in both) — comes after the iterations it ran. */
+
+/* The running task or unit acquires the ends of a loop's units or lanes,
+ * collected in `fin`, which starts empty again. */
+static void acquire_ends(struct lardcc_vc *fin)
+{
+    if (fin->n != 0) {
+        lardcc_acquire_vc(fin);
+        lardcc_vc_clear(fin);
+    }
+}
 
 static void static_unit_end(void)
 {
@@ -945,10 +955,7 @@ void __lardcc_omp_static_end(void)
         return;
     static_loop.split = 0;
     static_unit_end();
-    if (static_loop.fin.n != 0) {
-        lardcc_acquire_vc(&static_loop.fin);
-        lardcc_vc_clear(&static_loop.fin);
-    }
+    acquire_ends(&static_loop.fin);
 }
 
 /* ------------------------------------------------------------ simd loops */
@@ -962,8 +969,9 @@ void __lardcc_omp_static_end(void)
  * above LANE_RING, of lane j - LANE_RING: more order, which can hide a race
  * but not invent one).  Every lane's end joins a clock the loop's task
  * acquires at the end mark, and clears the histories of the frames the
- * lanes share, as for worksharing units.  Nothing that starts threads or worksharing
- * may be nested in a simd loop, so a thread runs one at a time. */
+ * lanes share, as for worksharing units.  Nothing that starts threads or
+ * worksharing may be nested in a simd loop, so a thread runs one at a
+ * time. */
 #define LANE_RING 64
 struct simd_loop {
     int split;                          /* lanes run as language threads */
@@ -1048,10 +1056,7 @@ void __lardcc_omp_simd_end(void)
         return;
     L->split = 0;
     simd_lane_end();
-    if (L->fin.n != 0) {
-        lardcc_acquire_vc(&L->fin);
-        lardcc_vc_clear(&L->fin);
-    }
+    acquire_ends(&L->fin);
 }
 
 /* ---------------------------------------------------------------- teams */
