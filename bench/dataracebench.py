@@ -29,7 +29,8 @@ in a package registry, so neither this script nor `make bench` fetches it.
 Prints one line per build (TP FN FP TN, precision, recall, timeouts,
 aborts, unstable programs) and the programs each mode gets wrong.
 Environment: DRB_ONLY (a regular expression on the program name),
-DRB_SEEDS, DRB_THREADS, DRB_TIMEOUT, DRB_JOBS.
+DRB_BUILDS (a comma-separated subset of plain,lard-cc,iterations), DRB_SEEDS,
+DRB_THREADS, DRB_TIMEOUT, DRB_JOBS.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from pathlib import Path
 from common import LARD, OUT, ROOT, die, env_number, run
 
 WORK = OUT / "dataracebench"
-MODES = ("plain", "lard-cc", "iterations")
+BUILDS = ("plain", "lard-cc", "iterations")
 
 
 def install_lardcc() -> Path:
@@ -59,7 +60,8 @@ def build(src: Path, lardcc: Path) -> dict[str, Path] | str:
     out = {}
     drivers = {"plain": ["gcc"], "lard-cc": [str(lardcc)],
                "iterations": [str(lardcc), "--lard-omp-iterations"]}
-    for mode in MODES:
+    # The plain build also decides whether the program runs natively.
+    for mode in dict.fromkeys(("plain",) + MODES):
         exe = WORK / mode / src.stem
         exe.parent.mkdir(parents=True, exist_ok=True)
         r = subprocess.run(drivers[mode] + ["-O0", "-g", "-fopenmp", "-I", str(src.parent),
@@ -159,6 +161,9 @@ def main() -> None:
             print(f"  unstable: {' '.join(unstable)}")
 
 
+MODES = tuple(b for b in os.environ.get("DRB_BUILDS", ",".join(BUILDS)).split(",") if b)
+if not MODES or any(m not in BUILDS for m in MODES):
+    die(f"DRB_BUILDS: a comma-separated subset of {','.join(BUILDS)}")
 SEEDS = env_number("DRB_SEEDS", 3, int)
 THREADS = env_number("DRB_THREADS", 2, int)
 TIMEOUT = env_number("DRB_TIMEOUT", 60, int)

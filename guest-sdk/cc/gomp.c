@@ -39,6 +39,7 @@ struct team {
     struct lardcc_sync ordered;         /* ordered regions, in iteration order */
     struct lardcc_sync copy;            /* single copyprivate broadcast */
     uint32_t cg;                        /* the master's contention group */
+    int one;                            /* the program asked for a team of one */
 };
 
 struct group {
@@ -453,7 +454,7 @@ static void team_body(void *arg)
 /* Fork: the master's clock before the region happens before every implicit
  * task; join: every member's clock at the region's end (and every task of
  * the last phase) happens before the master continues. */
-static void team_begin(struct team *T, void (*fn)(void *), void *data)
+static void team_begin(struct team *T, void (*fn)(void *), void *data, unsigned nt)
 {
     memset(T, 0, sizeof *T);
     lardcc_vc_copy(&T->fork_vc, lardcc_my_clock());
@@ -461,6 +462,7 @@ static void team_begin(struct team *T, void (*fn)(void *), void *data)
     T->fn = fn;
     T->data = data;
     T->cg = cur_cg;
+    T->one = nt == 1; /* num_threads(1), or an `if` clause that is false */
 }
 
 static void team_end(struct team *T)
@@ -475,7 +477,7 @@ void __real_GOMP_parallel(void (*)(void *), void *, unsigned, unsigned);
 void __wrap_GOMP_parallel(void (*fn)(void *), void *data, unsigned nt, unsigned flags)
 {
     struct team *T = xmalloc(sizeof *T);
-    team_begin(T, fn, data);
+    team_begin(T, fn, data, nt);
     IN_LIBGOMP(__real_GOMP_parallel(team_body, T, nt, flags));
     team_end(T);
     free(T);
@@ -488,7 +490,7 @@ void __wrap_GOMP_parallel(void (*fn)(void *), void *data, unsigned nt, unsigned 
                        long inc, long chunk, unsigned flags)                          \
     {                                                                                 \
         struct team *T = xmalloc(sizeof *T);                                          \
-        team_begin(T, fn, data);                                                      \
+        team_begin(T, fn, data, nt);                                                      \
         IN_LIBGOMP(__real_##name(team_body, T, nt, s, e, inc, chunk, flags));         \
         team_end(T);                                                                  \
         free(T);                                                                      \
@@ -500,7 +502,7 @@ void __wrap_GOMP_parallel(void (*fn)(void *), void *data, unsigned nt, unsigned 
                        long inc, unsigned flags)                                      \
     {                                                                                 \
         struct team *T = xmalloc(sizeof *T);                                          \
-        team_begin(T, fn, data);                                                      \
+        team_begin(T, fn, data, nt);                                                      \
         IN_LIBGOMP(__real_##name(team_body, T, nt, s, e, inc, flags));                \
         team_end(T);                                                                  \
         free(T);                                                                      \
@@ -519,7 +521,7 @@ void __wrap_GOMP_parallel_sections(void (*fn)(void *), void *data, unsigned nt, 
                                    unsigned flags)
 {
     struct team *T = xmalloc(sizeof *T);
-    team_begin(T, fn, data);
+    team_begin(T, fn, data, nt);
     IN_LIBGOMP(__real_GOMP_parallel_sections(team_body, T, nt, count, flags));
     team_end(T);
     free(T);
@@ -531,7 +533,7 @@ unsigned __wrap_GOMP_parallel_reductions(void (*fn)(void *), void *data, unsigne
 {
     struct team *T = xmalloc(sizeof *T);
     unsigned r;
-    team_begin(T, fn, data);
+    team_begin(T, fn, data, nt);
     IN_LIBGOMP(r = __real_GOMP_parallel_reductions(team_body, T, nt, flags));
     team_end(T);
     free(T);
@@ -893,7 +895,9 @@ void __wrap_GOMP_loop_end_nowait(void)
  * With `split` (lard-cc --lard-omp-iterations): every chunk of the thread's
  * share (every iteration without a chunk size: under some team size each
  * runs on a thread of its own) is a worksharing unit, forked from the
- * implicit task like a chunk libgomp hands out.  A chunk of a static
+ * implicit task like a chunk libgomp hands out — unless the program fixed
+ * the team at one thread (num_threads(1), a false `if` clause), where no
+ * other team size can run them.  A chunk of a static
  * schedule is `chunk` iterations except the loop's last, which is its
  * thread's last, so counting the iterations finds the boundaries.  The
  * units' ends join `static_loop.fin`, which the implicit task acquires after
@@ -941,7 +945,7 @@ void __lardcc_omp_static_iter(long index)
         return;
     static_unit_end();
     L->ran = 1;
-    if (unit_begin())
+    if (cur_team != NULL && !cur_team->one && unit_begin())
         note_unit(LARDCC_UNIT_ITERATIONS, L->site, (uint64_t)index, (uint64_t)L->chunk);
     else
         L->split = 0; /* no team: the loop runs as its encountering task */
