@@ -15,7 +15,6 @@
 #define _GNU_SOURCE
 #include "rt.h"
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,7 +70,7 @@ struct task {
     size_t npreds;
     struct dep *deps;                   /* dependences among its children */
     size_t ndeps, capdeps;
-    uintptr_t stack_top;                /* its frames lie below (0: not known) */
+    uintptr_t stack_top;                /* implicit task: its frames lie below */
     uintptr_t site;                     /* explicit: the creating call's return address */
     int in_taskloop;                    /* explicit: one of a taskloop's tasks */
     struct lardcc_vc start_vc;
@@ -972,8 +971,8 @@ void __lardcc_omp_static_end(void)
  * acquires the end of lane j - l, kept in a ring of the last l ends (for l
  * above LANE_RING, of lane j - LANE_RING: more order, which can hide a race
  * but not invent one).  Every lane's end joins a clock the loop's task
- * acquires at the end mark, and clears the histories of the frames the
- * lanes share, as for worksharing units.  Nothing that starts threads or
+ * acquires at the end mark.  A lane starts with its private copies and the
+ * previous lane's dead frames without history.  Nothing that starts threads or
  * worksharing may be nested in a simd loop, so a thread runs one at a
  * time. */
 #define LANE_RING 64
@@ -982,35 +981,15 @@ struct simd_loop {
     long safelen;                       /* 0: none */
     unsigned long lanes;                /* lanes started */
     uintptr_t site;                     /* return address of the begin call */
-    uintptr_t top;                      /* the lanes' shared frames lie below */
     struct unit lane;                   /* the running lane */
     struct lardcc_vc fin;               /* the lanes' ends */
     struct lardcc_vc *ring;             /* LANE_RING lane ends, allocated once */
 };
-static __thread struct simd_loop simd_loop = {0, 0, 0, 0, 0, {LARD__NO_THREAD, 0}, {0, 0, NULL}, NULL};
+static __thread struct simd_loop simd_loop = {0, 0, 0, 0, {LARD__NO_THREAD, 0}, {0, 0, NULL}, NULL};
 
 static unsigned long ring_len(const struct simd_loop *L)
 {
     return L->safelen < LANE_RING ? (unsigned long)L->safelen : LANE_RING;
-}
-
-/* The top of the frames the loop's lanes share (their private copies: gcc
- * gives every lane of a loop it did not vectorize the same slot): those of
- * the running task, or outside every task the thread's whole stack. */
-static uintptr_t lane_frames_top(void)
-{
-    static __thread uintptr_t thread_top;
-    pthread_attr_t at;
-    void *base;
-    size_t size;
-    if (cur_task != NULL && cur_task->stack_top != 0)
-        return cur_task->stack_top;
-    if (thread_top == 0 && pthread_getattr_np(pthread_self(), &at) == 0) {
-        if (pthread_attr_getstack(&at, &base, &size) == 0)
-            thread_top = (uintptr_t)base + size;
-        pthread_attr_destroy(&at);
-    }
-    return thread_top;
 }
 
 static void simd_lane_end(void)
@@ -1020,7 +999,7 @@ static void simd_lane_end(void)
         return;
     if (L->safelen > 0)
         lardcc_vc_copy(&L->ring[(L->lanes - 1) % ring_len(L)], lardcc_clock(L->lane.id));
-    unit_stop(&L->lane, &L->fin, L->top);
+    unit_stop(&L->lane, &L->fin, 0);
 }
 
 void __lardcc_omp_simd_begin(long safelen, long split);
@@ -1031,8 +1010,6 @@ void __lardcc_omp_simd_begin(long safelen, long split)
     L->safelen = safelen > 0 ? safelen : 0;
     L->lanes = 0;
     L->site = (uintptr_t)__builtin_return_address(0);
-    if (L->split)
-        L->top = lane_frames_top();
     if (L->split && L->safelen > 0 && L->ring == NULL)
         L->ring = xmalloc(LANE_RING * sizeof *L->ring);
 }
@@ -1045,11 +1022,23 @@ void __lardcc_omp_simd_iter(long index)
     if (!L->split)
         return;
     simd_lane_end();
+    lardcc_clear_dead_stack(); /* the previous lane's calls */
     j = L->lanes++;
     unit_start(&L->lane);
     if (L->safelen > 0 && j >= ring_len(L))
         lardcc_acquire_vc(&L->ring[j % ring_len(L)]);
     note_unit(LARDCC_UNIT_LANE, L->site, (uint64_t)index, (uint64_t)L->safelen);
+}
+
+/* A lane's private copy at [addr, addr + size) starts without history: gcc
+ * gives every lane of a loop it did not vectorize the same storage (the
+ * plugin passes each of the construct's variables that can be memory, and
+ * the "omp simd array" slots, after the iteration mark). */
+void __lardcc_omp_lane_private(void *addr, long size);
+void __lardcc_omp_lane_private(void *addr, long size)
+{
+    if (simd_loop.split && size > 0)
+        lard_clear_history(addr, (size_t)size);
 }
 
 void __lardcc_omp_simd_end(void);
@@ -1457,7 +1446,6 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     lardcc_clear_dead_stack();
     id = lardcc_id_alloc(&t->start_vc);
     t->id = id;
-    t->stack_top = (uintptr_t)__builtin_frame_address(0);
     lardcc_switch(id);
     note_unit(t->in_taskloop ? LARDCC_UNIT_TASKLOOP_TASK : LARDCC_UNIT_TASK, t->site,
               (uint64_t)(uintptr_t)fn, 0);

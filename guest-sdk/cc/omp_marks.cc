@@ -45,7 +45,9 @@
 #include "stringpool.h"
 #include "omp-general.h"
 #include "diagnostic-core.h"
+#include "attribs.h"
 
+#include <algorithm>
 #include <vector>
 
 int plugin_is_GPL_compatible;
@@ -149,6 +151,81 @@ tree as_long(tree expr, gimple_stmt_iterator *gsi, location_t loc)
     return tmp;
 }
 
+// The storage of `var` that lanes share when gcc did not vectorize the
+// loop: the variable, or the "omp simd array" its value expression indexes
+// by lane number (then always 0); NULL_TREE for none.
+tree lane_storage(tree var)
+{
+    if (!VAR_P(var) || TREE_STATIC(var) || DECL_EXTERNAL(var))
+        return NULL_TREE;
+    if (DECL_HAS_VALUE_EXPR_P(var)) {
+        tree base = get_base_address(DECL_VALUE_EXPR(var));
+        if (base == NULL_TREE || !VAR_P(base) ||
+            !lookup_attribute("omp simd array", DECL_ATTRIBUTES(base)))
+            return NULL_TREE;
+        var = base;
+    } else if (!TREE_ADDRESSABLE(var) && !AGGREGATE_TYPE_P(TREE_TYPE(var))) {
+        return NULL_TREE; // a register: never a Tracked access
+    }
+    tree size = TYPE_SIZE_UNIT(TREE_TYPE(var));
+    if (size == NULL_TREE || TREE_CODE(size) != INTEGER_CST || integer_zerop(size))
+        return NULL_TREE;
+    return var;
+}
+
+tree collect_bind_vars(gimple_stmt_iterator *gsi, bool *handled, struct walk_stmt_info *wi)
+{
+    if (gbind *b = dyn_cast<gbind *>(gsi_stmt(*gsi)))
+        for (tree v = gimple_bind_vars(b); v != NULL_TREE; v = DECL_CHAIN(v))
+            static_cast<std::vector<tree> *>(wi->info)->push_back(v);
+    *handled = false;
+    return NULL_TREE;
+}
+
+void declare_private_fn();
+tree private_fn;
+
+// Every lane of a simd loop starts with its private copies (the
+// construct's bind's variables, and those of the scopes in its body)
+// without history: __lardcc_omp_lane_private(&storage, size) after the
+// iteration mark.  Such storage is taken to memory, which costs only the
+// builds that split lanes.
+void clear_privates(gbind *bind, gimple_stmt_iterator at, gimple_stmt_iterator cont,
+                    gimple_stmt_iterator body, location_t loc)
+{
+    std::vector<tree> vars;
+    for (tree v = gimple_bind_vars(bind); v != NULL_TREE; v = DECL_CHAIN(v))
+        vars.push_back(v);
+    gimple_stmt_iterator i = at;
+    for (gsi_next(&i); gsi_stmt(i) != gsi_stmt(cont); gsi_next(&i)) {
+        struct walk_stmt_info wi;
+        memset(&wi, 0, sizeof wi);
+        wi.info = &vars;
+        gimple_stmt_iterator sub = i;
+        walk_gimple_stmt(&sub, collect_bind_vars, NULL, &wi);
+    }
+    std::vector<tree> done;
+    for (tree v : vars) {
+        tree storage = lane_storage(v);
+        if (storage == NULL_TREE || std::find(done.begin(), done.end(), storage) != done.end())
+            continue;
+        done.push_back(storage);
+        declare_private_fn();
+        TREE_ADDRESSABLE(storage) = 1;
+        tree size = fold_convert(long_integer_type_node, TYPE_SIZE_UNIT(TREE_TYPE(storage)));
+        gcall *clear = gimple_build_call(private_fn, 2, build_fold_addr_expr(storage), size);
+        gimple_set_location(clear, loc);
+        gsi_insert_before(&body, clear, GSI_SAME_STMT);
+    }
+}
+
+void declare_private_fn()
+{
+    if (private_fn == NULL_TREE)
+        private_fn = runtime_fn("__lardcc_omp_lane_private", ptr_type_node,
+                                long_integer_type_node);
+}
+
 tree find_ordered(gimple_stmt_iterator *gsi, bool *handled, struct walk_stmt_info *wi)
 {
     if (gimple_code(gsi_stmt(*gsi)) == GIMPLE_OMP_ORDERED)
@@ -157,7 +234,7 @@ tree find_ordered(gimple_stmt_iterator *gsi, bool *handled, struct walk_stmt_inf
     return NULL_TREE;
 }
 
-void mark(gimple_stmt_iterator at)
+void mark(gimple_stmt_iterator at, gbind *bind)
 {
     gomp_for *stmt = as_a<gomp_for *>(gsi_stmt(at));
     plan p = classify(stmt);
@@ -229,12 +306,25 @@ void mark(gimple_stmt_iterator at)
     gcall *iter = gimple_build_call(p.m->iter_fn, 1, iarg);
     gimple_set_location(iter, loc);
     gsi_insert_before(&body, iter, GSI_SAME_STMT);
+    if (p.m == &simd_marks)
+        clear_privates(bind, at, cont, body, loc);
 }
+
+// A loop and the bind the lowering put it in (its construct's: the
+// privatized copies are that bind's variables).
+struct found {
+    gimple_stmt_iterator at;
+    gbind *bind;
+};
 
 tree find_loops(gimple_stmt_iterator *gsi, bool *handled, struct walk_stmt_info *wi)
 {
-    if (gimple_code(gsi_stmt(*gsi)) == GIMPLE_OMP_FOR)
-        static_cast<std::vector<gimple_stmt_iterator> *>(wi->info)->push_back(*gsi);
+    if (gbind *b = dyn_cast<gbind *>(gsi_stmt(*gsi))) {
+        for (gimple_stmt_iterator i = gsi_start(*gimple_bind_body_ptr(b)); !gsi_end_p(i);
+             gsi_next(&i))
+            if (gimple_code(gsi_stmt(i)) == GIMPLE_OMP_FOR)
+                static_cast<std::vector<found> *>(wi->info)->push_back({i, b});
+    }
     *handled = false;
     return NULL_TREE;
 }
@@ -250,13 +340,13 @@ class marks_pass : public gimple_opt_pass {
     unsigned int execute(function *fun) override
     {
         gimple_seq body = gimple_body(fun->decl);
-        std::vector<gimple_stmt_iterator> loops;
+        std::vector<found> loops;
         struct walk_stmt_info wi;
         memset(&wi, 0, sizeof wi);
         wi.info = &loops;
         walk_gimple_seq_mod(&body, find_loops, NULL, &wi);
-        for (gimple_stmt_iterator &at : loops)
-            mark(at);
+        for (found &f : loops)
+            mark(f.at, f.bind);
         gimple_set_body(fun->decl, body);
         return 0;
     }
