@@ -77,8 +77,9 @@ clean:
 
 # make install PREFIX=/opt/lard [DESTDIR=...]: bin/lard, bin/lard-cc,
 # bin/lard-c++, include/lard.h, include/lardx86.inc, lib/liblard.a,
-# lib/liblardcc.a, lib/liblardcc_omp.a, the --wrap lists, lib/pkgconfig/lard.pc
-# and man pages (generated from --help) in share/man/man1.
+# lib/liblardcc.a, lib/liblardcc_omp.a, the --wrap lists, the gcc plugin
+# lib/lardcc_omp.so, lib/pkgconfig/lard.pc and man pages (generated from
+# --help) in share/man/man1.
 PREFIX ?= /usr/local
 DESTDIR ?=
 install: build
