@@ -182,8 +182,15 @@ tree collect_bind_vars(gimple_stmt_iterator *gsi, bool *handled, struct walk_stm
     return NULL_TREE;
 }
 
-void declare_private_fn();
+
 tree private_fn;
+
+void declare_private_fn()
+{
+    if (private_fn == NULL_TREE)
+        private_fn = runtime_fn("__lardcc_omp_lane_private", ptr_type_node,
+                                long_integer_type_node);
+}
 
 // Every lane of a simd loop starts with its private copies (the
 // construct's bind's variables, and those of the scopes in its body)
@@ -217,13 +224,6 @@ void clear_privates(gbind *bind, gimple_stmt_iterator at, gimple_stmt_iterator c
         gimple_set_location(clear, loc);
         gsi_insert_before(&body, clear, GSI_SAME_STMT);
     }
-}
-
-void declare_private_fn()
-{
-    if (private_fn == NULL_TREE)
-        private_fn = runtime_fn("__lardcc_omp_lane_private", ptr_type_node,
-                                long_integer_type_node);
 }
 
 tree find_ordered(gimple_stmt_iterator *gsi, bool *handled, struct walk_stmt_info *wi)
@@ -291,18 +291,10 @@ void mark(gimple_stmt_iterator at, gbind *bind)
     // statement; its argument is read there (gcc sets the iteration
     // variables before the body's first statement).
     gimple_stmt_iterator body = at;
-    tree index = gimple_omp_for_index(stmt, 0);
-    tree type = TREE_TYPE(index);
-    tree iarg;
     gsi_next(&body);
-    if (INTEGRAL_TYPE_P(type) || POINTER_TYPE_P(type)) {
-        iarg = create_tmp_var(long_integer_type_node, "lardcc_iter");
-        gassign *conv = gimple_build_assign(iarg, NOP_EXPR, index);
-        gimple_set_location(conv, loc);
-        gsi_insert_before(&body, conv, GSI_SAME_STMT);
-    } else {
+    tree iarg = as_long(gimple_omp_for_index(stmt, 0), &body, loc);
+    if (iarg == NULL_TREE)
         iarg = build_int_cst(long_integer_type_node, 0);
-    }
     gcall *iter = gimple_build_call(p.m->iter_fn, 1, iarg);
     gimple_set_location(iter, loc);
     gsi_insert_before(&body, iter, GSI_SAME_STMT);
