@@ -366,26 +366,46 @@ void lardcc_tick(void)
 
 /* Ids are reused only when the previous holder's final clock happens
  * before the new holder's start (from[id] >= final): the two are then
- * ordered like one thread continuing.  Only the most recently retired ids
- * are tried, which keeps allocation cheap when thousands are retired. */
+ * ordered like one thread continuing.  The retired ids wait in a queue
+ * (a ring, oldest first).  A few of the most recently retired are tried
+ * first (a task's children it just waited for), then a few of the oldest
+ * (after a barrier, the previous phase's units), and the oldest not yet
+ * ordered go to the back, so that the current phase's units, unordered with
+ * each other, never hide the ordered ones behind them; trying a fixed
+ * number keeps allocation cheap when thousands are retired.  Binary mode
+ * keeps the same queue (emu/src/intercept/hb.rs, IdPool). */
 #define REUSE_SCAN 8
 
 static uint32_t ids_lock;
-static uint32_t nfree, capfree;
-static struct lardcc_ent *freed; /* id, final own entry */
+static uint32_t headfree, nfree, capfree; /* a ring of capfree (a power of two) */
+static struct lardcc_ent *freed;          /* id, final own entry */
+
+#define FREED(i) freed[(headfree + (i)) & (capfree - 1)]
 
 uint32_t lardcc_id_alloc(const struct lardcc_vc *from)
 {
-    uint32_t i, id = LARD__NO_THREAD;
+    uint32_t i, newest, id = LARD__NO_THREAD;
     struct lthread *t;
     lard__lock(&ids_lock);
-    for (i = nfree; i > 0 && nfree - i < REUSE_SCAN; i--)
-        if (lardcc_vc_get(from, freed[i - 1].id) >= freed[i - 1].v) {
-            id = freed[i - 1].id;
-            freed[i - 1] = freed[nfree - 1];
+    newest = nfree < REUSE_SCAN / 2 ? nfree : REUSE_SCAN / 2;
+    for (i = nfree; i > nfree - newest; i--)
+        if (lardcc_vc_get(from, FREED(i - 1).id) >= FREED(i - 1).v) {
+            id = FREED(i - 1).id;
+            for (; i < nfree; i++)
+                FREED(i - 1) = FREED(i);
             nfree--;
             break;
         }
+    for (i = 0; id == LARD__NO_THREAD && i < REUSE_SCAN / 2 && i + newest < nfree; i++) {
+        struct lardcc_ent e = FREED(0);
+        headfree = (headfree + 1) & (capfree - 1);
+        if (lardcc_vc_get(from, e.id) >= e.v) {
+            id = e.id;
+            nfree--;
+            break;
+        }
+        FREED(nfree - 1) = e;
+    }
     lard__unlock(&ids_lock);
     if (id == LARD__NO_THREAD)
         id = __atomic_fetch_add(&next_id, 1, __ATOMIC_ACQ_REL);
@@ -405,16 +425,17 @@ void lardcc_id_retire(uint32_t id, uint64_t final)
 {
     lard__lock(&ids_lock);
     if (nfree == capfree) {
-        uint32_t cap = capfree ? capfree * 2 : 256;
+        uint32_t i, cap = capfree ? capfree * 2 : 256;
         struct lardcc_ent *n = ents_alloc(cap);
-        if (nfree)
-            memcpy(n, freed, nfree * sizeof *n);
+        for (i = 0; i < nfree; i++)
+            n[i] = FREED(i);
         ents_free(freed, capfree);
         freed = n;
+        headfree = 0;
         capfree = 4u << class_of(cap);
     }
-    freed[nfree].id = id;
-    freed[nfree].v = final;
+    FREED(nfree).id = id;
+    FREED(nfree).v = final;
     nfree++;
     lard__unlock(&ids_lock);
 }

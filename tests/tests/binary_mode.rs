@@ -370,3 +370,34 @@ fn race_reports_name_the_openmp_units_that_raced() {
         assert_units_named(file, "/* RACE */", &err, &json);
     }
 }
+
+/// Once a barrier orders a pass's loop chunks before the next pass, the
+/// next pass's chunks get their language-thread ids again: in
+/// race_omp_for_passes.c (T1 and one worker, T2; four passes of four
+/// chunks, then the racy loop of the same shape) the racing chunks hold
+/// ids of the first pass's chunks, T3–T6 (without reuse they would be T19
+/// and above). The race is reported at its line, and both chunks are named
+/// by the loop that ran them, not by the pass that first held their ids.
+#[test]
+fn later_passes_reuse_the_ids_of_ordered_chunks() {
+    let rel = "cc/openmp/race_omp_for_passes.c";
+    let bin = build_c_dynamic(rel, "passes_plain", &["-O1", "-fopenmp", "-static"]);
+    let (err, json) = run_checked(&bin, &[]);
+    let marked = marked_lines(rel, "/* RACE */");
+    assert_eq!(source_lines(&bin, rel, &racy_pcs(&json)), marked, "{err}");
+    let loop_at = format!("race_omp_for_passes.c:{}", marked.first().unwrap() - 1);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let races = v["detectors"]["fasttrack"]["races"].as_array().unwrap();
+    assert!(!races.is_empty(), "{err}");
+    for r in races {
+        for (t, u) in [("thread", "unit"), ("prev_thread", "prev_unit")] {
+            let id: u64 = r[t].as_str().unwrap()[1..].parse().unwrap();
+            assert!((3..=6).contains(&id), "{t} T{id}, not a reused id: {r}");
+            let name = r[u].as_str().unwrap();
+            assert!(
+                name.starts_with("loop chunk [") && name.ends_with(&loop_at),
+                "{u} {name:?}, not a chunk of the loop at {loop_at}"
+            );
+        }
+    }
+}

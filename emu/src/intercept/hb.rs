@@ -25,6 +25,7 @@ use crate::cpu::code::AddrMap;
 use crate::cpu::vclock::VcFile;
 use lard_detector_hw::clock::FxHashMap;
 use lard_detector_hw::event::ThreadKey;
+use std::collections::VecDeque;
 
 /// A synchronization object's identity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -137,7 +138,10 @@ impl SyncClocks {
 }
 
 /// Thread creation: `child` starts with `parent`'s clock (WriteVCs in
-/// `child_out`), then `parent` ticks (in `parent_out`).
+/// `child_out`), then `parent` ticks (in `parent_out`). The child's own
+/// entry continues after everything `parent` knew of its id: 1 for a fresh
+/// id, one more than its previous holder's last published entry for a
+/// reused one ([`IdPool`]), so its epochs are new to every clock.
 pub fn fork(
     vc: &mut VcFile,
     parent: u64,
@@ -147,6 +151,12 @@ pub fn fork(
 ) {
     let from = vc.entries(ThreadKey::Lang(parent));
     join_into(vc, child, from.into_iter(), child_out);
+    let me = ThreadKey::Lang(child);
+    let own = vc.read(ThreadKey::Lang(parent), child) + 1;
+    if own > vc.read(me, child) {
+        vc.write(me, child, own);
+        child_out.push((child, own));
+    }
     tick(vc, parent, parent_out);
 }
 
@@ -179,6 +189,57 @@ fn join_into(
     }
 }
 
+/// How many retired ids [`IdPool::take`] tries: half of them the most
+/// recently retired, half the oldest (the lard-cc runtime's `REUSE_SCAN`).
+pub const REUSE_SCAN: usize = 8;
+
+/// Language-thread ids whose holders ended, for reuse: an id is reused only
+/// when its previous holder's final clock happens before the new holder's
+/// start (the start clock's entry for the id is at least the last one the
+/// holder published), so the two are ordered like one thread continuing
+/// and [`fork`] continues the id's clock. The lard-cc runtime's rule and
+/// queue (`lardcc_id_alloc`, guest-sdk/cc/clock.c). A few of the most
+/// recently retired ids are tried first (a task's children it just waited
+/// for), then a few of the oldest (after a barrier, the previous phase's
+/// units), and the oldest not yet ordered go to the back, so that the
+/// current phase's units, unordered with each other, never hide the
+/// ordered ones behind them; trying a fixed number keeps allocation cheap
+/// when thousands are retired.
+#[derive(Default)]
+pub struct IdPool {
+    /// `(id, final)`: the own entry of the last clock the holder published,
+    /// oldest first.
+    freed: VecDeque<(u64, u64)>,
+}
+
+impl IdPool {
+    /// Language thread `id` ended; `last` is the own entry of the last
+    /// clock it published.
+    pub fn retire(&mut self, id: u64, last: u64) {
+        self.freed.push_back((id, last));
+    }
+
+    /// A retired id whose holder happens before a start from language
+    /// thread `from`'s clock, if one of those tried is.
+    pub fn take(&mut self, vc: &VcFile, from: u64) -> Option<u64> {
+        let from = ThreadKey::Lang(from);
+        let ordered = |&(id, last): &(u64, u64)| vc.read(from, id) >= last;
+        let n = self.freed.len();
+        let newest = n.min(REUSE_SCAN / 2);
+        if let Some(i) = (n - newest..n).rev().find(|&i| ordered(&self.freed[i])) {
+            return self.freed.remove(i).map(|(id, _)| id);
+        }
+        for _ in 0..(n - newest).min(REUSE_SCAN / 2) {
+            let e = self.freed.pop_front()?;
+            if ordered(&e) {
+                return Some(e.0);
+            }
+            self.freed.push_back(e);
+        }
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,6 +268,92 @@ mod tests {
         assert_eq!(p, [(2, 2)]);
         c.sort_unstable();
         assert_eq!(c, [(1, 1), (2, 1)]);
+    }
+
+    /// Ids are reused only by a start whose clock names the previous
+    /// holder's last published entry; the queue tries the newest and the
+    /// oldest, and what was not ordered stays for later.
+    #[test]
+    fn retired_ids_are_reused_only_once_ordered() {
+        // (retired ids with their last published entry, what the start
+        // clock of T1 knows of each id, the id taken)
+        type Case = (&'static [(u64, u64)], &'static [(u64, u64)], Option<u64>);
+        let cases: &[Case] = &[
+            (&[], &[], None),
+            (&[(5, 3)], &[], None),
+            (&[(5, 3)], &[(5, 2)], None),
+            (&[(5, 3)], &[(5, 3)], Some(5)),
+            (&[(5, 3)], &[(5, 4)], Some(5)),
+            // The newest ordered one first.
+            (&[(5, 1), (6, 1)], &[(5, 1), (6, 1)], Some(6)),
+            // Newest not ordered: the oldest ordered one.
+            (
+                &[(2, 1), (3, 1), (4, 1), (5, 1), (6, 1), (7, 1), (8, 1)],
+                &[(2, 1)],
+                Some(2),
+            ),
+            // Ordered, but neither among the newest nor the oldest tried.
+            (
+                &[
+                    (2, 1),
+                    (3, 1),
+                    (4, 1),
+                    (5, 1),
+                    (6, 1),
+                    (7, 1),
+                    (8, 1),
+                    (9, 1),
+                    (10, 1),
+                ],
+                &[(6, 1)],
+                None,
+            ),
+        ];
+        for &(freed, knows, want) in cases {
+            let mut vc = VcFile::default();
+            for &(t, v) in knows {
+                vc.write(ThreadKey::Lang(1), t, v);
+            }
+            let mut pool = IdPool::default();
+            for &(id, last) in freed {
+                pool.retire(id, last);
+            }
+            assert_eq!(
+                pool.take(&vc, 1),
+                want,
+                "freed {freed:?}, T1 knows {knows:?}"
+            );
+            let left = freed.len() - usize::from(want.is_some());
+            assert_eq!(pool.freed.len(), left, "the others stay");
+        }
+        // The oldest that were tried and not ordered went to the back: the
+        // ordered one behind them is tried next time.
+        let mut pool = IdPool::default();
+        for id in 2..=11 {
+            pool.retire(id, 1);
+        }
+        let mut vc = VcFile::default();
+        vc.write(ThreadKey::Lang(1), 6, 1);
+        assert_eq!(pool.take(&vc, 1), None);
+        assert_eq!(pool.take(&vc, 1), Some(6));
+    }
+
+    /// A reused id's clock continues after everything the parent knew of
+    /// it; a fresh one starts at 1 without a write.
+    #[test]
+    fn fork_continues_a_reused_ids_clock() {
+        let mut vc = VcFile::default();
+        vc.write(ThreadKey::Lang(2), 7, 4);
+        let (mut p, mut c) = (Vec::new(), Vec::new());
+        fork(&mut vc, 2, 7, &mut p, &mut c);
+        c.sort_unstable();
+        assert_eq!(c, [(2, 1), (7, 5)]);
+        assert_eq!(vc.read(ThreadKey::Lang(7), 7), 5);
+        let (mut p, mut c) = (Vec::new(), Vec::new());
+        fork(&mut vc, 2, 8, &mut p, &mut c);
+        c.sort_unstable();
+        assert_eq!(c, [(2, 2), (7, 4)]);
+        assert_eq!(vc.read(ThreadKey::Lang(8), 8), 1);
     }
 
     #[test]

@@ -192,11 +192,11 @@ impl UnitNote {
     }
 }
 
-/// The units of a run by language thread id. Binary mode never reuses an
-/// id; the lard-cc runtime does, once the id's previous holder happens
-/// before its next (docs/lard-cc.md), so an id's own clock keeps growing
-/// across its holders and an epoch `clock@id` names one of them: the last
-/// that started at or before `clock`.
+/// The units of a run by language thread id. Binary mode and the lard-cc
+/// runtime reuse an id once its previous holder happens before its next
+/// (`IdPool` in intercept/hb.rs, docs/lard-cc.md), so an id's own clock
+/// keeps growing across its holders and an epoch `clock@id` names one of
+/// them: the last that started at or before `clock`.
 #[derive(Default)]
 pub struct LangUnits {
     by_id: HashMap<u64, Vec<(u64, LangUnit)>>,

@@ -28,7 +28,7 @@ use crate::cpu::machine::{call, Machine};
 use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
 use crate::intercept::counted::{self, PrunedCounts};
-use crate::intercept::hb::{fork, join_clock, SyncClocks, SyncKey};
+use crate::intercept::hb::{fork, join_clock, IdPool, SyncClocks, SyncKey};
 use crate::intercept::libs::{library_functions, LibCall, OMP_CRITICAL, OMP_ORDERED};
 use crate::intercept::names::LangUnit;
 use crate::intercept::tasks::{
@@ -122,6 +122,11 @@ pub struct BinaryRuntime {
     tasks: Tasks,
     threads: Vec<RtThread>,
     next_lang: u64,
+    /// Ended worksharing units' and teams' ids, for reuse (hb.rs).
+    ids: IdPool,
+    /// Language threads that created explicit tasks: their ids name those
+    /// tasks' keys (children, dependences) and are never reused.
+    task_parents: HashSet<u64>,
     pthreads: HashMap<u64, u64>,
     read_held: HashSet<(u64, u64)>,
     hooked_returns: AddrMap<()>,
@@ -199,6 +204,8 @@ impl BinaryRuntime {
                 ..RtThread::default()
             }],
             next_lang: 2,
+            ids: IdPool::default(),
+            task_parents: HashSet::new(),
             pthreads: HashMap::new(),
             read_held: HashSet::new(),
             hooked_returns: AddrMap::default(),
@@ -818,6 +825,7 @@ impl Machine {
             }
             LibCall::OmpTask | LibCall::OmpTaskLoop => {
                 let me = self.lang();
+                self.rt().task_parents.insert(me);
                 // Outside every parallel region (or in a team of a
                 // `teams` construct) the binding team is one thread.
                 let no_team = self.pending_sp(|c| c == LibCall::OmpRegion).is_none();

@@ -107,8 +107,12 @@ impl Machine {
             return;
         };
         t.units.pop();
+        // The own entry of the last clock it publishes (every release
+        // ticks after it).
+        let mut last = self.vc.read(ThreadKey::Lang(u.id), u.id);
         self.release(u.end, pc);
         if self.thread_bound(u.owner) {
+            last += 1;
             self.release(SyncKey::Units(u.owner), pc);
         }
         let sp = self.uc.reg(Reg::RSP);
@@ -122,6 +126,10 @@ impl Machine {
         self.program(pc, ProgramEvent::ThreadExit);
         self.switch_lang(u.task, pc);
         self.vc.forget(ThreadKey::Lang(u.id));
+        let rt = self.rt();
+        if !rt.task_parents.contains(&u.id) {
+            rt.ids.retire(u.id, last);
+        }
     }
 
     /// libgomp handed a worksharing unit (a section, a loop chunk: `what`)
@@ -204,12 +212,15 @@ impl Machine {
 
     fn begin_unit(&mut self, pc: u64, end: SyncKey, top: u64, what: LangUnit, owner: u64) {
         let task = self.lang();
-        let rt = self.rt();
-        let id = rt.next_lang;
-        rt.next_lang += 1;
-        self.lang_units.insert(id, 0, what);
+        let rt = self.binary.as_mut().expect("binary mode");
+        let id = rt.ids.take(&self.vc, task).unwrap_or_else(|| {
+            rt.next_lang += 1;
+            rt.next_lang - 1
+        });
         let (mut p, mut c) = (Vec::new(), Vec::new());
         fork(&mut self.vc, task, id, &mut p, &mut c);
+        let start = self.vc.read(ThreadKey::Lang(id), id);
+        self.lang_units.insert(id, start, what);
         for (tid, value) in p {
             self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
         }
