@@ -401,3 +401,69 @@ fn later_passes_reuse_the_ids_of_ordered_chunks() {
         }
     }
 }
+
+/// A task body whose first instruction is a loop head (`while (!flag);`
+/// compiles to a jump back to the outlined body's entry) is entered once:
+/// in race_omp_task_id_reuse.c task B spins until task C starts, and every
+/// access B makes is B's. Task ids are reused once ordered: C, created
+/// after A's taskgroup ended, gets A's id, and the race on `x`, between B
+/// and A before C started, still names A (a plain build names a task by
+/// its body's first line, the `RACE` line after each `TASK` mark).
+#[test]
+fn task_ids_are_reused_and_reports_name_their_holder() {
+    let rel = "cc/openmp/race_omp_task_id_reuse.c";
+    let bin = build_c_dynamic(rel, "task_id_reuse_plain", &["-O1", "-fopenmp", "-static"]);
+    let (err, json) = run_checked(&bin, &[]);
+    let races = marked_lines(rel, "/* RACE */");
+    let body = |mark: &str| {
+        let at = *marked_lines(rel, mark).first().unwrap();
+        let line = races.iter().find(|&&l| l > at).unwrap();
+        format!(
+            "task at {}:{line}, ",
+            root().join("guests").join(rel).display()
+        )
+    };
+    let (a, b, c) = (
+        body("/* TASK A */"),
+        body("/* TASK B */"),
+        body("/* TASK C */"),
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let races = v["detectors"]["fasttrack"]["races"].as_array().unwrap();
+    let unit = |r: &serde_json::Value, k: &str| r[k].as_str().unwrap_or("").to_string();
+    let mut a_thread = None;
+    let mut c_thread = None;
+    let mut lines = BTreeSet::new();
+    for r in races {
+        for f in ["frames", "prev_frames"] {
+            lines.insert(r[f][0]["line"].as_i64().unwrap());
+        }
+        let (u, p) = (unit(r, "unit"), unit(r, "prev_unit"));
+        assert!(
+            [&a, &b, &c].iter().any(|t| u.starts_with(*t))
+                && [&a, &b, &c].iter().any(|t| p.starts_with(*t)),
+            "a race without both tasks named: {u:?} / {p:?}: {err}"
+        );
+        if r["data"] == "x+0x0" {
+            assert!(
+                u.starts_with(&b) && p.starts_with(&a),
+                "{u:?} / {p:?}: {err}"
+            );
+            a_thread = r["prev_thread"].as_str().map(str::to_string);
+        }
+        for (k, t) in [("unit", "thread"), ("prev_unit", "prev_thread")] {
+            if unit(r, k).starts_with(&c) {
+                c_thread = r[t].as_str().map(str::to_string);
+            }
+        }
+    }
+    assert_eq!(
+        lines,
+        marked_lines(rel, "/* RACE */"),
+        "both accesses' lines: {err}"
+    );
+    assert!(
+        a_thread.is_some() && a_thread == c_thread,
+        "A {a_thread:?}, C {c_thread:?}: {err}"
+    );
+}

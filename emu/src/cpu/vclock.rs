@@ -77,6 +77,18 @@ impl VcFile {
         }
     }
 
+    /// Starts the clock of ended identity `Lang(id)`'s next holder from the
+    /// own entry `own` its previous holder ended with, which the detectors
+    /// kept (docs/lardx86.md, "Ended identities"); returns `id`.
+    pub fn reuse(&mut self, id: u64, own: u64) -> u64 {
+        let who = ThreadKey::Lang(id);
+        self.clocks.remove(&who);
+        if own != 1 {
+            self.clocks.entry(who).or_default().insert(id, own);
+        }
+        id
+    }
+
     /// Sets entry `tid` of `who`'s clock.
     pub fn write(&mut self, who: ThreadKey, tid: u64, value: u64) {
         let old = self.read(who, tid);

@@ -131,6 +131,14 @@ impl SyncClocks {
         s.covered = Some((me, vc.lowered()));
     }
 
+    /// Entry `t` of `key`'s clock (0 for an object never released).
+    pub fn entry(&self, key: SyncKey, t: u64) -> u64 {
+        self.clocks
+            .get(&key)
+            .and_then(|s| s.entries.get(&t).copied())
+            .unwrap_or(0)
+    }
+
     /// Forgets `key` (a pthread_t that will be reused, a freed object).
     pub fn forget(&mut self, key: SyncKey) {
         self.clocks.remove(&key);
@@ -139,9 +147,10 @@ impl SyncClocks {
 
 /// Thread creation: `child` starts with `parent`'s clock (WriteVCs in
 /// `child_out`), then `parent` ticks (in `parent_out`). The child's own
-/// entry continues after everything `parent` knew of its id: 1 for a fresh
-/// id, one more than its previous holder's last published entry for a
-/// reused one ([`IdPool`]), so its epochs are new to every clock.
+/// entry continues after everything `parent` knew of its id and after its
+/// own (a reused id keeps the own entry its previous holder ended with,
+/// one more than the last it published: [`IdPool`]), so its epochs are
+/// new to every clock; a fresh id starts at 1.
 pub fn fork(
     vc: &mut VcFile,
     parent: u64,
@@ -194,10 +203,11 @@ fn join_into(
 pub const REUSE_SCAN: usize = 8;
 
 /// Language-thread ids whose holders ended, for reuse: an id is reused only
-/// when its previous holder's final clock happens before the new holder's
-/// start (the start clock's entry for the id is at least the last one the
-/// holder published), so the two are ordered like one thread continuing
-/// and [`fork`] continues the id's clock. The lard-cc runtime's rule and
+/// when its previous holder's last access happens before the new holder's
+/// start (the start clock's entry for the id is at least the holder's own
+/// entry at that access), so the two are ordered like one thread
+/// continuing, and the new holder's own entry continues after every value
+/// the previous one published ([`fork`]). The lard-cc runtime's rule and
 /// queue (`lardcc_id_alloc`, guest-sdk/cc/clock.c). A few of the most
 /// recently retired ids are tried first (a task's children it just waited
 /// for), then a few of the oldest (after a barrier, the previous phase's
@@ -207,34 +217,43 @@ pub const REUSE_SCAN: usize = 8;
 /// when thousands are retired.
 #[derive(Default)]
 pub struct IdPool {
-    /// `(id, final)`: the own entry of the last clock the holder published,
-    /// oldest first.
-    freed: VecDeque<(u64, u64)>,
+    /// The retired ids, oldest first.
+    freed: VecDeque<Retired>,
+}
+
+/// A retired id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retired {
+    /// The id.
+    pub id: u64,
+    /// Its holder's own entry at its last access.
+    pub last: u64,
+    /// Its holder's own entry at its end (one more than the last it
+    /// published), which the next holder's continues from.
+    pub own: u64,
 }
 
 impl IdPool {
-    /// Language thread `id` ended; `last` is the own entry of the last
-    /// clock it published.
-    pub fn retire(&mut self, id: u64, last: u64) {
-        self.freed.push_back((id, last));
+    /// Language thread `id` ended ([`Retired`]).
+    pub fn retire(&mut self, id: u64, last: u64, own: u64) {
+        self.freed.push_back(Retired { id, last, own });
     }
 
-    /// A retired id whose holder happens before a start from language
-    /// thread `from`'s clock, if one of those tried is.
-    pub fn take(&mut self, vc: &VcFile, from: u64) -> Option<u64> {
-        let from = ThreadKey::Lang(from);
-        let ordered = |&(id, last): &(u64, u64)| vc.read(from, id) >= last;
+    /// A retired id whose holder happens before a start from a clock
+    /// whose entry for an id is `knows(id)`, if one of those tried is.
+    pub fn take(&mut self, knows: impl Fn(u64) -> u64) -> Option<Retired> {
+        let ordered = |r: &Retired| knows(r.id) >= r.last;
         let n = self.freed.len();
         let newest = n.min(REUSE_SCAN / 2);
         if let Some(i) = (n - newest..n).rev().find(|&i| ordered(&self.freed[i])) {
-            return self.freed.remove(i).map(|(id, _)| id);
+            return self.freed.remove(i);
         }
         for _ in 0..(n - newest).min(REUSE_SCAN / 2) {
-            let e = self.freed.pop_front()?;
-            if ordered(&e) {
-                return Some(e.0);
+            let r = self.freed.pop_front()?;
+            if ordered(&r) {
+                return Some(r);
             }
-            self.freed.push_back(e);
+            self.freed.push_back(r);
         }
         None
     }
@@ -316,11 +335,12 @@ mod tests {
             }
             let mut pool = IdPool::default();
             for &(id, last) in freed {
-                pool.retire(id, last);
+                pool.retire(id, last, last + 2);
             }
+            let got = pool.take(|t| vc.read(ThreadKey::Lang(1), t));
             assert_eq!(
-                pool.take(&vc, 1),
-                want,
+                got.map(|r| (r.id, r.own)),
+                want.map(|id| (id, freed.iter().find(|f| f.0 == id).unwrap().1 + 2)),
                 "freed {freed:?}, T1 knows {knows:?}"
             );
             let left = freed.len() - usize::from(want.is_some());
@@ -330,29 +350,51 @@ mod tests {
         // ordered one behind them is tried next time.
         let mut pool = IdPool::default();
         for id in 2..=11 {
-            pool.retire(id, 1);
+            pool.retire(id, 1, 3);
         }
         let mut vc = VcFile::default();
         vc.write(ThreadKey::Lang(1), 6, 1);
-        assert_eq!(pool.take(&vc, 1), None);
-        assert_eq!(pool.take(&vc, 1), Some(6));
+        let knows = |t: u64| vc.read(ThreadKey::Lang(1), t);
+        assert_eq!(pool.take(knows), None);
+        assert_eq!(pool.take(knows).map(|r| r.id), Some(6));
     }
 
     /// A reused id's clock continues after everything the parent knew of
-    /// it; a fresh one starts at 1 without a write.
+    /// it and after the own entry its previous holder ended with; a fresh
+    /// one starts at 1 without a write.
     #[test]
     fn fork_continues_a_reused_ids_clock() {
+        // (what T2 knows of id 7, the own entry 7's previous holder ended
+        // with (1: none), 7's own entry after the fork, whether a WriteVC
+        // says so)
+        for (knows, ended, own, written) in [
+            (4, 1, 5, true),
+            (4, 5, 5, false),
+            (4, 9, 9, false),
+            (8, 5, 9, true),
+        ] {
+            let mut vc = VcFile::default();
+            vc.write(ThreadKey::Lang(2), 7, knows);
+            if ended != 1 {
+                vc.write(ThreadKey::Lang(7), 7, ended);
+            }
+            let (mut p, mut c) = (Vec::new(), Vec::new());
+            fork(&mut vc, 2, 7, &mut p, &mut c);
+            c.sort_unstable();
+            let mut want = vec![(2, 1)];
+            if written {
+                want.push((7, own));
+            }
+            assert_eq!(c, want, "knows {knows}, ended {ended}");
+            assert_eq!(vc.read(ThreadKey::Lang(7), 7), own);
+            assert_eq!(p, [(2, 2)]);
+        }
         let mut vc = VcFile::default();
         vc.write(ThreadKey::Lang(2), 7, 4);
         let (mut p, mut c) = (Vec::new(), Vec::new());
-        fork(&mut vc, 2, 7, &mut p, &mut c);
-        c.sort_unstable();
-        assert_eq!(c, [(2, 1), (7, 5)]);
-        assert_eq!(vc.read(ThreadKey::Lang(7), 7), 5);
-        let (mut p, mut c) = (Vec::new(), Vec::new());
         fork(&mut vc, 2, 8, &mut p, &mut c);
         c.sort_unstable();
-        assert_eq!(c, [(2, 2), (7, 4)]);
+        assert_eq!(c, [(2, 1), (7, 4)]);
         assert_eq!(vc.read(ThreadKey::Lang(8), 8), 1);
     }
 

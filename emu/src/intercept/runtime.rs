@@ -60,6 +60,8 @@ struct Pending {
     /// The task creation of an `OmpTask`/`OmpTaskLoop`/`OmpTaskBody` call
     /// (`u64::MAX`: none).
     task: u64,
+    /// The entry address hooked.
+    entry: u64,
 }
 
 /// Per kernel thread (by index in `Machine::threads`).
@@ -231,6 +233,12 @@ impl BinaryRuntime {
             groups: 0,
             region_groups: HashMap::new(),
         }
+    }
+
+    /// A language-thread id never used before.
+    fn fresh_lang(&mut self) -> u64 {
+        self.next_lang += 1;
+        self.next_lang - 1
     }
 
     /// The entry addresses to hook.
@@ -647,8 +655,7 @@ impl Machine {
         let parent = self.lang();
         let rt = self.binary.as_mut().expect("binary mode");
         rt.end_single_threaded();
-        let id = rt.next_lang;
-        rt.next_lang += 1;
+        let id = rt.fresh_lang();
         rt.thread(child).lang = id;
         let cur = self.cur;
         rt.thread(cur).last_child = Some(id);
@@ -682,11 +689,51 @@ impl Machine {
 
     /// Switches the running kernel thread to a fresh language thread.
     fn switch_to_new_lang(&mut self, pc: u64) -> u64 {
-        let rt = self.rt();
-        let id = rt.next_lang;
-        rt.next_lang += 1;
+        let id = self.rt().fresh_lang();
         self.switch_lang(id, pc);
         id
+    }
+
+    /// Switches the running kernel thread to a language thread that starts
+    /// by acquiring `start` (a task's creation): a retired id whose
+    /// previous holder happens before `start` (hb.rs, `IdPool`), else a
+    /// fresh one. A reused id's own entry continues after what `start`
+    /// knew of it.
+    fn switch_to_started_lang(&mut self, pc: u64, start: SyncKey) -> u64 {
+        let rt = self.binary.as_mut().expect("binary mode");
+        let (ids, sync) = (&mut rt.ids, &rt.sync);
+        let id = match ids.take(|t| sync.entry(start, t)) {
+            Some(r) => self.vc.reuse(r.id, r.own),
+            None => rt.fresh_lang(),
+        };
+        self.switch_lang(id, pc);
+        self.acquire(start, pc);
+        let own = self.rt().sync.entry(start, id) + 1;
+        if own > self.vc.read(ThreadKey::Lang(id), id) {
+            self.vc.write(ThreadKey::Lang(id), id, own);
+            self.emit(
+                pc,
+                EventKind::Lard(EvOp::WriteVc {
+                    tid: id,
+                    value: own,
+                }),
+            );
+        }
+        id
+    }
+
+    /// Language thread `id` (a task or worksharing unit), whose own entry
+    /// was `last` at its last access, ended and its kernel thread moved on:
+    /// its clock goes, and its id waits for reuse with its own entry (hb.rs,
+    /// `IdPool`) unless it created tasks, whose keys name it.
+    fn retire_lang(&mut self, id: u64, last: u64) {
+        let who = ThreadKey::Lang(id);
+        let own = self.vc.read(who, id);
+        self.vc.forget(who);
+        let rt = self.rt();
+        if !rt.task_parents.contains(&id) {
+            rt.ids.retire(id, last, own);
+        }
     }
 
     /// Thread exit in binary mode: its clock is released to its joiner.
@@ -752,6 +799,19 @@ impl Machine {
         let ret = self.mem.read_u64(sp).unwrap_or(0);
         let args = [uc.reg(Reg::RDI), uc.reg(Reg::RSI), uc.reg(Reg::RDX)];
         let cur = self.cur;
+        // A jump back to the first instruction of a function whose call is
+        // pending (a task body that starts with a loop: `while (!flag);`
+        // compiles to `je <body>`) is not a call: the innermost pending
+        // call is that very one, at the same stack pointer.
+        if self
+            .rt()
+            .thread(cur)
+            .pending
+            .last()
+            .is_some_and(|p| p.entry == pc && p.sp == sp)
+        {
+            return;
+        }
         // A malloc-family call inside another one (operator new → malloc,
         // realloc → free) is part of the outer one.
         if call.is_heap()
@@ -937,30 +997,31 @@ impl Machine {
                     .map(|p| p.task);
                 let creation = self.rt().tasks.body_creation(args[0], inside);
                 let prev = self.lang();
-                let id = self.switch_to_new_lang(ret);
-                match creation {
-                    Some(c) => {
-                        task = c;
-                        self.acquire(SyncKey::TaskCreated(c), ret);
-                        let (deps, unit) = match self.rt().tasks.started(id, c) {
-                            Some(cr) => (
-                                dep_acquires(cr.parent, &cr.deps).collect(),
-                                Some(LangUnit::Task {
-                                    site: cr.site,
-                                    body: pc,
-                                    taskloop: cr.many,
-                                }),
-                            ),
-                            None => (Vec::new(), None),
-                        };
-                        if let Some(u) = unit {
-                            self.lang_units.insert(id, 0, u);
-                        }
-                        for k in deps {
-                            self.acquire(k, ret);
-                        }
+                let start = match creation {
+                    Some(c) => SyncKey::TaskCreated(c),
+                    None => SyncKey::TaskStart(pc),
+                };
+                let id = self.switch_to_started_lang(ret, start);
+                if let Some(c) = creation {
+                    task = c;
+                    let (deps, unit) = match self.rt().tasks.started(id, c) {
+                        Some(cr) => (
+                            dep_acquires(cr.parent, &cr.deps).collect(),
+                            Some(LangUnit::Task {
+                                site: cr.site,
+                                body: pc,
+                                taskloop: cr.many,
+                            }),
+                        ),
+                        None => (Vec::new(), None),
+                    };
+                    if let Some(u) = unit {
+                        let start = self.vc.read(ThreadKey::Lang(id), id);
+                        self.lang_units.insert(id, start, u);
                     }
-                    None => self.acquire(SyncKey::TaskStart(pc), ret),
+                    for k in deps {
+                        self.acquire(k, ret);
+                    }
                 }
                 task_ids = Some((prev, id));
             }
@@ -1021,6 +1082,7 @@ impl Machine {
                 call,
                 args,
                 task,
+                entry: pc,
             });
             if rt.hooked_returns.insert(ret, ()).is_none() {
                 self.call_at(ret, call::RETURN);
@@ -1189,6 +1251,7 @@ impl Machine {
             }
             LibCall::OmpTaskBody => {
                 let (id, prev) = (a[0], a[1]);
+                let last = self.vc.read(ThreadKey::Lang(id), id);
                 self.release(SyncKey::Tasks, pc);
                 let mut undeferred = false;
                 if let Some(c) = self.rt().tasks.finished(id) {
@@ -1223,9 +1286,8 @@ impl Machine {
                 }
                 // Task `id` never runs again, nor waits for its children:
                 // its clocks go (recursive task programs end millions).
-                let rt = self.binary.as_mut().expect("binary mode");
-                rt.sync.forget(SyncKey::Children(id));
-                self.vc.forget(ThreadKey::Lang(id));
+                self.rt().sync.forget(SyncKey::Children(id));
+                self.retire_lang(id, last);
             }
             LibCall::OmpTaskWait => {
                 let me = self.lang();

@@ -107,12 +107,9 @@ impl Machine {
             return;
         };
         t.units.pop();
-        // The own entry of the last clock it publishes (every release
-        // ticks after it).
-        let mut last = self.vc.read(ThreadKey::Lang(u.id), u.id);
+        let last = self.vc.read(ThreadKey::Lang(u.id), u.id);
         self.release(u.end, pc);
         if self.thread_bound(u.owner) {
-            last += 1;
             self.release(SyncKey::Units(u.owner), pc);
         }
         let sp = self.uc.reg(Reg::RSP);
@@ -125,11 +122,7 @@ impl Machine {
         }
         self.program(pc, ProgramEvent::ThreadExit);
         self.switch_lang(u.task, pc);
-        self.vc.forget(ThreadKey::Lang(u.id));
-        let rt = self.rt();
-        if !rt.task_parents.contains(&u.id) {
-            rt.ids.retire(u.id, last);
-        }
+        self.retire_lang(u.id, last);
     }
 
     /// libgomp handed a worksharing unit (a section, a loop chunk: `what`)
@@ -213,10 +206,11 @@ impl Machine {
     fn begin_unit(&mut self, pc: u64, end: SyncKey, top: u64, what: LangUnit, owner: u64) {
         let task = self.lang();
         let rt = self.binary.as_mut().expect("binary mode");
-        let id = rt.ids.take(&self.vc, task).unwrap_or_else(|| {
-            rt.next_lang += 1;
-            rt.next_lang - 1
-        });
+        let vc = &self.vc;
+        let id = match rt.ids.take(|t| vc.read(ThreadKey::Lang(task), t)) {
+            Some(r) => self.vc.reuse(r.id, r.own),
+            None => rt.fresh_lang(),
+        };
         let (mut p, mut c) = (Vec::new(), Vec::new());
         fork(&mut self.vc, task, id, &mut p, &mut c);
         let start = self.vc.read(ThreadKey::Lang(id), id);
