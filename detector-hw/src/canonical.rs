@@ -45,7 +45,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::clock::{ClockTable, ThreadIdx, VectorClock};
+use crate::clock::{ClockRef, ClockTable, ThreadIdx};
 use crate::detector::{history_units, Detector, Granularity};
 use crate::event::{Access, AccessKind, LardOp, Origin, ProgramEvent, ThreadKey};
 use crate::lard::{self, HistoryOp};
@@ -133,7 +133,7 @@ impl Canonical {
         clocks: &ClockTable,
         races: &mut RaceCollector,
         t: ThreadIdx,
-        c: &VectorClock,
+        c: ClockRef<'_>,
         kind: AccessKind,
         pc: u64,
         clear_reads_on_write: bool,
@@ -200,6 +200,10 @@ impl Canonical {
 }
 
 impl Detector for Canonical {
+    fn accepts_floors(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "canonical"
     }

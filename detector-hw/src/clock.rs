@@ -270,6 +270,13 @@ impl Endings {
 
 /// One vector clock per thread identity, created on first use with the
 /// initialisation rule of this module.
+///
+/// **Clock floors** (`LardOp::FloorVc`, docs/lardx86.md): entry `t` of
+/// every clock is at least `floor(t)`. A dense entry's floor is written
+/// into every clock when it is raised and into every clock made later; a
+/// sparse entry's is kept once and read through [`ClockRef`], so that a
+/// runtime forking thousands of logical threads need not write the entries
+/// every live clock already has into each of them.
 #[derive(Clone, Debug, Default)]
 pub struct ClockTable {
     index: ThreadIndex,
@@ -278,6 +285,52 @@ pub struct ClockTable {
     endings: Endings,
     /// Clocks dropped so far.
     retired: u64,
+    /// The floors of dense entries (every clock holds them too).
+    floor_dense: Vec<u64>,
+    /// The floors of sparse entries.
+    floor_sparse: FxHashMap<ThreadIdx, u64>,
+}
+
+/// A clock of a [`ClockTable`] as the table's floors make it read.
+#[derive(Clone, Copy, Debug)]
+pub struct ClockRef<'a> {
+    clock: &'a VectorClock,
+    floor: &'a FxHashMap<ThreadIdx, u64>,
+}
+
+impl<'a> ClockRef<'a> {
+    /// `clock` read with the floors `floor`.
+    pub(crate) fn new(clock: &'a VectorClock, floor: &'a FxHashMap<ThreadIdx, u64>) -> Self {
+        ClockRef { clock, floor }
+    }
+
+    /// Entry `idx`.
+    #[inline]
+    pub fn get(self, idx: ThreadIdx) -> u64 {
+        let v = self.clock.get(idx);
+        if self.floor.is_empty() || (idx as usize) < DENSE {
+            v
+        } else {
+            v.max(self.floor_of(idx))
+        }
+    }
+
+    #[cold]
+    fn floor_of(self, idx: ThreadIdx) -> u64 {
+        self.floor.get(&idx).copied().unwrap_or(0)
+    }
+
+    /// The clock as it reads now, floors included (a snapshot that later
+    /// floors do not change).
+    pub fn to_owned(self) -> VectorClock {
+        let mut c = self.clock.clone();
+        for (&idx, &v) in self.floor {
+            if v > c.get(idx) {
+                c.set(idx, v);
+            }
+        }
+        c
+    }
 }
 
 impl ClockTable {
@@ -300,16 +353,62 @@ impl ClockTable {
     /// The clock of new identity `idx` (rare: kept out of the inlined path).
     #[cold]
     fn add_clock(&mut self, idx: ThreadIdx) {
-        let mut clock = VectorClock::new();
-        clock.set(idx, INITIAL_OWN_CLOCK);
+        let clock = self.floored(idx, INITIAL_OWN_CLOCK);
         self.clocks.push(clock);
+    }
+
+    /// A clock with own entry `own` and the dense floors.
+    fn floored(&self, idx: ThreadIdx, own: u64) -> VectorClock {
+        let mut clock = VectorClock::new();
+        for (i, &v) in self.floor_dense.iter().enumerate() {
+            if v != 0 {
+                clock.set(i as ThreadIdx, v);
+            }
+        }
+        clock.set(idx, own);
+        clock
     }
 
     /// The vector clock of identity `idx` (the all-zero clock if unknown).
     #[inline]
-    pub fn clock(&self, idx: ThreadIdx) -> &VectorClock {
+    pub fn clock(&self, idx: ThreadIdx) -> ClockRef<'_> {
         static ZERO: VectorClock = VectorClock::new();
-        self.clocks.get(idx as usize).unwrap_or(&ZERO)
+        ClockRef {
+            clock: self.clocks.get(idx as usize).unwrap_or(&ZERO),
+            floor: &self.floor_sparse,
+        }
+    }
+
+    /// The floor of entry `idx` (0: none).
+    fn floor_at(&self, idx: ThreadIdx) -> u64 {
+        match self.floor_dense.get(idx as usize) {
+            Some(&v) => v,
+            None => self.floor_sparse.get(&idx).copied().unwrap_or(0),
+        }
+    }
+
+    /// Entry `entry` of every clock is at least `value` from now on
+    /// (`LardOp::FloorVc`).
+    pub fn raise_floor(&mut self, entry: ThreadKey, value: u64) {
+        let idx = self.identity(entry);
+        let i = idx as usize;
+        if i >= DENSE {
+            let f = self.floor_sparse.entry(idx).or_insert(0);
+            *f = (*f).max(value);
+            return;
+        }
+        if self.floor_dense.len() <= i {
+            self.floor_dense.resize(i + 1, 0);
+        }
+        if value <= self.floor_dense[i] {
+            return;
+        }
+        self.floor_dense[i] = value;
+        for c in &mut self.clocks {
+            if c.get(idx) < value {
+                c.set(idx, value);
+            }
+        }
     }
 
     /// Sets entry `entry` of `who`'s clock to `value` (creating both
@@ -328,6 +427,7 @@ impl ClockTable {
         match (self.index.get(who), self.index.get(entry)) {
             (Some(w), Some(e)) => self.clock(w).get(e),
             (None, _) if who == entry => INITIAL_OWN_CLOCK,
+            (None, Some(e)) => self.floor_at(e),
             _ => 0,
         }
     }
@@ -371,10 +471,8 @@ impl ClockTable {
         let Some(idx) = self.index.get(key) else {
             return;
         };
-        if let Some(clock) = self.clocks.get_mut(idx as usize) {
-            let own = clock.get(idx);
-            *clock = VectorClock::new();
-            clock.set(idx, own);
+        if let Some(own) = self.clocks.get(idx as usize).map(|c| c.get(idx)) {
+            self.clocks[idx as usize] = self.floored(idx, own);
             self.retired += 1;
         }
     }
@@ -401,6 +499,50 @@ mod tests {
         t.set_entry(ThreadKey::Lang(7), ThreadKey::Lang(3), 5);
         assert_eq!(t.entry(ThreadKey::Lang(7), ThreadKey::Lang(3)), 5);
         assert_eq!(t.entry(ThreadKey::Lang(3), ThreadKey::Lang(3)), 1);
+    }
+
+    /// A floor makes an entry read at least its value in every clock:
+    /// those that store less (a clock that never synchronized), those made
+    /// later, and an ended identity's when it runs again; a stored entry
+    /// above it reads as stored; a snapshot keeps what it read. Dense and
+    /// sparse entries alike.
+    #[test]
+    fn floors_raise_every_clock_and_every_later_one() {
+        let sparse = DENSE as u64 + 10;
+        for (entry, floor) in [(5u64, 7u64), (sparse, 9)] {
+            let mut t = ClockTable::new();
+            let (a, b) = (ThreadKey::Lang(1), ThreadKey::Lang(2));
+            let e = ThreadKey::Lang(entry);
+            let ia = t.identity(a);
+            // Ids interned first: `entry`'s index is dense or sparse as its
+            // number is.
+            for l in 3..=entry {
+                t.identity(ThreadKey::Lang(l));
+            }
+            let ie = t.identity(e);
+            assert_eq!(ie as usize >= DENSE, entry >= DENSE as u64, "{entry}");
+            t.set_entry(b, e, floor + 3);
+            let snapshot = t.clock(ia).to_owned();
+            t.raise_floor(e, floor);
+            let ib = t.identity(b);
+            assert_eq!(t.clock(ia).get(ie), floor, "a clock below the floor");
+            assert_eq!(t.clock(ib).get(ie), floor + 3, "a clock above it");
+            assert_eq!(t.entry(a, e), floor);
+            assert_eq!(snapshot.get(ie), 0, "a snapshot taken before");
+            assert_eq!(t.clock(ia).to_owned().get(ie), floor, "a snapshot after");
+            let late = ThreadKey::Lang(900);
+            assert_eq!(t.entry(late, e), floor, "an identity not seen yet");
+            let il = t.identity(late);
+            assert_eq!(t.clock(il).get(ie), floor, "a clock made later");
+            assert_eq!(t.clock(il).get(il), INITIAL_OWN_CLOCK);
+            // A lower floor changes nothing.
+            t.raise_floor(e, floor - 2);
+            assert_eq!(t.clock(ia).get(ie), floor);
+            // An ended identity's clock keeps its own entry and the floors.
+            t.ended(&on(1, 1));
+            t.switched(&on(1, 2));
+            assert_eq!(t.clock(ia).get(ie), floor);
+        }
     }
 
     fn on(kthread: u32, lthread: u64) -> Origin {

@@ -47,6 +47,14 @@ pub trait Detector {
     /// Applies a LARDx86 operation issued by `origin`.
     fn lard(&mut self, origin: &Origin, op: &LardOp);
 
+    /// True if the detector applies `LardOp::FloorVc` (docs/lardx86.md,
+    /// "Clock floors"): a runtime may then leave the floored entries out of
+    /// the clocks it makes. False by default, and then binary mode's
+    /// runtime raises no floor and writes every entry.
+    fn accepts_floors(&self) -> bool {
+        false
+    }
+
     /// True if an access that repeats an earlier race-free access exactly
     /// (same identity, first byte, size, kind and PC), with no event in
     /// between that changed the identity's clock or touched the 8-byte

@@ -178,6 +178,17 @@ pub enum LardOp {
         /// Length in bytes.
         len: u64,
     },
+    /// A clock floor (docs/lardx86.md, "Clock floors"; issued by binary
+    /// mode's runtime, no LARDx86 encoding): entry `tid` of every
+    /// identity's clock is at least `value` from now on. Every clock that
+    /// can still run holds it already, and a clock made later starts with
+    /// it, so a runtime need not write it into every new clock.
+    FloorVc {
+        /// The entry (an ended language thread's id).
+        tid: LangThreadId,
+        /// Its floor.
+        value: u64,
+    },
 }
 
 /// A lock's identity: the address of the lock object (a `pthread_mutex_t`,

@@ -56,7 +56,7 @@
 //! knowledge they stand for) this transitivity fails and FastTrack may miss
 //! a race with a forgotten read that Canonical reports.
 
-use crate::clock::{ClockTable, ThreadIdx, VectorClock};
+use crate::clock::{ClockRef, ClockTable, ThreadIdx};
 use crate::detector::{history_units, Detector, Granularity};
 use crate::event::{Access, AccessKind, LardOp, Origin, ProgramEvent, ThreadKey};
 use crate::lard::{self, HistoryOp};
@@ -270,7 +270,7 @@ impl Default for FastTrack {
 /// What one access needs while walking its cells.
 struct Ctx<'a> {
     clocks: &'a ClockTable,
-    clock: &'a VectorClock,
+    clock: ClockRef<'a>,
     /// Unpacks the cells' epochs.
     wide: &'a Wide,
     t: ThreadIdx,
@@ -621,6 +621,10 @@ impl FastTrack {
 }
 
 impl Detector for FastTrack {
+    fn accepts_floors(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "fasttrack"
     }

@@ -25,6 +25,9 @@
 //!   values and reports what it returned.
 //! * **WriteVC `tid, v`** sets entry `ThreadKey::Lang(tid)` of the current
 //!   identity's vector clock to `v`.
+//! * **FloorVc `tid, v`** (binary mode's runtime) makes entry
+//!   `ThreadKey::Lang(tid)` of every clock at least `v`
+//!   ([`ClockTable::raise_floor`]).
 //! * **ClearHistory** (§3.3, Rule 3) empties the access histories of the
 //!   region. **CopyHistory** (§3.4, Rule 4) replaces each destination byte's
 //!   history with a copy of the corresponding source byte's history (a
@@ -101,6 +104,10 @@ pub fn apply_clock_effects(
         LardOp::ReadVc { .. } => None,
         LardOp::WriteVc { tid, value } => {
             clocks.set_entry(me, ThreadKey::Lang(tid), value);
+            None
+        }
+        LardOp::FloorVc { tid, value } => {
+            clocks.raise_floor(ThreadKey::Lang(tid), value);
             None
         }
         LardOp::ClearHistory { addr, len } => {

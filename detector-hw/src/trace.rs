@@ -631,6 +631,7 @@ fn encode(e: &Event, out: &mut Vec<u8>) {
                 LardOp::WriteVc { .. } => 2,
                 LardOp::ClearHistory { .. } => 3,
                 LardOp::CopyHistory { .. } => 4,
+                LardOp::FloorVc { .. } => 5,
             },
         ),
         EventKind::Sync(s) => (
@@ -696,7 +697,9 @@ fn encode(e: &Event, out: &mut Vec<u8>) {
         }
         EventKind::Lard(op) => match *op {
             LardOp::Thread { id } => u64s(&[id]),
-            LardOp::ReadVc { tid, value } | LardOp::WriteVc { tid, value } => u64s(&[tid, value]),
+            LardOp::ReadVc { tid, value }
+            | LardOp::WriteVc { tid, value }
+            | LardOp::FloorVc { tid, value } => u64s(&[tid, value]),
             LardOp::ClearHistory { addr, len } => u64s(&[addr, len]),
             LardOp::CopyHistory { src, dst, len } => u64s(&[src, dst, len]),
         },
@@ -942,6 +945,10 @@ fn decode(b: &[u8]) -> Result<(Record, usize), Bad> {
                     src: c.u64().ok_or_else(short)?,
                     dst: c.u64().ok_or_else(short)?,
                     len: c.u64().ok_or_else(short)?,
+                },
+                5 => LardOp::FloorVc {
+                    tid: c.u64().ok_or_else(short)?,
+                    value: c.u64().ok_or_else(short)?,
                 },
                 _ => return Err(Bad::Corrupt("unknown LARDx86 op")),
             };
@@ -1189,6 +1196,7 @@ mod tests {
                 dst: 7,
                 len: 8,
             }),
+            EventKind::Lard(LardOp::FloorVc { tid: 9, value: 10 }),
             EventKind::Sync(LowLevelSync::AtomicRmw { addr: 1, size: 8 }),
             EventKind::Sync(LowLevelSync::FutexWake { addr: 2 }),
             EventKind::Sync(LowLevelSync::FutexWaitDone { addr: 3 }),

@@ -381,6 +381,11 @@ struct RunArgs {
     /// Binary mode: observe every program-code access (no static pruning).
     #[arg(long)]
     no_prune: bool,
+    /// Binary mode: write every clock entry into every new language thread's
+    /// clock (no clock floors; the same reports, slower with many OpenMP
+    /// units).
+    #[arg(long)]
+    no_clock_floors: bool,
     /// Race detector: fasttrack (default), canonical, lardish or object
     /// (object races: ownership states and per-object locksets).
     #[arg(long, value_parser = ["fasttrack", "canonical", "lardish", "object", "none"], default_value = "fasttrack")]
@@ -1226,6 +1231,7 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
         },
         program_code: args.program_code.clone(),
         prune: !args.no_prune,
+        clock_floors: !args.no_clock_floors,
         host_fds: Vec::new(),
         process: identity,
         trace_children: args.trace_children == "yes",

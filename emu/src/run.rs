@@ -223,6 +223,7 @@ impl Emulator {
         let mode = observer.access_mode();
         let report_sync = observer.wants_sync();
         let report_objects = observer.wants_objects();
+        let floors = observer.accepts_floors() && config.clock_floors;
         let realtime_base = config.realtime_start.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -274,6 +275,7 @@ impl Emulator {
             mode,
             report_sync,
             report_objects,
+            floors,
             stats: Stats::default(),
             stop: None,
             vtime: 0,

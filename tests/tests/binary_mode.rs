@@ -467,3 +467,77 @@ fn task_ids_are_reused_and_reports_name_their_holder() {
         "A {a_thread:?}, C {c_thread:?}: {err}"
     );
 }
+
+/// The races of a report, everything each carries but its call stacks.
+fn race_tuples(json: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let mut out: Vec<String> = v["detectors"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(d, r)| {
+            r["races"].as_array().into_iter().flatten().map(move |r| {
+                let keys = [
+                    "pc",
+                    "prev_pc",
+                    "addr",
+                    "kind",
+                    "thread",
+                    "prev_thread",
+                    "unit",
+                    "prev_unit",
+                    "count",
+                ];
+                format!("{d} {}", keys.map(|k| r[k].to_string()).join(" "))
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Clock floors (docs/binary-mode.md) change no report: OpenMP programs
+/// whose worksharing units and tasks run again and again, each run by
+/// FastTrack and by the canonical detector with floors and with
+/// `--no-clock-floors` (which writes every entry into every new clock),
+/// give the same races, threads and units. Where a barrier follows a loop
+/// that ran again, floors were raised; where a thread outside the team
+/// never synchronizes with it (race_omp_team_and_pthread.c), the entries
+/// it lacks get none, and its races with the chunks stay.
+#[test]
+fn clock_floors_change_no_report() {
+    for (file, floors) in [
+        ("race_omp_for_passes.c", true),
+        ("omp_for_passes.c", true),
+        ("omp_barrier.c", true),
+        ("race_omp_task_id_reuse.c", true),
+        ("race_omp_team_and_pthread.c", false),
+        ("race_omp_for_serial.c", false),
+        ("race_omp_tasks.c", false),
+        ("race_omp_sections.c", false),
+        ("omp_taskgroup.c", false),
+        ("race_omp_single_nowait.c", false),
+    ] {
+        let rel = format!("cc/openmp/{file}");
+        let bin = build_c_dynamic(
+            &rel,
+            &format!("floors_{file}"),
+            &["-O1", "-fopenmp", "-static"],
+        );
+        for det in ["fasttrack", "canonical"] {
+            let (err, with) = run_checked(&bin, &["--detector", det]);
+            let (_, without) = run_checked(&bin, &["--detector", det, "--no-clock-floors"]);
+            assert_eq!(
+                race_tuples(&with),
+                race_tuples(&without),
+                "{file}, {det}: {err}"
+            );
+            if floors {
+                assert!(
+                    err.contains("clock floor(s) raised"),
+                    "{file}, {det}: {err}"
+                );
+            }
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! A monitored location's write buffer and the [READ] rule's visible set.
 
-use crate::clock::VectorClock;
+use crate::clock::{ClockRef, VectorClock};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -109,13 +109,13 @@ impl WriteBuffer {
     /// The visible set of a read at clock `now` ([READ]): the indices `i`
     /// such that no later entry `j` has `Ki ⊑ Kj ⊑ now`, oldest first, into
     /// `out` (cleared first). Always ends with the newest entry.
-    pub fn visible(&self, now: &VectorClock, out: &mut Vec<usize>) {
+    pub fn visible(&self, now: ClockRef<'_>, out: &mut Vec<usize>) {
         out.clear();
         let n = self.entries.len().min(MAX_ENTRIES);
         // Bit j: entry j happens before the read (Kj ⊑ now).
         let mut before_now = 0u64;
         for (j, e) in self.entries.iter().take(n).enumerate() {
-            if e.clock.as_ref().is_none_or(|k| k.leq(now)) {
+            if e.clock.as_ref().is_none_or(|k| k.leq_by(|i| now.get(i))) {
                 before_now |= 1 << j;
             }
         }

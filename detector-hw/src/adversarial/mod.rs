@@ -62,7 +62,7 @@ mod tests;
 pub use buffer::{Entry, WriteBuffer, MAX_ENTRIES};
 pub use heuristic::{Chooser, Heuristic, FAIRNESS_PERIOD};
 
-use crate::clock::{ClockTable, ThreadIdx, VectorClock};
+use crate::clock::{ClockRef, ClockTable, ThreadIdx, VectorClock};
 use crate::event::{LardOp, Origin};
 use crate::lard::{self, HistoryOp};
 use std::collections::BTreeMap;
@@ -359,7 +359,7 @@ impl AdversarialMemory {
             self.snapshots.resize(i + 1, None);
         }
         let clocks = &self.clocks;
-        Rc::clone(self.snapshots[i].get_or_insert_with(|| Rc::new(clocks.clock(t).clone())))
+        Rc::clone(self.snapshots[i].get_or_insert_with(|| Rc::new(clocks.clock(t).to_owned())))
     }
 
     /// A LARDx86 operation by `origin`: clock effects (the LARD definition)
@@ -416,7 +416,7 @@ impl AdversarialMemory {
     }
 
     /// The vector clock of `origin`'s identity (for tests and reports).
-    pub fn clock_of(&mut self, origin: &Origin) -> &VectorClock {
+    pub fn clock_of(&mut self, origin: &Origin) -> ClockRef<'_> {
         let t = self.clocks.identity(lard::identity(origin));
         self.clocks.clock(t)
     }

@@ -31,7 +31,7 @@ fn write(m: &mut AdversarialMemory, t: &Origin, current: &mut u64, v: u64) {
 /// `t` synchronizes with `u` the way the SDK's runtime does: join `u`'s
 /// clock entries (WriteVC) into `t`'s.
 fn acquire_from(m: &mut AdversarialMemory, t: &Origin, u: &Origin) {
-    let theirs = m.clock_of(u).clone();
+    let theirs = m.clock_of(u).to_owned();
     // Entries are indexed densely in order of appearance; the identities
     // here are created in order 1, 2, ..., so Lang(l) has index l-1.
     for l in 1..=4u64 {
@@ -56,10 +56,10 @@ fn release(m: &mut AdversarialMemory, t: &Origin, l: u64) {
 }
 
 fn visible_values(m: &mut AdversarialMemory, t: &Origin) -> Vec<u64> {
-    let now = m.clock_of(t).clone();
+    let now = m.clock_of(t).to_owned();
     let b = m.buffer(X).expect("monitored");
     let mut out = Vec::new();
-    b.visible(&now, &mut out);
+    b.visible(now.as_ref(), &mut out);
     out.into_iter().map(|i| b.entry(i).value).collect()
 }
 

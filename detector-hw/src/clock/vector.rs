@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use super::{FxHashMap, FxHasher, ThreadIdx};
+use super::{ClockRef, FxHashMap, FxHasher, ThreadIdx};
 
 /// Thread indices below this are stored densely.
 pub const DENSE: usize = 64;
@@ -37,6 +37,13 @@ impl VectorClock {
             entries: Vec::new(),
             sparse: HashMap::with_hasher(BuildHasherDefault::<FxHasher>::new()),
         }
+    }
+
+    /// The clock read with no floors ([`ClockRef`]).
+    pub fn as_ref(&self) -> ClockRef<'_> {
+        static NO_FLOORS: FxHashMap<ThreadIdx, u64> =
+            HashMap::with_hasher(BuildHasherDefault::<FxHasher>::new());
+        ClockRef::new(self, &NO_FLOORS)
     }
 
     /// Entry `idx`.
@@ -95,11 +102,16 @@ impl VectorClock {
     /// True if every entry of `self` is `<=` the same entry of `other`
     /// (the *happens-before* comparison `self ⊑ other`).
     pub fn leq(&self, other: &VectorClock) -> bool {
+        self.leq_by(|i| other.get(i))
+    }
+
+    /// True if every entry of `self` is `<=` what `other` gives for it.
+    pub fn leq_by(&self, other: impl Fn(ThreadIdx) -> u64) -> bool {
         self.entries
             .iter()
             .enumerate()
-            .all(|(i, v)| *v <= other.get(i as ThreadIdx))
-            && self.sparse.iter().all(|(&i, &v)| v <= other.get(i))
+            .all(|(i, v)| *v <= other(i as ThreadIdx))
+            && self.sparse.iter().all(|(&i, &v)| v <= other(i))
     }
 }
 

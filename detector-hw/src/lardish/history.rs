@@ -9,7 +9,7 @@
 //! metadata line is still resident with the same fill id (an eviction or a
 //! rollover moves it to software).
 
-use crate::clock::{ThreadIdx, VectorClock};
+use crate::clock::{ClockRef, ThreadIdx};
 use crate::event::AccessKind;
 
 use super::inline::{Filler, InlineVec};
@@ -231,7 +231,7 @@ impl ByteMeta {
 
     /// Permission of thread `t` with clock `c` computed from what hardware
     /// holds (fill-time broadcast and hardware checks).
-    pub fn hw_perm(&self, t: ThreadIdx, c: &VectorClock, valid: &impl Fn(&Holder) -> bool) -> Perm {
+    pub fn hw_perm(&self, t: ThreadIdx, c: ClockRef<'_>, valid: &impl Fn(&Holder) -> bool) -> Perm {
         let status = self.effective_status(valid);
         match status {
             HwStatus::Everything => self.exact_perm(t, c),
@@ -240,7 +240,7 @@ impl ByteMeta {
         }
     }
 
-    fn write_ordered(&self, t: ThreadIdx, c: &VectorClock) -> bool {
+    fn write_ordered(&self, t: ThreadIdx, c: ClockRef<'_>) -> bool {
         match &self.write {
             None => true,
             Some(w) => w.thread == t || w.clock <= c.get(w.thread),
@@ -248,7 +248,7 @@ impl ByteMeta {
     }
 
     /// Permission of `t` computed from the complete history (software).
-    pub fn exact_perm(&self, t: ThreadIdx, c: &VectorClock) -> Perm {
+    pub fn exact_perm(&self, t: ThreadIdx, c: ClockRef<'_>) -> Perm {
         if !self.write_ordered(t, c) {
             Perm::None
         } else if self
@@ -269,7 +269,7 @@ impl ByteMeta {
         &self,
         kind: AccessKind,
         t: ThreadIdx,
-        c: &VectorClock,
+        c: ClockRef<'_>,
         valid: &impl Fn(&Holder) -> bool,
     ) -> bool {
         match (kind, self.effective_status(valid)) {

@@ -36,7 +36,7 @@ use std::cell::Cell;
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
-use crate::clock::{ClockTable, FxHashMap, FxHasher, ThreadIdx, VectorClock};
+use crate::clock::{ClockRef, ClockTable, FxHashMap, FxHasher, ThreadIdx};
 
 /// A `HashSet` using [`FxHasher`].
 type FxHashSet<T> = HashSet<T, BuildHasherDefault<FxHasher>>;
@@ -966,7 +966,7 @@ impl Lardish {
         cost += self.soft_accesses(c, lines, false);
         // Import t's records into this core's metadata, within clock-table
         // capacity, then set status and exact permissions.
-        let clock = self.clocks.clock(t).clone();
+        let clock = self.clocks.clock(t).to_owned();
         for i in 0..n {
             let x = start.wrapping_add(i);
             // A location without history is checked too (RADISH §4.5: every
@@ -1022,7 +1022,7 @@ impl Lardish {
             let v = view!(self);
             self.bytes.for_range_mut(x, 1, ByteMeta::new, |_, _, m| {
                 m.import_status(h, &|hh| v.holder_valid(x, hh));
-                let perm = m.exact_perm(t, &clock);
+                let perm = m.exact_perm(t, clock.as_ref());
                 m.set_perm_slot(c, history::PermSlot::granted(perm, h));
             });
         }
@@ -1298,6 +1298,10 @@ impl Lardish {
 }
 
 impl Detector for Lardish {
+    fn accepts_floors(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "lardish"
     }
@@ -1529,7 +1533,9 @@ impl Detector for Lardish {
                     }
                 }
             }
-            LardOp::Thread { .. } => {
+            // A floor is the runtime's statement about every clock: the
+            // hardware holds only its cores' clocks, each already above it.
+            LardOp::Thread { .. } | LardOp::FloorVc { .. } => {
                 self.charge(c, instr, Mechanism::Base);
                 self.stats.cycles_fasttrack +=
                     u64::from(self.cfg.ft.vc_op) * u64::from(self.cfg.instruction_cycles);
@@ -1670,7 +1676,7 @@ fn check_and_record(
     clocks: &ClockTable,
     races: &mut RaceCollector,
     t: ThreadIdx,
-    c: &VectorClock,
+    c: ClockRef<'_>,
     a: &Access,
     holder: Option<Holder>,
 ) -> Recorded {

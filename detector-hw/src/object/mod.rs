@@ -534,6 +534,11 @@ impl ObjectDetector {
 }
 
 impl Detector for ObjectDetector {
+    /// It keeps no vector clocks.
+    fn accepts_floors(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "object"
     }

@@ -621,7 +621,9 @@ impl Combined {
         self.new_epoch();
         let u = self.ident(origin);
         match *op {
-            LardOp::Thread { .. } | LardOp::ReadVc { .. } => {}
+            // Never delivered: the variants do not accept floors
+            // (`Detector::accepts_floors`).
+            LardOp::Thread { .. } | LardOp::ReadVc { .. } | LardOp::FloorVc { .. } => {}
             LardOp::WriteVc { tid, value } => {
                 if self.program {
                     self.write_vc(u, ThreadKey::Lang(tid), value);

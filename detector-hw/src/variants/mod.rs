@@ -439,7 +439,9 @@ impl Detector for VariantDetector {
                 let o = KernelBinding::origin(origin);
                 match *op {
                     LardOp::Thread { id } => b.see(id, origin.kthread),
-                    LardOp::ReadVc { .. } => {}
+                    // Never delivered: the variants do not accept floors
+                    // (`Detector::accepts_floors`).
+                    LardOp::ReadVc { .. } | LardOp::FloorVc { .. } => {}
                     LardOp::WriteVc { tid, value } => {
                         let tid = b.entry(tid);
                         self.inner

@@ -329,6 +329,9 @@ pub struct Config {
     pub program_code: Vec<String>,
     /// Binary mode: prune accesses that cannot race (`--no-prune` clears it).
     pub prune: bool,
+    /// Binary mode: raise clock floors where the observer applies them
+    /// (`--no-clock-floors` clears it; intercept/runtime/floors.rs).
+    pub clock_floors: bool,
     /// Host descriptors lard owns while the guest runs (its stderr copy, the
     /// trace file): the guest can neither close nor replace them
     /// ([`crate::linux::hostfd`]).
@@ -375,6 +378,7 @@ impl Default for Config {
             mode: RunMode::Auto,
             program_code: Vec::new(),
             prune: true,
+            clock_floors: true,
             host_fds: Vec::new(),
             process: Identity::root(),
             trace_children: true,
@@ -413,6 +417,9 @@ pub struct Machine {
     /// Whether static objects and Block/Wake are reported
     /// ([`Observer::wants_objects`](crate::observe::observer::Observer::wants_objects)).
     pub report_objects: bool,
+    /// The observer applies clock floors (`Observer::accepts_floors`):
+    /// binary mode's runtime may raise them.
+    pub floors: bool,
     /// Counters.
     pub stats: Stats,
     /// Why emulation stopped, set by hooks.

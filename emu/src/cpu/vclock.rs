@@ -16,20 +16,56 @@ pub struct VcFile {
     /// binary mode's joins and ticks only raise entries): while it stays
     /// the same, every clock only grew.
     lowered: u64,
+    /// Clock floors (`LardOp::FloorVc`, docs/lardx86.md): entry `t` of
+    /// every clock reads at least `floor[t]`, and no clock stores it at
+    /// or below its floor.
+    floor: AddrMap<u64>,
 }
 
 impl VcFile {
     /// Entry `tid` of `who`'s clock.
+    #[inline]
     pub fn read(&self, who: ThreadKey, tid: u64) -> u64 {
-        match self.clocks.get(&who).and_then(|c| c.get(&tid)) {
+        let v = match self.clocks.get(&who).and_then(|c| c.get(&tid)) {
             Some(&v) => v,
             None if who == ThreadKey::Lang(tid) => 1,
             None => 0,
+        };
+        if self.floor.is_empty() {
+            v
+        } else {
+            v.max(self.floor.get(&tid).copied().unwrap_or(0))
         }
     }
 
-    /// Every non-zero entry of `who`'s clock as `(tid, value)`, own entry
-    /// included (in no particular order).
+    /// Entry `tid` of every clock is at least `value` from now on (every
+    /// clock that can still run holds it already: the caller's rule). The
+    /// clocks' stored entries at or below it go.
+    pub fn raise_floor(&mut self, tid: u64, value: u64) {
+        let f = self.floor.entry(tid).or_insert(0);
+        *f = (*f).max(value);
+        let value = *f;
+        for (who, c) in self.clocks.iter_mut() {
+            if *who != ThreadKey::Lang(tid) && c.get(&tid).is_some_and(|&v| v <= value) {
+                c.remove(&tid);
+            }
+        }
+    }
+
+    /// The entries `who`'s clock stores (not those its floors give), but
+    /// its own.
+    pub fn stored(&self, who: ThreadKey) -> Vec<(u64, u64)> {
+        self.clocks.get(&who).map_or_else(Vec::new, |c| {
+            c.iter()
+                .filter(|&(&t, _)| who != ThreadKey::Lang(t))
+                .map(|(&t, &v)| (t, v))
+                .collect()
+        })
+    }
+
+    /// Every non-zero entry `who`'s clock stores as `(tid, value)`, own
+    /// entry included (in no particular order; the entries its floors give
+    /// are left out: every clock has them).
     pub fn entries(&self, who: ThreadKey) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
         self.for_each_entry(who, |t, v| out.push((t, v)));
@@ -102,5 +138,34 @@ impl VcFile {
     /// clock that dominated another still does (clocks only grew).
     pub fn lowered(&self) -> u64 {
         self.lowered
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A floor makes an entry read at least its value in every clock,
+    /// fresh ones included; the copies stored at or below it go, so that
+    /// [`VcFile::entries`] (what a fork copies) leaves them out; an entry
+    /// stored above it, and a clock's own entry, stay.
+    #[test]
+    fn floors_read_in_every_clock_and_prune_the_copies() {
+        let (a, b, c) = (ThreadKey::Lang(1), ThreadKey::Lang(2), ThreadKey::Lang(3));
+        let mut vc = VcFile::default();
+        vc.write(a, 7, 4);
+        vc.write(b, 7, 6);
+        vc.write(a, 8, 2);
+        vc.write(ThreadKey::Lang(7), 7, 5);
+        vc.raise_floor(7, 4);
+        assert_eq!(vc.read(a, 7), 4);
+        assert_eq!(vc.read(b, 7), 6);
+        assert_eq!(vc.read(c, 7), 4, "a clock never written");
+        assert_eq!(vc.read(ThreadKey::Lang(7), 7), 5, "its own entry");
+        let mut e = vc.entries(a);
+        e.sort_unstable();
+        assert_eq!(e, [(1, 1), (8, 2)], "the floored copy went");
+        assert_eq!(vc.stored(b), [(7, 6)]);
+        assert_eq!(vc.read(a, 8), 2, "other entries keep no floor");
     }
 }

@@ -43,6 +43,7 @@ use lard_detector_hw::event::{
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 mod contention;
+mod floors;
 mod worksharing;
 
 /// The number of teams lard runs for a `teams` construct inside a `target`
@@ -129,6 +130,12 @@ pub struct BinaryRuntime {
     /// Language threads that created explicit tasks: their ids name those
     /// tasks' keys (children, dependences) and are never reused.
     task_parents: HashSet<u64>,
+    /// Tasks `GOMP_task` created that have not started (runtime/floors.rs).
+    unstarted: u64,
+    /// No clock floor is raised any more (a taskloop was created).
+    floors_off: bool,
+    /// Clock floors raised (`LardOp::FloorVc` events).
+    pub floors_raised: u64,
     pthreads: HashMap<u64, u64>,
     read_held: HashSet<(u64, u64)>,
     hooked_returns: AddrMap<()>,
@@ -208,6 +215,9 @@ impl BinaryRuntime {
             next_lang: 2,
             ids: IdPool::default(),
             task_parents: HashSet::new(),
+            unstarted: 0,
+            floors_off: false,
+            floors_raised: 0,
             pthreads: HashMap::new(),
             read_held: HashSet::new(),
             hooked_returns: AddrMap::default(),
@@ -918,6 +928,7 @@ impl Machine {
                     (Vec::new(), true, wait, exec)
                 };
                 let (id, group) = self.rt().tasks.create(me, deps, many, own_group, exec, ret);
+                self.rt().floors_task_created(many);
                 task = id;
                 // args[2] (cpyfn) is not needed at return: it keeps the
                 // taskloop's implicit group + 1 (0: none).
@@ -1004,6 +1015,10 @@ impl Machine {
                 let id = self.switch_to_started_lang(ret, start);
                 if let Some(c) = creation {
                     task = c;
+                    let rt = self.rt();
+                    if rt.tasks.started(id, c).is_some_and(|cr| !cr.many) {
+                        rt.floors_task_started();
+                    }
                     let (deps, unit) = match self.rt().tasks.started(id, c) {
                         Some(cr) => (
                             dep_acquires(cr.parent, &cr.deps).collect(),
@@ -1231,6 +1246,7 @@ impl Machine {
                 // (they may run in the final barrier, after the bodies).
                 self.acquire(SyncKey::TeamEnd(a[0]), pc);
                 self.acquire(SyncKey::Tasks, pc);
+                self.raise_floors(pc);
             }
             LibCall::OmpTaskLoop if a[2] != 0 => self.acquire(SyncKey::Group(a[2] - 1), pc),
             LibCall::OmpTaskGroupEnd => {
@@ -1339,6 +1355,7 @@ impl Machine {
             LibCall::OmpBarrier => {
                 self.acquire(SyncKey::Barrier, pc);
                 self.acquire(SyncKey::Tasks, pc);
+                self.raise_floors(pc);
             }
             LibCall::OmpEnter(OMP_CRITICAL) => {
                 let key = self.in_group(u64::from(OMP_CRITICAL), SyncKey::Construct(OMP_CRITICAL));

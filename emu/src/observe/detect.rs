@@ -170,6 +170,14 @@ impl Observer for DetectorObserver {
         matches!(self.engine, Engine::Object(_))
     }
 
+    fn accepts_floors(&self) -> bool {
+        match &self.engine {
+            Engine::Software(d) => d.accepts_floors(),
+            Engine::Hardware(h) => h.borrow().accepts_floors(),
+            Engine::Object(o) => o.borrow().accepts_floors(),
+        }
+    }
+
     fn event(&mut self, e: &Event) -> Control {
         if self.queue() {
             if matches!(e.kind, EventKind::Access(_)) {
@@ -277,9 +285,14 @@ pub fn mode_line(m: &Machine) -> String {
             } else {
                 ""
             };
+            // Clock floors raised (intercept/runtime/floors.rs).
+            let floors = match rt.floors_raised {
+                0 => String::new(),
+                n => format!(" ({n} clock floor(s) raised)"),
+            };
             format!(
                 "mode: binary (program code checked: {} range(s){stripped}; {} library call(s) \
-                 intercepted, {} atomic instruction(s) and {} plain access(es) of \
+                 intercepted{floors}, {} atomic instruction(s) and {} plain access(es) of \
                  atomic objects as synchronization; limits: plain-mov atomics are \
                  recognized on global and static objects only (typed atomic in DWARF, or \
                  targets of a lock-prefixed instruction; not on the heap or stack), \

@@ -50,6 +50,12 @@ pub trait Observer {
     fn wants_objects(&self) -> bool {
         false
     }
+    /// Whether every detector behind the observer applies clock floors
+    /// (`Detector::accepts_floors`): binary mode's runtime then raises
+    /// them and leaves floored entries out of new clocks. Off by default.
+    fn accepts_floors(&self) -> bool {
+        false
+    }
     /// Whether [`Observer::event`] may return [`Control::Stop`] for an
     /// access. When it never does, the emulator may deliver accesses in
     /// batches, after they happened (unicorn patch 0008: cheaper per access),
@@ -400,16 +406,18 @@ impl CountingObserver {
     }
 }
 
-/// The LARDx86 op kind of an event's op.
-pub fn op_kind(op: &lard_detector_hw::event::LardOp) -> OpKind {
+/// The LARDx86 op kind of an event's op (`None`: a clock floor, which no
+/// instruction encodes).
+pub fn op_kind(op: &lard_detector_hw::event::LardOp) -> Option<OpKind> {
     use lard_detector_hw::event::LardOp as E;
-    match op {
+    Some(match op {
         E::Thread { .. } => OpKind::Thread,
         E::ReadVc { .. } => OpKind::ReadVc,
         E::WriteVc { .. } => OpKind::WriteVc,
         E::ClearHistory { .. } => OpKind::ClearHistory,
         E::CopyHistory { .. } => OpKind::CopyHistory,
-    }
+        E::FloorVc { .. } => return None,
+    })
 }
 
 impl Observer for CountingObserver {
@@ -456,10 +464,13 @@ impl Observer for CountingObserver {
                     .wrapping_add(term ^ (e.pc ^ a.pc).wrapping_mul(K3));
                 return Control::Continue;
             }
-            EventKind::Lard(op) => {
-                *self.ops.entry(op_kind(op)).or_default() += 1;
-                fold(head, op_kind(op) as u64 | 0x1a00)
-            }
+            EventKind::Lard(op) => match op_kind(op) {
+                Some(k) => {
+                    *self.ops.entry(k).or_default() += 1;
+                    fold(head, k as u64 | 0x1a00)
+                }
+                None => fold(head, 0x1aff),
+            },
             EventKind::Sync(_) => {
                 self.sync_events += 1;
                 fold(head, 0x5e)

@@ -49,7 +49,7 @@ use lard_detector_hw::event::{EventKind, LardOp as EvOp, ProgramEvent, ThreadKey
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Unit {
     /// The task that got it (the thread continues as this one).
-    task: u64,
+    pub(super) task: u64,
     /// The unit's language thread.
     id: u64,
     /// Released at its end.

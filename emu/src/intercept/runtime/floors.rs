@@ -1,0 +1,106 @@
+//! Clock floors in binary mode (docs/binary-mode.md, "Clock floors").
+//!
+//! After a barrier every member's clock names every worksharing unit and
+//! task of the phase, and every unit or task forked later would copy those
+//! entries, one WriteVC each: a loop of U chunks run again costs U forks of
+//! U entries. Once every language thread that can still run holds an entry
+//! at value `v` or more, that entry is raised to a floor
+//! (`LardOp::FloorVc`): every clock reads at least `v` there from now on,
+//! the stored copies at or below it go, and forks leave it out.
+//!
+//! The language threads that can still run are every live kernel thread's
+//! current one, the tasks suspended under its worksharing units and the
+//! creators suspended under its task bodies. A clock can also start a
+//! language thread from a synchronization object's clock, which may be
+//! older than a floor: a created task not yet started, the tasks of a
+//! taskloop, the teams of a host `teams` construct. So no floor is raised
+//! while one of those may still start, nor ever after a taskloop (whose
+//! tasks are not counted), nor unless every detector applies floors
+//! (`Observer::accepts_floors`).
+
+use super::{BinaryRuntime, LibCall};
+use crate::cpu::machine::{Machine, ThreadState};
+use lard_detector_hw::event::{EventKind, LardOp as EvOp, ThreadKey};
+
+impl BinaryRuntime {
+    /// A task was created (`many`: by a taskloop).
+    pub(super) fn floors_task_created(&mut self, many: bool) {
+        if many {
+            self.floors_off = true;
+        } else {
+            self.unstarted += 1;
+        }
+    }
+
+    /// A task created by `GOMP_task` started.
+    pub(super) fn floors_task_started(&mut self) {
+        self.unstarted = self.unstarted.saturating_sub(1);
+    }
+}
+
+impl Machine {
+    /// Raises the floor of every entry of the current language thread's
+    /// clock that every language thread that can still run holds (module
+    /// docs); called where the team has just synchronized (a barrier's
+    /// return, a parallel region's end).
+    pub(super) fn raise_floors(&mut self, pc: u64) {
+        if !self.floors {
+            return;
+        }
+        let Some(live) = self.floor_holders() else {
+            return;
+        };
+        let me = self.lang();
+        let mut raised = Vec::new();
+        for (t, v) in self.vc.stored(ThreadKey::Lang(me)) {
+            if live
+                .iter()
+                .all(|&l| self.vc.read(ThreadKey::Lang(l), t) >= v)
+            {
+                raised.push((t, v));
+            }
+        }
+        if let Some(rt) = self.binary.as_mut() {
+            rt.floors_raised += raised.len() as u64;
+        }
+        for (tid, value) in raised {
+            self.vc.raise_floor(tid, value);
+            self.emit(pc, EventKind::Lard(EvOp::FloorVc { tid, value }));
+        }
+    }
+
+    /// The language threads that can still run, or `None` while a clock
+    /// that is not theirs may still start one (module docs).
+    fn floor_holders(&self) -> Option<Vec<u64>> {
+        let rt = self.binary.as_ref()?;
+        if rt.unstarted > 0 || rt.floors_off {
+            return None;
+        }
+        let mut live = Vec::new();
+        for (i, t) in rt.threads.iter().enumerate() {
+            if self
+                .threads
+                .get(i)
+                .is_none_or(|m| m.state == ThreadState::Exited)
+            {
+                continue;
+            }
+            let starts_teams = t
+                .pending
+                .iter()
+                .any(|p| matches!(p.call, LibCall::OmpTeams | LibCall::OmpTeamBody));
+            if starts_teams {
+                return None;
+            }
+            live.push(t.lang);
+            live.extend(t.units.iter().map(|u| u.task));
+            live.extend(
+                t.pending
+                    .iter()
+                    .filter(|p| p.call == LibCall::OmpTaskBody)
+                    .map(|p| p.args[1]),
+            );
+        }
+        Some(live)
+    }
+}
