@@ -7,7 +7,7 @@
 use lard_e2e::*;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 const SRC: &str = "plain/gdb_race.c";
 
@@ -28,6 +28,29 @@ struct Debugged {
 /// Runs `lard run LARD_ARGS --gdb 127.0.0.1:0 GUEST`, then gdb in batch mode
 /// on the port lard announces with `-ex` for each of `commands`, and waits
 /// for both.
+/// The whole environment of every lard these tests start, with or without
+/// gdb: the guest's stack holds it, so the tests' own (make's variables,
+/// the machine's) would move where the scheduler switches threads and
+/// make a debugged run differ from the plain one it is compared with.
+/// `LARD_TEST_VAR` is the variable `lard_run` gives a guest.
+const GUEST_ENV: [(&str, &str); 2] = [
+    ("PATH", "/usr/bin:/bin"),
+    ("LARD_TEST_VAR", "from-the-test"),
+];
+
+/// `lard run LARD_ARGS GUEST ARGS` in [`GUEST_ENV`].
+fn run_plain(lard_args: &[&str], guest: &Path, args: &[&str]) -> Output {
+    Command::new(lard())
+        .arg("run")
+        .args(lard_args)
+        .arg(guest)
+        .args(args)
+        .env_clear()
+        .envs(GUEST_ENV)
+        .output()
+        .expect("cannot run lard")
+}
+
 fn debug(lard_args: &[&str], guest: &Path, commands: &[&str]) -> Debugged {
     debug_with_stdin(lard_args, guest, commands, Stdio::null())
 }
@@ -39,8 +62,8 @@ fn debug_with_stdin(lard_args: &[&str], guest: &Path, commands: &[&str], stdin: 
         .args(lard_args)
         .args(["--gdb", "127.0.0.1:0"])
         .arg(guest)
-        // The environment lard_run gives a guest (it is on the guest's stack).
-        .env("LARD_TEST_VAR", "from-the-test")
+        .env_clear()
+        .envs(GUEST_ENV)
         .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -155,8 +178,11 @@ fn a_race_exception_stops_at_the_racy_line_with_memory_unchanged() {
 #[test]
 fn breakpoints_threads_and_steps_leave_the_run_as_without_gdb() {
     let g = guest();
+    // A quantum longer than main's run up to its first join: both writers
+    // exist, and main waits, when the first reaches the breakpoint.
+    let quantum = ["--quantum", "100000"];
     let s = debug(
-        &[],
+        &quantum,
         &g,
         &[
             "break writer",
@@ -197,7 +223,7 @@ fn breakpoints_threads_and_steps_leave_the_run_as_without_gdb() {
     assert!(out.lines().any(|l| l.starts_with("orig_rax")), "{out}");
     assert!(out.contains("exited normally"), "{out}");
     // The debugged run is the undebugged run: output, status, races.
-    let plain = lard_run(&[], &g, &[]);
+    let plain = run_plain(&quantum, &g, &[]);
     assert_eq!(s.stdout, stdout(&plain));
     assert_eq!(s.status, shell_status(&plain));
     assert_eq!(races(&s.stderr), races(&stderr(&plain)));
@@ -237,7 +263,7 @@ fn a_write_watchpoint_stops_after_the_writing_instruction() {
 fn a_port_in_use_is_a_one_line_error() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
-    let o = lard_run(&["--gdb", &format!("127.0.0.1:{port}")], &guest(), &[]);
+    let o = run_plain(&["--gdb", &format!("127.0.0.1:{port}")], &guest(), &[]);
     let err = stderr(&o);
     assert_eq!(shell_status(&o), 119, "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -245,7 +271,7 @@ fn a_port_in_use_is_a_one_line_error() {
         err.starts_with("lard: --gdb: cannot listen on 127.0.0.1:"),
         "{err}"
     );
-    let bad = lard_run(&["--gdb", "no-such-address"], &guest(), &[]);
+    let bad = run_plain(&["--gdb", "no-such-address"], &guest(), &[]);
     assert_eq!(shell_status(&bad), 2, "{}", stderr(&bad));
 }
 
@@ -254,7 +280,7 @@ fn detaching_lets_the_run_finish_with_its_report() {
     let g = guest();
     let s = debug(&[], &g, &["break writer", "continue", "detach"]);
     assert!(s.gdb.contains("hit Breakpoint 1"), "{}", s.gdb);
-    let plain = lard_run(&[], &g, &[]);
+    let plain = run_plain(&[], &g, &[]);
     assert_eq!(s.stdout, stdout(&plain));
     assert_eq!(s.status, 0);
     assert_eq!(races(&s.stderr), races(&stderr(&plain)));
@@ -327,7 +353,7 @@ fn reverse_stepi_then_stepi_returns_to_the_same_registers() {
         .to_string();
     assert!(back.contains(&bp), "{bp} not in {back}\n{out}");
     // The replays wrote nothing twice; the run ends as without gdb.
-    let plain = lard_run(&[], &g, &[]);
+    let plain = run_plain(&[], &g, &[]);
     assert_eq!(s.stdout, stdout(&plain));
     assert_eq!(s.status, 0);
     assert_eq!(races(&s.stderr), races(&stderr(&plain)));
@@ -375,7 +401,7 @@ fn reverse_continue_and_reverse_next_go_back_to_earlier_stops() {
             .is_some_and(|l| l.starts_with(&format!("{line}\t"))),
         "{out}"
     );
-    let plain = lard_run(&[], &g, &[]);
+    let plain = run_plain(&[], &g, &[]);
     assert_eq!(s.stdout, stdout(&plain));
     assert_eq!(s.status, 0);
 }
@@ -496,7 +522,7 @@ fn replays_read_the_same_input_and_print_it_once() {
 #[test]
 fn a_lost_connection_lets_the_run_finish_and_kill_stops_it() {
     let g = guest();
-    let plain = lard_run(&[], &g, &[]);
+    let plain = run_plain(&[], &g, &[]);
     // gdb dies (SIGKILL, no detach) at a breakpoint.
     let s = debug(
         &[],
@@ -611,7 +637,7 @@ fn stops_steps_and_replays_leave_a_random_schedule_unchanged() {
         "5",
         "--stats",
     ];
-    let plain = lard_run(&args, &g, &[]);
+    let plain = run_plain(&args, &g, &[]);
     let s = debug(
         &args,
         &g,
@@ -745,7 +771,7 @@ fn reverse_continue_stops_before_each_watched_write() {
 #[test]
 fn reverse_execution_is_refused_in_one_line_with_a_detector_thread() {
     let g = guest();
-    let plain = lard_run(&["--detector", "lardish"], &g, &[]);
+    let plain = run_plain(&["--detector", "lardish"], &g, &[]);
     let s = debug(
         &["--detector", "lardish"],
         &g,
@@ -794,7 +820,7 @@ fn the_event_stream_of_a_debugged_run_is_the_undebugged_one() {
         "3",
         "--stats",
     ];
-    let plain = lard_run(&args, &g, &[]);
+    let plain = run_plain(&args, &g, &[]);
     let hash = |e: &str| stats_line(e, "event stream hash").to_string();
     // Pauses before the first thread switch, in the middle of blocks, and
     // replays (every event the observer sees, in order, is hashed).
@@ -847,7 +873,7 @@ fn ctrl_c_while_waiting_for_gdb_ends_lard() {
 #[test]
 fn reverse_continue_goes_back_across_checkpoint_intervals() {
     let g = build_c_with("gcc", "plain/gdb_long.c", "gdb_long", &["-O0", "-static"]);
-    let plain = lard_run(&["--stats"], &g, &[]);
+    let plain = run_plain(&["--stats"], &g, &[]);
     let insns = stats_number(&stderr(&plain), "instructions retired");
     assert!(
         insns > 3 << 22,

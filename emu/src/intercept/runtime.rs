@@ -1015,11 +1015,7 @@ impl Machine {
                 let id = self.switch_to_started_lang(ret, start);
                 if let Some(c) = creation {
                     task = c;
-                    let rt = self.rt();
-                    if rt.tasks.started(id, c).is_some_and(|cr| !cr.many) {
-                        rt.floors_task_started();
-                    }
-                    let (deps, unit) = match self.rt().tasks.started(id, c) {
+                    let (deps, unit, one) = match self.rt().tasks.started(id, c) {
                         Some(cr) => (
                             dep_acquires(cr.parent, &cr.deps).collect(),
                             Some(LangUnit::Task {
@@ -1027,9 +1023,13 @@ impl Machine {
                                 body: pc,
                                 taskloop: cr.many,
                             }),
+                            !cr.many,
                         ),
-                        None => (Vec::new(), None),
+                        None => (Vec::new(), None, false),
                     };
+                    if one {
+                        self.rt().floors_task_started();
+                    }
                     if let Some(u) = unit {
                         let start = self.vc.read(ThreadKey::Lang(id), id);
                         self.lang_units.insert(id, start, u);
