@@ -132,7 +132,8 @@ pub struct BinaryRuntime {
     task_parents: HashSet<u64>,
     /// Tasks `GOMP_task` created that have not started (runtime/floors.rs).
     unstarted: u64,
-    /// No clock floor is raised any more (a taskloop was created).
+    /// No clock floor is raised any more (a `nogroup` taskloop was
+    /// created).
     floors_off: bool,
     /// Clock floors raised (`LardOp::FloorVc` events).
     pub floors_raised: u64,
@@ -928,7 +929,7 @@ impl Machine {
                     (Vec::new(), true, wait, exec)
                 };
                 let (id, group) = self.rt().tasks.create(me, deps, many, own_group, exec, ret);
-                self.rt().floors_task_created(many);
+                self.rt().floors_task_created(many, own_group);
                 task = id;
                 // args[2] (cpyfn) is not needed at return: it keeps the
                 // taskloop's implicit group + 1 (0: none).

@@ -14,8 +14,9 @@
 //! language thread from a synchronization object's clock, which may be
 //! older than a floor: a created task not yet started, the tasks of a
 //! taskloop, the teams of a host `teams` construct. So no floor is raised
-//! while one of those may still start, nor ever after a taskloop (whose
-//! tasks are not counted), nor unless every detector applies floors
+//! while one of those may still start (a taskloop's tasks are not counted:
+//! none while its creator waits in it for them, none ever after a
+//! `nogroup` one), nor unless every detector applies floors
 //! (`Observer::accepts_floors`).
 
 use super::{BinaryRuntime, LibCall};
@@ -23,12 +24,13 @@ use crate::cpu::machine::{Machine, ThreadState};
 use lard_detector_hw::event::{EventKind, LardOp as EvOp, ThreadKey};
 
 impl BinaryRuntime {
-    /// A task was created (`many`: by a taskloop).
-    pub(super) fn floors_task_created(&mut self, many: bool) {
-        if many {
-            self.floors_off = true;
-        } else {
+    /// A task was created (`many`: by a taskloop, whose creator waits for
+    /// its tasks when `waits`).
+    pub(super) fn floors_task_created(&mut self, many: bool, waits: bool) {
+        if !many {
             self.unstarted += 1;
+        } else if !waits {
+            self.floors_off = true;
         }
     }
 
@@ -85,11 +87,13 @@ impl Machine {
             {
                 continue;
             }
-            let starts_teams = t
-                .pending
-                .iter()
-                .any(|p| matches!(p.call, LibCall::OmpTeams | LibCall::OmpTeamBody));
-            if starts_teams {
+            let starts = t.pending.iter().any(|p| {
+                matches!(
+                    p.call,
+                    LibCall::OmpTeams | LibCall::OmpTeamBody | LibCall::OmpTaskLoop
+                )
+            });
+            if starts {
                 return None;
             }
             live.push(t.lang);
