@@ -501,7 +501,8 @@ fn race_tuples(json: &str) -> Vec<String> {
 /// FastTrack and by the canonical detector with floors and with
 /// `--no-clock-floors` (which writes every entry into every new clock),
 /// give the same races, threads and units. Where a barrier follows a loop
-/// or a taskloop that ran again, floors were raised; where a thread outside the team
+/// or a taskloop that ran again, or a region follows a `parallel for`,
+/// floors were raised; where a thread outside the team
 /// never synchronizes with it (race_omp_team_and_pthread.c), the entries
 /// it lacks get none, and its races with the chunks stay.
 #[test]
@@ -512,6 +513,7 @@ fn clock_floors_change_no_report() {
         ("omp_barrier.c", true),
         ("race_omp_task_id_reuse.c", true),
         ("omp_taskloop_passes.c", true),
+        ("race_omp_parallel_for_passes.c", true),
         ("race_omp_team_and_pthread.c", false),
         ("race_omp_for_serial.c", false),
         ("race_omp_tasks.c", false),

@@ -89,6 +89,11 @@ struct RtThread {
     /// a combined `parallel for`, whose chunks all come from `_next`): the
     /// loop its chunks are named by.
     loop_site: u64,
+    /// libgomp made it for a team (its `pthread_create` was called by
+    /// system code inside `GOMP_parallel` or `GOMP_teams`): it runs
+    /// program code only in the bodies libgomp hands it
+    /// (runtime/floors.rs).
+    pool: bool,
 }
 
 /// A heap block as allocated.
@@ -667,8 +672,11 @@ impl Machine {
         let rt = self.binary.as_mut().expect("binary mode");
         rt.end_single_threaded();
         let id = rt.fresh_lang();
-        rt.thread(child).lang = id;
         let cur = self.cur;
+        let pool = rt.made_for_a_team(cur);
+        let t = rt.thread(child);
+        t.lang = id;
+        t.pool = pool;
         rt.thread(cur).last_child = Some(id);
         self.threads[child].lthread = Some(id);
         let t = &self.threads[child];

@@ -10,7 +10,11 @@
 //!
 //! The language threads that can still run are every live kernel thread's
 //! current one, the tasks suspended under its worksharing units and the
-//! creators suspended under its task bodies. A clock can also start a
+//! creators suspended under its task bodies; a libgomp pool thread between
+//! implicit tasks is not one of them (it runs no program code until its
+//! next implicit task, which starts by acquiring the encountering thread's
+//! clock), so a `parallel for` in a time-step loop floors the previous
+//! region's chunks when the next region ends. A clock can also start a
 //! language thread from a synchronization object's clock, which may be
 //! older than a floor: a created task not yet started, the tasks of a
 //! taskloop, the teams of a host `teams` construct. So no floor is raised
@@ -32,6 +36,27 @@ impl BinaryRuntime {
         } else if !waits {
             self.floors_off = true;
         }
+    }
+
+    /// A thread kernel thread `creator` makes now is libgomp's for a team:
+    /// its `pthread_create` was called by system code while the creator is
+    /// in `GOMP_parallel` or `GOMP_teams`.
+    pub(super) fn made_for_a_team(&mut self, creator: usize) -> bool {
+        let Some(t) = self.threads.get(creator) else {
+            return false;
+        };
+        let program = &self.program;
+        let in_team_start = t
+            .pending
+            .iter()
+            .any(|p| matches!(p.call, LibCall::OmpParallel | LibCall::OmpTeams));
+        let by_system = t
+            .pending
+            .iter()
+            .rev()
+            .find(|p| p.call == LibCall::ThreadCreate)
+            .is_some_and(|p| !program.contains(p.ret));
+        in_team_start && by_system
     }
 
     /// A task created by `GOMP_task` started.
@@ -95,6 +120,19 @@ impl Machine {
             });
             if starts {
                 return None;
+            }
+            // A pool thread between implicit tasks runs no program code
+            // until it starts the next, whose start it acquires from the
+            // encountering thread (live): its clock reads what it lacks at
+            // the floor meanwhile, which it knows by then.
+            let in_body = t.pending.iter().any(|p| {
+                matches!(
+                    p.call,
+                    LibCall::OmpRegion | LibCall::OmpTaskBody | LibCall::OmpTeamBody
+                )
+            });
+            if t.pool && !in_body {
+                continue;
             }
             live.push(t.lang);
             live.extend(t.units.iter().map(|u| u.task));
