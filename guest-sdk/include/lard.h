@@ -198,6 +198,18 @@ LARD_INLINE void lard_write_vc(uint64_t tid, uint64_t clock)
                          : : "r"(tid), "r"(clock) : "memory");
 }
 
+/* FloorVC: entry `tid` of every clock is at least `value` from now on, so
+ * a runtime may leave entries at or below it out of the clocks it keeps.
+ * Returns `value`, or 0 when the CPU keeps no floors (the attached detectors
+ * cannot apply them): the runtime must then keep every entry.  A CPU without
+ * LARD leaves the register unchanged (returns `value`). */
+LARD_INLINE uint64_t lard_floor_vc(uint64_t tid, uint64_t value)
+{
+    __asm__ __volatile__(LARD__OP("__lardh_op 6, %1, %0, rax")
+                         : "+r"(value) : "r"(tid) : "memory");
+    return value;
+}
+
 /* One ClearHistory op: the region must lie within one page, len > 0. */
 LARD_INLINE void lard_clear_history_1(void *addr, size_t len)
 {

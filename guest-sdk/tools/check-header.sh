@@ -21,13 +21,13 @@ for i, r in enumerate(regs):
     q = r if i % 2 else ("%" + r)
     ops.append((1, p, "rax", "rax"))
     for j, s in enumerate(regs):
-        for num in (2, 3, 4):
+        for num in (2, 3, 4, 6):
             ops.append((num, p, s if j % 2 else "%" + s, "rax"))
         ops.append((5, q, regs[(i + j) % 16], "%" + s))
         ops.append((5, s, q, regs[(i * 3 + j) % 16]))
 names = {1: "lard_thread", 2: "lard_readvc", 3: "lard_writevc",
-         4: "lard_clearhistory", 5: "lard_copyhistory"}
-nargs = {1: 1, 2: 2, 3: 2, 4: 2, 5: 3}
+         4: "lard_clearhistory", 5: "lard_copyhistory", 6: "lard_floorvc"}
+nargs = {1: 1, 2: 2, 3: 2, 4: 2, 5: 3, 6: 2}
 num_of = lambda r: regs.index(r.lstrip("%"))
 with open(out + "/check-spec.bin", "wb") as f:  # the encoding, from the spec
     for num, a, b, c in ops:

@@ -6,6 +6,7 @@ uint64_t f(uint64_t a, uint64_t b, void *p) {
   lard_thread(a);
   uint64_t v = lard_read_vc(b);
   lard_write_vc(a, v + 1);
+  v += lard_floor_vc(a, v);
   lard_clear_history(p, 10000);
   lard_copy_history(p, (char*)p + 3, 9000);
   lard_store64(&g, 5);

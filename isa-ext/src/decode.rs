@@ -35,7 +35,7 @@ pub enum DecodedKind {
     /// A Tracked access: the underlying instruction (its `ip`/`len` cover the
     /// whole encoding, prefix included, but it carries no segment prefix).
     Tracked(Instruction),
-    /// One of the five LARDx86 operations.
+    /// One of the six LARDx86 operations.
     Op(LardOp),
 }
 

@@ -1,5 +1,5 @@
-//! The five LARDx86 operations that are instructions of their own
-//! (the sixth, Tracked, is a prefix: see [`crate::decode::Decoded`]).
+//! The six LARDx86 operations that are instructions of their own
+//! (the seventh, Tracked, is a prefix: see [`crate::decode::Decoded`]).
 
 use crate::reg::Gpr;
 use core::fmt;
@@ -44,9 +44,17 @@ pub enum LardOp {
         /// Register holding the length in bytes.
         len: Gpr,
     },
+    /// `FloorVC tid, value`: entry `tid` of every clock is at least `value`
+    /// from now on; a CPU that keeps no floors sets `value` to 0 instead.
+    FloorVc {
+        /// Register holding the entry's thread id.
+        tid: Gpr,
+        /// Register holding the floor (in), 0 if no floor was raised (out).
+        value: Gpr,
+    },
 }
 
-/// Which of the five operations, without operands.
+/// Which of the six operations, without operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum OpKind {
@@ -60,16 +68,19 @@ pub enum OpKind {
     ClearHistory = 4,
     /// CopyHistory.
     CopyHistory = 5,
+    /// FloorVC.
+    FloorVc = 6,
 }
 
 impl OpKind {
-    /// All five kinds in op-number order.
-    pub const ALL: [OpKind; 5] = [
+    /// All six kinds in op-number order.
+    pub const ALL: [OpKind; 6] = [
         OpKind::Thread,
         OpKind::ReadVc,
         OpKind::WriteVc,
         OpKind::ClearHistory,
         OpKind::CopyHistory,
+        OpKind::FloorVc,
     ];
 
     /// The op number carried in the low byte of the signature displacement.
@@ -86,7 +97,7 @@ impl OpKind {
     pub const fn operand_count(self) -> usize {
         match self {
             OpKind::Thread => 1,
-            OpKind::ReadVc | OpKind::WriteVc | OpKind::ClearHistory => 2,
+            OpKind::ReadVc | OpKind::WriteVc | OpKind::ClearHistory | OpKind::FloorVc => 2,
             OpKind::CopyHistory => 3,
         }
     }
@@ -99,6 +110,7 @@ impl OpKind {
             OpKind::WriteVc => "lard.writevc",
             OpKind::ClearHistory => "lard.clearhistory",
             OpKind::CopyHistory => "lard.copyhistory",
+            OpKind::FloorVc => "lard.floorvc",
         }
     }
 }
@@ -112,6 +124,7 @@ impl LardOp {
             LardOp::WriteVc { .. } => OpKind::WriteVc,
             LardOp::ClearHistory { .. } => OpKind::ClearHistory,
             LardOp::CopyHistory { .. } => OpKind::CopyHistory,
+            LardOp::FloorVc { .. } => OpKind::FloorVc,
         }
     }
 
@@ -123,6 +136,7 @@ impl LardOp {
             LardOp::WriteVc { tid, value } => vec![tid, value],
             LardOp::ClearHistory { addr, len } => vec![addr, len],
             LardOp::CopyHistory { src, dst, len } => vec![src, dst, len],
+            LardOp::FloorVc { tid, value } => vec![tid, value],
         }
     }
 
@@ -140,6 +154,7 @@ impl LardOp {
                 dst: b,
                 len: c,
             },
+            OpKind::FloorVc => LardOp::FloorVc { tid: a, value: b },
         }
     }
 }

@@ -16,7 +16,7 @@ fn fault_of(bytes: &[u8]) -> LardFault {
 
 #[test]
 fn unknown_op_numbers_fault() {
-    for n in [0u8, 6, 7, 0x80, 0xFF] {
+    for n in [0u8, 7, 8, 0x80, 0xFF] {
         let mut b = encode(&LardOp::Thread { id: Gpr::Rax });
         b[5] = n;
         assert_eq!(fault_of(&b), LardFault::UnknownOp { number: n });

@@ -23,7 +23,7 @@ fn all_ops() -> Vec<LardOp> {
 #[test]
 fn every_op_and_register_round_trips() {
     let ops = all_ops();
-    assert_eq!(ops.len(), 16 + 3 * 256 + 4096);
+    assert_eq!(ops.len(), 16 + 4 * 256 + 4096);
     let mut seen = std::collections::HashSet::new();
     for op in &ops {
         let bytes = encode(op);

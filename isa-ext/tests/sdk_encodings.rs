@@ -65,6 +65,7 @@ fn macro_name(kind: OpKind) -> &'static str {
         OpKind::WriteVc => "lard_writevc",
         OpKind::ClearHistory => "lard_clearhistory",
         OpKind::CopyHistory => "lard_copyhistory",
+        OpKind::FloorVc => "lard_floorvc",
     }
 }
 
@@ -114,6 +115,7 @@ uint64_t t_read(uint64_t tid) { return lard_read_vc(tid); }
 void t_write(uint64_t tid, uint64_t v) { lard_write_vc(tid, v); }
 void t_clear(void *p) { lard_clear_history(p, 64); }
 void t_copy(const void *s, void *d) { lard_copy_history(s, d, 64); }
+uint64_t t_floor(uint64_t tid, uint64_t v) { return lard_floor_vc(tid, v); }
 uint32_t t_load(const void *p) { return lard_load32(p); }
 void t_store(void *p, uint64_t v) { lard_store64(p, v); }
 "#;

@@ -1013,6 +1013,17 @@ impl Machine {
                 }
                 EvOp::CopyHistory { src, dst, len }
             }
+            LardOp::FloorVc { tid, value: out } => {
+                let (tid, value) = (reg(tid), reg(out));
+                if !self.floors {
+                    // No floor is kept: the runtime must keep every entry.
+                    self.uc.set_reg(gpr_reg(out), 0);
+                    self.stats.count_op(op.kind());
+                    return;
+                }
+                self.vc.raise_floor(tid, value);
+                EvOp::FloorVc { tid, value }
+            }
         };
         self.stats.count_op(op.kind());
         if self.emit(pc, EventKind::Lard(ev)) == Control::Continue {

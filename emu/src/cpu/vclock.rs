@@ -17,9 +17,15 @@ pub struct VcFile {
     /// the same, every clock only grew.
     lowered: u64,
     /// Clock floors (`LardOp::FloorVc`, docs/lardx86.md): entry `t` of
-    /// every clock reads at least `floor[t]`, and no clock stores it at
-    /// or below its floor.
+    /// every clock reads at least `floor[t]`. A stored entry at or below
+    /// its floor counts as absent ([`VcFile::stored`], [`VcFile::entries`]
+    /// leave it out) and goes at the next sweep.
     floor: AddrMap<u64>,
+    /// Floors raised since the clocks were last swept of such entries: a
+    /// sweep visits every clock, so it waits until as many floors were
+    /// raised as there are clocks (a lard-cc phase raises one per unit,
+    /// and thousands of ended units keep a clock each).
+    unswept: usize,
 }
 
 impl VcFile {
@@ -40,16 +46,31 @@ impl VcFile {
 
     /// Entry `tid` of every clock is at least `value` from now on (every
     /// clock that can still run holds it already: the caller's rule). The
-    /// clocks' stored entries at or below it go.
+    /// clocks' stored entries at or below it count as absent from now on.
     pub fn raise_floor(&mut self, tid: u64, value: u64) {
         let f = self.floor.entry(tid).or_insert(0);
         *f = (*f).max(value);
-        let value = *f;
-        for (who, c) in self.clocks.iter_mut() {
-            if *who != ThreadKey::Lang(tid) && c.get(&tid).is_some_and(|&v| v <= value) {
-                c.remove(&tid);
-            }
+        self.unswept += 1;
+        if self.unswept >= self.clocks.len().max(64) {
+            self.sweep();
         }
+    }
+
+    /// Removes every stored entry at or below its floor but a clock's own.
+    fn sweep(&mut self) {
+        self.unswept = 0;
+        let floor = &self.floor;
+        for (who, c) in self.clocks.iter_mut() {
+            c.retain(|&t, &mut v| {
+                *who == ThreadKey::Lang(t) || floor.get(&t).is_none_or(|&f| v > f)
+            });
+        }
+    }
+
+    /// Whether a stored `(tid, value)` is at or below its floor.
+    #[inline]
+    fn floored(&self, tid: u64, value: u64) -> bool {
+        !self.floor.is_empty() && self.floor.get(&tid).is_some_and(|&f| value <= f)
     }
 
     /// The entries `who`'s clock stores (not those its floors give), but
@@ -57,7 +78,7 @@ impl VcFile {
     pub fn stored(&self, who: ThreadKey) -> Vec<(u64, u64)> {
         self.clocks.get(&who).map_or_else(Vec::new, |c| {
             c.iter()
-                .filter(|&(&t, _)| who != ThreadKey::Lang(t))
+                .filter(|&(&t, &v)| who != ThreadKey::Lang(t) && !self.floored(t, v))
                 .map(|(&t, &v)| (t, v))
                 .collect()
         })
@@ -79,8 +100,9 @@ impl VcFile {
         let mut own_seen = false;
         if let Some(c) = clock {
             for (&t, &v) in c {
-                if v != 0 {
-                    own_seen |= who == ThreadKey::Lang(t);
+                let own = who == ThreadKey::Lang(t);
+                if v != 0 && (own || !self.floored(t, v)) {
+                    own_seen |= own;
                     f(t, v);
                 }
             }

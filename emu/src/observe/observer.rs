@@ -406,18 +406,17 @@ impl CountingObserver {
     }
 }
 
-/// The LARDx86 op kind of an event's op (`None`: a clock floor, which no
-/// instruction encodes).
-pub fn op_kind(op: &lard_detector_hw::event::LardOp) -> Option<OpKind> {
+/// The LARDx86 op kind of an event's op.
+pub fn op_kind(op: &lard_detector_hw::event::LardOp) -> OpKind {
     use lard_detector_hw::event::LardOp as E;
-    Some(match op {
+    match op {
         E::Thread { .. } => OpKind::Thread,
         E::ReadVc { .. } => OpKind::ReadVc,
         E::WriteVc { .. } => OpKind::WriteVc,
         E::ClearHistory { .. } => OpKind::ClearHistory,
         E::CopyHistory { .. } => OpKind::CopyHistory,
-        E::FloorVc { .. } => return None,
-    })
+        E::FloorVc { .. } => OpKind::FloorVc,
+    }
 }
 
 impl Observer for CountingObserver {
@@ -464,13 +463,11 @@ impl Observer for CountingObserver {
                     .wrapping_add(term ^ (e.pc ^ a.pc).wrapping_mul(K3));
                 return Control::Continue;
             }
-            EventKind::Lard(op) => match op_kind(op) {
-                Some(k) => {
-                    *self.ops.entry(k).or_default() += 1;
-                    fold(head, k as u64 | 0x1a00)
-                }
-                None => fold(head, 0x1aff),
-            },
+            EventKind::Lard(op) => {
+                let k = op_kind(op);
+                *self.ops.entry(k).or_default() += 1;
+                fold(head, k as u64 | 0x1a00)
+            }
             EventKind::Sync(_) => {
                 self.sync_events += 1;
                 fold(head, 0x5e)

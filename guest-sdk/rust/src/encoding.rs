@@ -29,6 +29,8 @@ pub const WRITEVC: u8 = 3;
 pub const CLEARHISTORY: u8 = 4;
 /// Op number of CopyHistory.
 pub const COPYHISTORY: u8 = 5;
+/// Op number of FloorVC.
+pub const FLOORVC: u8 = 6;
 
 /// Register number of `rax` (also the value of an unused operand field).
 pub const RAX: u8 = 0;
@@ -56,7 +58,7 @@ pub const fn encode(op: u8, op1: u8, op2: u8, op3: u8) -> [u8; 9] {
         op1 < 16 && op2 < 16 && op3 < 16,
         "register numbers are 0..=15"
     );
-    assert!(op >= THREAD && op <= COPYHISTORY, "op numbers are 1..=5");
+    assert!(op >= THREAD && op <= FLOORVC, "op numbers are 1..=6");
     [
         0x48 | ((op1 >> 3) << 2) | ((op3 >> 3) << 1) | (op2 >> 3),
         0x0f,
@@ -76,6 +78,7 @@ pub(crate) const READVC_RAX_RDI: [u8; 9] = encode(READVC, RAX, RDI, RAX);
 pub(crate) const WRITEVC_RDI_RSI: [u8; 9] = encode(WRITEVC, RDI, RSI, RAX);
 pub(crate) const CLEARHISTORY_RDI_RSI: [u8; 9] = encode(CLEARHISTORY, RDI, RSI, RAX);
 pub(crate) const COPYHISTORY_RDI_RSI_RDX: [u8; 9] = encode(COPYHISTORY, RDI, RSI, RDX);
+pub(crate) const FLOORVC_RDI_RAX: [u8; 9] = encode(FLOORVC, RDI, RAX, RAX);
 
 #[cfg(test)]
 mod tests {
@@ -133,12 +136,16 @@ mod tests {
             COPYHISTORY_RDI_RSI_RDX,
             [0x48, 0x0f, 0x1f, 0xbc, 0x16, 0x05, 0x4c, 0x52, 0x44]
         );
+        assert_eq!(
+            FLOORVC_RDI_RAX,
+            [0x48, 0x0f, 0x1f, 0xbc, 0x00, 0x06, 0x4c, 0x52, 0x44]
+        );
     }
 
     /// Every register in every slot: the fields decode back.
     #[test]
     fn all_registers_round_trip() {
-        for op in THREAD..=COPYHISTORY {
+        for op in THREAD..=FLOORVC {
             for r1 in 0..16u8 {
                 for r2 in 0..16u8 {
                     for r3 in 0..16u8 {

@@ -16,7 +16,7 @@
 //!
 //! | Module / item | What | Happens-before meaning |
 //! |---|---|---|
-//! | [`set_thread`], [`read_vc`], [`write_vc`] | the raw ops Thread, ReadVC, WriteVC | WriteVC is the only way edges reach the detector |
+//! | [`set_thread`], [`read_vc`], [`write_vc`], [`floor_vc`] | the raw ops Thread, ReadVC, WriteVC, FloorVC | WriteVC is the only way edges reach the detector |
 //! | [`Tracked`] | plain data whose `load`/`store` are single Tracked `mov`s | checked and recorded; a race is a bug the detector reports |
 //! | [`mem`] | ClearHistory / CopyHistory split at pages, [`mem::move_bytes`], [`mem::ClearOnFree`] | Rule 3 (reuse) and Rule 4 (movement); no edges |
 //! | [`thread`] | `spawn` / `JoinHandle::join`, language thread ids | fork and join edges |
@@ -164,6 +164,29 @@ pub fn write_vc(tid: u64, value: u64) {
         lard_op!(encoding::WRITEVC_RDI_RSI, in("rdi") tid, in("rsi") value,
                  options(nostack, preserves_flags))
     }
+}
+
+/// **FloorVC**: entry `tid` of every clock is at least `value` from now on,
+/// so a runtime may leave entries at or below it out of the clocks it keeps
+/// (docs/lardx86.md, "Clock floors"). Returns `value`, or 0 when the CPU
+/// keeps no floors (its detectors cannot apply them): the runtime must then
+/// keep every entry. A CPU without LARD leaves the register alone, so this
+/// returns `value` natively. This crate's own runtime raises none.
+///
+/// Emitted as `lard.floorvc rdi, rax` (`48 0f 1f bc 00 06 4c 52 44`).
+///
+/// ```
+/// assert_eq!(lard::floor_vc(3, 5), 5); // natively a NOP
+/// ```
+#[inline(always)]
+pub fn floor_vc(tid: u64, value: u64) -> u64 {
+    let mut v = value;
+    // SAFETY: a reserved NOP that touches no memory; on LARD it may write rax.
+    unsafe {
+        lard_op!(encoding::FLOORVC_RDI_RAX, in("rdi") tid, inout("rax") v,
+                 options(nostack, preserves_flags))
+    }
+    v
 }
 
 pub(crate) use lard_op;
