@@ -937,6 +937,10 @@ impl Machine {
                     (Vec::new(), true, wait, exec)
                 };
                 let (id, group) = self.rt().tasks.create(me, deps, many, own_group, exec, ret);
+                // The task may start long after its creation (at a barrier
+                // of a team of one): the creator's accesses from now on are
+                // concurrent with it, so they are checked.
+                self.rt().end_single_threaded();
                 self.rt().floors_task_created(many, own_group);
                 task = id;
                 // args[2] (cpyfn) is not needed at return: it keeps the
