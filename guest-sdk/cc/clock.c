@@ -83,6 +83,10 @@ static void ents_free(struct lardcc_ent *e, uint32_t cap)
 
 /* ---- clocks ---- */
 
+/* Entry `id` of every clock reads at least its floor (below, "Clock
+ * floors"): the stored entries at or below it are left out. */
+static uint64_t floor_of(uint32_t id);
+
 static uint32_t find(const struct lardcc_vc *c, uint32_t id)
 {
     uint32_t lo = 0, hi = c->n;
@@ -99,7 +103,8 @@ static uint32_t find(const struct lardcc_vc *c, uint32_t id)
 uint64_t lardcc_vc_get(const struct lardcc_vc *c, uint32_t id)
 {
     uint32_t i = find(c, id);
-    return i < c->n && c->e[i].id == id ? c->e[i].v : 0;
+    uint64_t v = i < c->n && c->e[i].id == id ? c->e[i].v : 0, f = floor_of(id);
+    return v > f ? v : f;
 }
 
 static void reserve(struct lardcc_vc *c, uint32_t n)
@@ -141,8 +146,10 @@ static void join(struct lardcc_vc *to, const struct lardcc_vc *from, int mirror)
     uint32_t i = 0, j = 0, extra = 0;
     if (from->n == 0)
         return;
-    /* Fast path: every id of `from` is already in `to`. */
+    /* Fast path: every id of `from` above its floor is already in `to`. */
     for (j = 0; j < from->n; j++) {
+        if (from->e[j].v <= floor_of(from->e[j].id))
+            continue;
         while (i < to->n && to->e[i].id < from->e[j].id)
             i++;
         if (i < to->n && to->e[i].id == from->e[j].id) {
@@ -160,7 +167,9 @@ static void join(struct lardcc_vc *to, const struct lardcc_vc *from, int mirror)
     reserve(&out, to->n + extra);
     i = j = 0;
     while (i < to->n || j < from->n) {
-        if (j == from->n || (i < to->n && to->e[i].id < from->e[j].id)) {
+        if (j < from->n && from->e[j].v <= floor_of(from->e[j].id)) {
+            j++;
+        } else if (j == from->n || (i < to->n && to->e[i].id < from->e[j].id)) {
             out.e[out.n++] = to->e[i++];
         } else if (i == to->n || from->e[j].id < to->e[i].id) {
             out.e[out.n++] = from->e[j];
@@ -184,13 +193,14 @@ void lardcc_vc_join(struct lardcc_vc *to, const struct lardcc_vc *from)
 
 void lardcc_vc_copy(struct lardcc_vc *to, const struct lardcc_vc *from)
 {
+    uint32_t i;
     if (to == from)
         return;
     to->n = 0;
     reserve(to, from->n);
-    if (from->n)
-        memcpy(to->e, from->e, from->n * sizeof to->e[0]);
-    to->n = from->n;
+    for (i = 0; i < from->n; i++)
+        if (from->e[i].v > floor_of(from->e[i].id))
+            to->e[to->n++] = from->e[i];
 }
 
 void lardcc_vc_clear(struct lardcc_vc *c)
@@ -220,7 +230,7 @@ void lardcc_dvc_join(struct lardcc_dvc *to, const struct lardcc_vc *from)
         to->cap = cap;
     }
     for (i = 0; i < from->n; i++)
-        if (from->e[i].v > to->v[from->e[i].id])
+        if (from->e[i].v > to->v[from->e[i].id] && from->e[i].v > floor_of(from->e[i].id))
             to->v[from->e[i].id] = from->e[i].v;
     if (top > to->hi)
         to->hi = top;
@@ -248,7 +258,10 @@ void lardcc_dvc_free(struct lardcc_dvc *c)
 
 struct lthread {
     struct lardcc_vc vc;
-    int fresh; /* its clock has not been installed in the detector yet */
+    int fresh;      /* its clock has not been installed in the detector yet */
+    uint32_t live;   /* it can run program code (clock floors) */
+    uint32_t pruned; /* floor_epoch when its clock was last pruned */
+    uint64_t floor; /* entry `id` of every clock is at least this */
 };
 
 static struct lthread *chunks[CHUNKS];
@@ -281,6 +294,130 @@ struct lardcc_vc *lardcc_clock(uint32_t id)
     return &lthread(id)->vc;
 }
 
+/* ---- clock floors ----
+ *
+ * Entry t of every clock may be raised to a floor v (FloorVC, docs/lard-cc.md
+ * "Clock floors") once every clock that can still reach a language thread
+ * holds t at v or more: the clocks of the language threads that can run
+ * program code (`live`: from their start to their end; a libgomp pool
+ * thread's own identity is not, it only ever runs implicit tasks forked from
+ * the encountering thread) and the start clocks not yet taken (a created
+ * task's, a team's fork clock until every member started, a teams
+ * construct's).  Then every clock reads t as at least v, so the clocks
+ * forked afterwards (the units and tasks of the next phase) leave t out,
+ * and joins skip it: a time-step loop of worksharing units keeps clocks of
+ * one phase's units instead of every unit ever run.
+ *
+ * Two situations establish it:
+ *   - a team barrier whose team holds every live language thread, with no
+ *     start pending: every member departs with the phase's accumulator, so
+ *     its entries are floors.  The first member to depart decides; no other
+ *     member has departed (and so started or ended anything) before.
+ *   - a language thread alone (the only live one, no start pending): its
+ *     whole clock is the floor, since everything later is forked from it.
+ * A CPU that keeps no floors (a detector that cannot apply them) answers
+ * FloorVC with 0: floors then stay off and every clock keeps every entry. */
+
+static uint32_t live_count;     /* language threads that can run program code */
+static uint32_t starts_pending; /* start clocks not yet taken */
+static uint32_t floors_off;     /* the CPU keeps no floors */
+static uint32_t floor_epoch;    /* bumped whenever floors were raised */
+
+static uint64_t floor_of(uint32_t id)
+{
+    return __atomic_load_n(&lthread(id)->floor, __ATOMIC_RELAXED);
+}
+
+static void set_live(uint32_t id, uint32_t on)
+{
+    if (__atomic_exchange_n(&lthread(id)->live, on, __ATOMIC_ACQ_REL) != on) {
+        if (on)
+            __atomic_add_fetch(&live_count, 1, __ATOMIC_ACQ_REL);
+        else
+            __atomic_sub_fetch(&live_count, 1, __ATOMIC_ACQ_REL);
+    }
+}
+
+void lardcc_id_idle(uint32_t id)
+{
+    set_live(id, 0);
+}
+
+void lardcc_starts_pending(int delta)
+{
+    __atomic_add_fetch(&starts_pending, (uint32_t)delta, __ATOMIC_ACQ_REL);
+}
+
+/* Floor of entry `id` := v; 0 once the CPU turned floors down. */
+static int raise_floor(uint32_t id, uint64_t v)
+{
+    struct lthread *t = lthread(id);
+    uint64_t f = __atomic_load_n(&t->floor, __ATOMIC_RELAXED);
+    if (v <= f)
+        return 1;
+    if (lard_floor_vc(id, v) == 0) {
+        __atomic_store_n(&floors_off, 1, __ATOMIC_RELAXED);
+        return 0;
+    }
+    while (f < v && !__atomic_compare_exchange_n(&t->floor, &f, v, 0, __ATOMIC_RELAXED,
+                                                 __ATOMIC_RELAXED))
+        ;
+    return 1;
+}
+
+/* The current language thread's clock loses its entries at or below their
+ * floors (its own stays). */
+void lardcc_prune_mine(void)
+{
+    uint32_t me = lardcc_me(), i, k = 0, epoch = __atomic_load_n(&floor_epoch, __ATOMIC_ACQUIRE);
+    struct lthread *t = lthread(me);
+    struct lardcc_vc *c = &t->vc;
+    if (epoch == t->pruned)
+        return;
+    t->pruned = epoch;
+    for (i = 0; i < c->n; i++)
+        if (c->e[i].id == me || c->e[i].v > floor_of(c->e[i].id))
+            c->e[k++] = c->e[i];
+    c->n = k;
+}
+
+static int floors_may_rise(uint32_t live)
+{
+    return !__atomic_load_n(&floors_off, __ATOMIC_RELAXED) &&
+           __atomic_load_n(&live_count, __ATOMIC_ACQUIRE) == live &&
+           __atomic_load_n(&starts_pending, __ATOMIC_ACQUIRE) == 0;
+}
+
+void lardcc_floors_alone(void)
+{
+    uint32_t me = lardcc_me(), i;
+    struct lardcc_vc *c = lardcc_clock(me);
+    if (!lthread(me)->live || !floors_may_rise(1))
+        return;
+    for (i = 0; i < c->n; i++)
+        if (c->e[i].id != me && !raise_floor(c->e[i].id, c->e[i].v))
+            return;
+    __atomic_add_fetch(&floor_epoch, 1, __ATOMIC_ACQ_REL);
+    lardcc_prune_mine();
+}
+
+void lardcc_floors_barrier(struct lardcc_barrier *b, int slot, uint32_t n)
+{
+    uint32_t gen = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE), seen, id;
+    const struct lardcc_dvc *acc = &b->acc[slot];
+    int may = floors_may_rise(n);
+    seen = __atomic_load_n(&b->floored, __ATOMIC_ACQUIRE);
+    if (seen == gen || !__atomic_compare_exchange_n(&b->floored, &seen, gen, 0,
+                                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return; /* another member departed first */
+    if (!may)
+        return;
+    for (id = 0; id < acc->hi; id++)
+        if (acc->v[id] != 0 && !raise_floor(id, acc->v[id]))
+            return;
+    __atomic_add_fetch(&floor_epoch, 1, __ATOMIC_ACQ_REL);
+}
+
 /* Install thread `id`'s clock in the detector: every entry. */
 static void install(uint32_t id)
 {
@@ -303,6 +440,7 @@ static uint32_t adopt(void)
         id = __atomic_fetch_add(&next_id, 1, __ATOMIC_ACQ_REL);
     lardcc_vc_clear(lardcc_clock(id));
     lardcc_vc_set(lardcc_clock(id), id, 1);
+    set_live(id, 1);
     current = id;
     lard_thread(id);
     lard_write_vc(id, 1);
@@ -341,12 +479,12 @@ void lardcc_acquire_dvc(const struct lardcc_dvc *from)
     struct lardcc_vc sparse = {0, 0, NULL};
     uint32_t id, n = 0;
     for (id = 0; id < from->hi; id++)
-        n += from->v[id] != 0;
+        n += from->v[id] > floor_of(id);
     if (n == 0)
         return;
     reserve(&sparse, n);
     for (id = 0; id < from->hi; id++)
-        if (from->v[id] != 0) {
+        if (from->v[id] > floor_of(id)) {
             sparse.e[sparse.n].id = id;
             sparse.e[sparse.n].v = from->v[id];
             sparse.n++;
@@ -413,6 +551,7 @@ uint32_t lardcc_id_alloc(const struct lardcc_vc *from)
     lardcc_vc_copy(&t->vc, from);
     lardcc_vc_set(&t->vc, id, lardcc_vc_get(from, id) + 1);
     t->fresh = 1;
+    set_live(id, 1);
     return id;
 }
 
@@ -423,6 +562,7 @@ void lardcc_id_drop_clock(uint32_t id)
 
 void lardcc_id_retire(uint32_t id, uint64_t final)
 {
+    set_live(id, 0);
     lard__lock(&ids_lock);
     if (nfree == capfree) {
         uint32_t i, cap = capfree ? capfree * 2 : 256;

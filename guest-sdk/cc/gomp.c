@@ -39,6 +39,7 @@ struct team {
     struct lardcc_sync copy;            /* single copyprivate broadcast */
     uint32_t cg;                        /* the master's contention group */
     int one;                            /* the program asked for a team of one */
+    uint32_t started;                   /* members that took their start */
 };
 
 struct group {
@@ -175,7 +176,7 @@ struct static_loop {
     long chunk;                         /* iterations per unit */
     long ran;                           /* iterations the running unit ran */
     uintptr_t site;                     /* return address of the begin call */
-    struct lardcc_vc fin;               /* the units' ends */
+    struct lardcc_dvc fin;              /* the units' ends */
 };
 static __thread struct static_loop static_loop;
 static __thread int static_prologue;
@@ -408,7 +409,10 @@ static void team_body(void *arg)
         lardcc_clear_dead_stack();
         id = lardcc_id_alloc(&T->fork_vc);
         lardcc_switch(id);
+        lardcc_id_idle(prev_id); /* the pool thread's own identity */
     }
+    if (__atomic_add_fetch(&T->started, 1, __ATOMIC_ACQ_REL) == n)
+        lardcc_starts_pending(-1); /* the fork clock is taken */
     implicit->id = id;
     implicit->implicit = 1;
     implicit->team = T;
@@ -427,7 +431,7 @@ static void team_body(void *arg)
     stack = lardcc_stack_detach();
     PROGRAM_CALLBACK(T->fn(T->data));
     lardcc_stack_attach(stack);
-    lardcc_vc_free(&static_loop.fin);
+    lardcc_dvc_free(&static_loop.fin);
     work_unit = saved_unit;
     static_loop = saved_loop;
     static_prologue = saved_prologue;
@@ -457,6 +461,7 @@ static void team_begin(struct team *T, void (*fn)(void *), void *data, unsigned 
 {
     memset(T, 0, sizeof *T);
     lardcc_vc_copy(&T->fork_vc, lardcc_my_clock());
+    lardcc_starts_pending(1);
     lardcc_tick();
     T->fn = fn;
     T->data = data;
@@ -470,6 +475,7 @@ static void team_end(struct team *T)
     lardcc_vc_free(&T->fork_vc);
     lardcc_dvc_free(&T->bar.acc[0]);
     lardcc_dvc_free(&T->bar.acc[1]);
+    lardcc_floors_alone();
 }
 
 void __real_GOMP_parallel(void (*)(void *), void *, unsigned, unsigned);
@@ -558,7 +564,9 @@ static void unit_end(void);
             { ret_t r0_; IN_LIBGOMP(r0_ = __real_##name()); return r0_; }             \
         slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
         IN_LIBGOMP(r = __real_##name());                                              \
+        lardcc_floors_barrier(&T->bar, slot, (uint32_t)omp_get_num_threads());       \
         lardcc_barrier_depart(&T->bar, slot);                                         \
+        lardcc_prune_mine();                                                          \
         return retexpr;                                                               \
     }
 #define TEAM_BARRIER_VOID(name, before)                                               \
@@ -574,7 +582,9 @@ static void unit_end(void);
         }                                                                             \
         slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
         IN_LIBGOMP(__real_##name());                                                  \
+        lardcc_floors_barrier(&T->bar, slot, (uint32_t)omp_get_num_threads());       \
         lardcc_barrier_depart(&T->bar, slot);                                         \
+        lardcc_prune_mine();                                                          \
     }
 TEAM_BARRIER_VOID(GOMP_barrier, )
 TEAM_BARRIER_VOID(GOMP_loop_end, unit_end();)
@@ -614,7 +624,7 @@ static void unit_start(struct unit *u)
 /* Unit u, if one runs, ends: its clock joins `join` (NULL: the team's
  * current barrier phase), the histories of the stack below `top` (0: none)
  * are cleared, and the thread continues as the task that got it. */
-static void unit_stop(struct unit *u, struct lardcc_vc *join, uintptr_t top)
+static void unit_stop(struct unit *u, struct lardcc_dvc *join, uintptr_t top)
 {
     uint32_t id = u->id;
     uint64_t final;
@@ -623,7 +633,7 @@ static void unit_stop(struct unit *u, struct lardcc_vc *join, uintptr_t top)
     u->id = LARD__NO_THREAD;
     lard_note_thread_exit();
     if (join != NULL) {
-        lardcc_vc_join(join, lardcc_clock(id));
+        lardcc_dvc_join(join, lardcc_clock(id));
     } else {
         struct team *T = cur_team;
         lardcc_barrier_contribute(&T->bar,
@@ -906,11 +916,11 @@ void __wrap_GOMP_loop_end_nowait(void)
 
 /* The running task or unit acquires the ends of a loop's units or lanes,
  * collected in `fin`, which starts empty again. */
-static void acquire_ends(struct lardcc_vc *fin)
+static void acquire_ends(struct lardcc_dvc *fin)
 {
-    if (fin->n != 0) {
-        lardcc_acquire_vc(fin);
-        lardcc_vc_clear(fin);
+    if (fin->hi != 0) {
+        lardcc_acquire_dvc(fin);
+        lardcc_dvc_clear(fin);
     }
 }
 
@@ -959,6 +969,7 @@ void __lardcc_omp_static_end(void)
     static_loop.split = 0;
     static_unit_end();
     acquire_ends(&static_loop.fin);
+    lardcc_floors_alone();
 }
 
 /* ------------------------------------------------------------ simd loops */
@@ -982,10 +993,10 @@ struct simd_loop {
     unsigned long lanes;                /* lanes started */
     uintptr_t site;                     /* return address of the begin call */
     struct unit lane;                   /* the running lane */
-    struct lardcc_vc fin;               /* the lanes' ends */
+    struct lardcc_dvc fin;              /* the lanes' ends */
     struct lardcc_vc *ring;             /* LANE_RING lane ends, allocated once */
 };
-static __thread struct simd_loop simd_loop = {0, 0, 0, 0, {LARD__NO_THREAD, 0}, {0, 0, NULL}, NULL};
+static __thread struct simd_loop simd_loop = {0, 0, 0, 0, {LARD__NO_THREAD, 0}, {NULL, 0, 0}, NULL};
 
 static unsigned long ring_len(const struct simd_loop *L)
 {
@@ -1050,6 +1061,7 @@ void __lardcc_omp_simd_end(void)
     L->split = 0;
     simd_lane_end();
     acquire_ends(&L->fin);
+    lardcc_floors_alone();
 }
 
 /* ---------------------------------------------------------------- teams */
@@ -1116,8 +1128,10 @@ void __wrap_GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
     G->data = data;
     G->site = (uintptr_t)__builtin_return_address(0);
     lardcc_vc_copy(&G->fork_vc, lardcc_my_clock());
+    lardcc_starts_pending(1);
     lardcc_tick();
     IN_LIBGOMP(__real_GOMP_teams_reg(teams_entry, G, num_teams, thread_limit, flags));
+    lardcc_starts_pending(-1);
     lardcc_acquire_vc(&G->join);
     lardcc_vc_free(&G->fork_vc);
     lardcc_vc_free(&G->join);
@@ -1128,7 +1142,7 @@ void __wrap_GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
 #define LARDCC_TARGET_DEFAULT_TEAMS 2u
 
 static __thread struct unit team_unit = {LARD__NO_THREAD, 0};
-static __thread struct lardcc_vc teams_join;
+static __thread struct lardcc_dvc teams_join;
 static __thread uintptr_t target_top;   /* the innermost target region's frames */
 static __thread uint32_t teams_outer_cg; /* the encountering task's contention group */
 
@@ -1153,8 +1167,8 @@ bool __wrap_GOMP_teams4(unsigned low, unsigned high, unsigned thread_limit, bool
         cur_cg = cg_new();
     } else {
         cur_cg = teams_outer_cg;
-        lardcc_acquire_vc(&teams_join);
-        lardcc_vc_free(&teams_join);
+        lardcc_acquire_dvc(&teams_join);
+        lardcc_dvc_free(&teams_join);
     }
     return r;
 }
@@ -1300,6 +1314,7 @@ static void task_link(struct task *t, struct task *parent)
 static void task_fork(struct task *t)
 {
     lardcc_vc_copy(&t->start_vc, lardcc_my_clock());
+    lardcc_starts_pending(1); /* until it (a taskloop: every task) started */
     lardcc_tick();
 }
 
@@ -1445,6 +1460,8 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     size_t i;
     lardcc_clear_dead_stack();
     id = lardcc_id_alloc(&t->start_vc);
+    if (!t->in_taskloop)
+        lardcc_starts_pending(-1);
     t->id = id;
     lardcc_switch(id);
     note_unit(t->in_taskloop ? LARDCC_UNIT_TASKLOOP_TASK : LARDCC_UNIT_TASK, t->site,
@@ -1625,9 +1642,13 @@ static void taskloop_setup(struct loop *L, struct task *parent, unsigned flags)
 static void taskloop_done(struct loop *L, unsigned flags)
 {
     size_t i;
-    if (!(flags & FLAG_NOGROUP) || L->undeferred)
+    if (!(flags & FLAG_NOGROUP) || L->undeferred) {
         for (i = 0; i < L->group.n; i++)
             acquire_vc(&L->group.tasks[i]->fin);
+        lardcc_starts_pending(-1); /* every task started */
+    }
+    /* A nogroup taskloop's tasks may start at any later time: its start
+     * clock stays pending, and no floor is raised any more. */
 }
 
 #define TASKLOOP(name, T)                                                             \

@@ -96,6 +96,7 @@ struct lardcc_barrier {
     uint32_t gen;
     uint32_t count;
     uint32_t n;
+    uint32_t floored; /* the last phase (gen) whose floors were decided */
     struct lardcc_dvc acc[2];
 };
 int lardcc_barrier_arrive(struct lardcc_barrier *b, uint32_t n);
@@ -113,6 +114,23 @@ void lardcc_id_retire(uint32_t id, uint64_t final);
 /* The runtime's copy of id's clock is no longer needed (its holder has
  * ended and runs nothing more before lardcc_id_retire): its storage goes. */
 void lardcc_id_drop_clock(uint32_t id);
+
+/* Clock floors (clock.c, docs/lard-cc.md "Clock floors").  A language
+ * thread is live from lardcc_id_alloc (or its kernel thread's first use)
+ * to lardcc_id_retire; lardcc_id_idle: `id` runs no program code until a
+ * runtime switch forks it anew (a libgomp pool thread's own identity).
+ * lardcc_starts_pending(+1/-1) brackets a clock that will start language
+ * threads without the creator's current clock (a task's start clock, a
+ * team's fork clock).  lardcc_floors_barrier, between a team barrier's
+ * real wait and lardcc_barrier_depart, raises the floors the phase allows
+ * (n: the team's size); lardcc_floors_alone raises the current thread's
+ * whole clock when it is the only live one; lardcc_prune_mine drops the
+ * entries of the current clock at or below their floors. */
+void lardcc_id_idle(uint32_t id);
+void lardcc_starts_pending(int delta);
+void lardcc_floors_barrier(struct lardcc_barrier *b, int slot, uint32_t n);
+void lardcc_floors_alone(void);
+void lardcc_prune_mine(void);
 
 /* The current language thread of this kernel thread. */
 uint32_t lardcc_me(void);

@@ -261,6 +261,118 @@ fn race_reports_name_the_static_loop_iterations_that_raced() {
     }
 }
 
+/// The count of LARD op `op` in a `--stats` stderr (0 if none ran).
+fn op_count(stats: &str, op: &str) -> u64 {
+    stats
+        .lines()
+        .find(|l| l.starts_with("LARD ops"))
+        .and_then(|l| {
+            l.split(", ")
+                .find_map(|p| p.trim_start_matches("LARD ops").trim().strip_prefix(op))
+        })
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+/// The racing pairs of a report: (pc, prev_pc, kind) of every detector's
+/// races, sorted.
+fn racing_pairs(json: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let mut out: Vec<String> = v["detectors"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(d, r)| {
+            r["races"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(move |r| format!("{d} {} {} {}", r["pc"], r["prev_pc"], r["kind"]))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Clock floors in the lard-cc runtime (docs/lard-cc.md, "Clock floors")
+/// bound the clocks and change no race. Each program runs with floors and
+/// with `--no-clock-floors` (FloorVC then answers 0 and the runtime keeps
+/// every entry) under FastTrack and the canonical detector: the same
+/// output as natively, the same racing instruction pairs (the runtime runs
+/// other instructions either way, so the schedule and the ids its threads
+/// get may differ). Where worksharing units run again and again, floors
+/// are raised and the runtime installs fewer clock entries; where a
+/// pthread outside the team runs beside it (race_omp_team_and_pthread.c),
+/// no floor is raised, since that thread never holds the units' entries.
+#[test]
+fn clock_floors_bound_the_clocks_and_change_no_race() {
+    let iters = &["--lard-omp-iterations"][..];
+    for (file, flags, floors) in [
+        ("race_omp_for_passes.c", &[][..], true),
+        ("omp_for_passes.c", &[][..], true),
+        ("race_omp_parallel_for_passes.c", iters, true),
+        ("omp_taskloop_passes.c", &[][..], true),
+        ("omp_static_iterations.c", iters, true),
+        ("race_omp_static_iterations.c", iters, true),
+        ("race_omp_team_and_pthread.c", &[][..], false),
+        ("race_omp_task_id_reuse.c", &[][..], true),
+        ("race_omp_tasks.c", &[][..], true),
+        ("race_omp_simd_lanes.c", iters, true),
+        ("race_omp_task_before_lanes.c", iters, true),
+    ] {
+        let rel = format!("cc/openmp/{file}");
+        let name = format!(
+            "{}{}",
+            file.trim_end_matches(".c"),
+            if flags.is_empty() { "" } else { "_it" }
+        );
+        let out = build_dir().join("floors").join(name);
+        let mut all = vec!["-O1", "-fopenmp"];
+        all.extend_from_slice(flags);
+        build_lard_cc(&rel, &all, &out, &[]);
+        let n = native(&out, &[]);
+        for det in ["fasttrack", "canonical"] {
+            let mut got = Vec::new();
+            for extra in [&[][..], &["--no-clock-floors"][..]] {
+                let json = scratch_file("lard-cc-floors");
+                let j = json.to_string_lossy().to_string();
+                let mut args = vec!["--detector", det, "--stats", "--report-json", &j];
+                args.extend_from_slice(extra);
+                let l = lard_run(&args, &out, &[]);
+                assert_eq!(
+                    stdout(&l),
+                    stdout(&n),
+                    "{file} {det} {extra:?}: {}",
+                    stderr(&l)
+                );
+                let report = std::fs::read_to_string(&json).unwrap();
+                let _ = std::fs::remove_file(&json);
+                got.push((stderr(&l), racing_pairs(&report)));
+            }
+            let ((with, pairs), (without, pairs_without)) = (&got[0], &got[1]);
+            assert_eq!(pairs, pairs_without, "{file} {det}: {with}\n{without}");
+            let raised = op_count(with, "lard.floorvc");
+            assert!(
+                op_count(without, "lard.floorvc") <= 1,
+                "{file} {det}: {without}"
+            );
+            if floors {
+                let (w, wo) = (
+                    op_count(with, "lard.writevc"),
+                    op_count(without, "lard.writevc"),
+                );
+                assert!(raised > 1, "{file} {det}: no floor raised: {with}");
+                assert!(
+                    w <= wo,
+                    "{file} {det}: {w} WriteVC with floors, {wo} without"
+                );
+            } else {
+                assert_eq!(raised, 0, "{file} {det}: {with}");
+            }
+        }
+    }
+}
+
 /// Recursive task programs run exact however many tasks are unordered with
 /// each other (fib(n) has one language thread per task, and every task of
 /// one subtree is concurrent with every task of the other: the runtime's
