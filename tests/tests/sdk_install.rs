@@ -295,7 +295,7 @@ fn header_check(cc: &str, cxx: &str) {
         format!("CXX={cxx}"),
     ]);
     assert!(
-        stdout(&out).contains("lard.h encodings match lardx86.inc: 1296 ops"),
+        stdout(&out).contains("lard.h encodings match lardx86.inc: 1552 ops"),
         "{}{}",
         stdout(&out),
         stderr(&out)
