@@ -1029,6 +1029,20 @@ impl Machine {
         if self.emit(pc, EventKind::Lard(ev)) == Control::Continue {
             self.adversarial_lard(&ev);
         }
+        if let EvOp::FloorVc { tid, value } = ev {
+            self.prune_unit_names(tid, value);
+        }
+    }
+
+    /// Forgets the names of the OpenMP units that ran as language thread
+    /// `tid` entirely at or below its new floor `value` (`LangUnits::prune`),
+    /// but for those a race found so far names; after the floor's event,
+    /// which delivered every earlier access to the detectors.
+    pub(crate) fn prune_unit_names(&mut self, tid: u64, value: u64) {
+        let pinned = self
+            .observer
+            .race_clocks(lard_detector_hw::event::ThreadKey::Lang(tid));
+        self.lang_units.prune(tid, value, &pinned);
     }
 
     fn lard_fault(&mut self, pc: u64, f: LardFault) {

@@ -4,7 +4,7 @@
 //! "loop chunk [4, 8) of the loop at prog.c:9" — so that two chunks, tasks
 //! or sections that one kernel thread ran can be told apart.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// An OpenMP unit that runs as a language thread of its own. `site` is the
 /// return address of the libgomp call that created or handed it out (the
@@ -200,6 +200,8 @@ impl UnitNote {
 #[derive(Default)]
 pub struct LangUnits {
     by_id: HashMap<u64, Vec<(u64, LangUnit)>>,
+    /// Ids some of whose holders were pruned: a clock of 0 names none.
+    pruned: HashSet<u64>,
 }
 
 impl LangUnits {
@@ -223,12 +225,44 @@ impl LangUnits {
         let v = self.by_id.get(&id)?;
         if clock == 0 {
             return match v.as_slice() {
-                [(_, u)] => Some(*u),
+                [(_, u)] if !self.pruned.contains(&id) => Some(*u),
                 _ => None,
             };
         }
         let at = v.partition_point(|(s, _)| *s <= clock);
         at.checked_sub(1).map(|i| v[i].1)
+    }
+
+    /// Entry `id` of every clock is at least `floor` (a clock floor): no
+    /// access of `id` at a clock at or below it can be the earlier access
+    /// of a race any more, and the later access of one is its latest
+    /// holder's. So the holders whose clocks all lie at or below it (a
+    /// later holder started at `floor + 1` or before) are forgotten, but
+    /// for those a race found so far names (`pinned`: its clocks). A long
+    /// run of worksharing units keeps names for one phase's units, not
+    /// for every unit it ran.
+    pub fn prune(&mut self, id: u64, floor: u64, pinned: &[u64]) {
+        let Some(v) = self.by_id.get_mut(&id) else {
+            return;
+        };
+        if pinned.contains(&0) {
+            return;
+        }
+        // Holders [0, last) have a successor that started by floor + 1.
+        let last = v
+            .partition_point(|(s, _)| *s <= floor.saturating_add(1))
+            .saturating_sub(1);
+        if last == 0 {
+            return;
+        }
+        let next: Vec<u64> = v.iter().skip(1).map(|(s, _)| *s).collect();
+        let mut i = 0;
+        v.retain(|&(s, _)| {
+            let k = i;
+            i += 1;
+            k >= last || pinned.iter().any(|&c| c >= s && c < next[k])
+        });
+        self.pruned.insert(id);
     }
 }
 
@@ -430,5 +464,63 @@ mod tests {
         u.insert(2, 5, chunk(12));
         assert_eq!(u.get(2, 4), None);
         assert_eq!(u.get(2, 0), Some(chunk(12)));
+    }
+
+    /// A floor forgets the holders whose clocks all lie at or below it,
+    /// but those a race names; the latest holder always stays.
+    #[test]
+    fn floors_forget_the_holders_below_them() {
+        let chunk = |lo| LangUnit::Chunk {
+            site: 1,
+            lo,
+            hi: lo + 4,
+        };
+        // Holders of id 9 from clocks 1, 4, 7 and 10: chunks 0, 4, 8, 12.
+        let held = || {
+            let mut u = LangUnits::default();
+            for (i, s) in [1, 4, 7, 10].into_iter().enumerate() {
+                u.insert(9, s, chunk(4 * i as i128));
+            }
+            u
+        };
+        // (floor, pinned clocks, the chunks still named at clocks 1, 4, 7, 10)
+        type Case<'a> = (u64, &'a [u64], [Option<i128>; 4]);
+        let cases: [Case; 8] = [
+            (0, &[], [Some(0), Some(4), Some(8), Some(12)]),
+            (2, &[], [Some(0), Some(4), Some(8), Some(12)]),
+            (3, &[], [None, Some(4), Some(8), Some(12)]),
+            (6, &[], [None, None, Some(8), Some(12)]),
+            (50, &[], [None, None, None, Some(12)]),
+            (50, &[5], [None, Some(4), None, Some(12)]),
+            (50, &[2, 8], [Some(0), None, Some(8), Some(12)]),
+            (50, &[0], [Some(0), Some(4), Some(8), Some(12)]),
+        ];
+        for (floor, pinned, want) in cases {
+            let mut u = held();
+            u.prune(9, floor, pinned);
+            let got = [1, 4, 7, 10].map(|c| {
+                u.get(9, c).map(|x| match x {
+                    LangUnit::Chunk { lo, .. } => lo,
+                    _ => -1,
+                })
+            });
+            // A pruned holder's clocks fall to the holder before it, if any
+            // stayed: compare only the clocks whose holder stayed.
+            for (i, w) in want.iter().enumerate() {
+                if w.is_some() {
+                    assert_eq!(got[i], *w, "floor {floor} pinned {pinned:?} clock #{i}");
+                }
+            }
+            let stayed = u.by_id[&9].len();
+            assert_eq!(
+                stayed,
+                want.iter().filter(|w| w.is_some()).count(),
+                "floor {floor} pinned {pinned:?}"
+            );
+            assert_eq!(u.get(9, 0), None, "an unknown clock names nobody");
+        }
+        let mut u = held();
+        u.prune(3, 50, &[]);
+        assert_eq!(u.by_id[&9].len(), 4, "another id's floor");
     }
 }

@@ -178,6 +178,20 @@ impl Observer for DetectorObserver {
         }
     }
 
+    fn race_clocks(&self, t: ThreadKey) -> Vec<u64> {
+        let log = self.log.borrow();
+        let mut out = Vec::new();
+        for p in log.pairs.values() {
+            if p.thread == t {
+                out.push(p.clock);
+            }
+            if p.prev_thread == t {
+                out.push(p.prev_clock);
+            }
+        }
+        out
+    }
+
     fn event(&mut self, e: &Event) -> Control {
         if self.queue() {
             if matches!(e.kind, EventKind::Access(_)) {

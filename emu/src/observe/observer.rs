@@ -9,7 +9,9 @@ use crate::cpu::stacks::StackMap;
 use crate::observe::stats::AccessTally;
 pub use crate::observe::stream_hash::Simd;
 use crate::observe::stream_hash::{self, access_term, finish, fold, origin_word, K0, K3};
-use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, Origin, ProgramEvent};
+use lard_detector_hw::event::{
+    Access, AccessKind, Event, EventKind, Origin, ProgramEvent, ThreadKey,
+};
 use lard_isa_ext::OpKind;
 use std::collections::BTreeMap;
 
@@ -55,6 +57,14 @@ pub trait Observer {
     /// them and leaves floored entries out of new clocks. Off by default.
     fn accepts_floors(&self) -> bool {
         false
+    }
+    /// The epoch clocks of language thread `t`'s accesses in the races
+    /// found so far (0 where a race does not know it): the emulator keeps
+    /// the names of the OpenMP units that ran them when clock floors let it
+    /// forget the rest (`LangUnits::prune`). An observer that reports races
+    /// and applies floors must say.
+    fn race_clocks(&self, _t: ThreadKey) -> Vec<u64> {
+        Vec::new()
     }
     /// Whether [`Observer::event`] may return [`Control::Stop`] for an
     /// access. When it never does, the emulator may deliver accesses in

@@ -90,9 +90,12 @@ impl Machine {
         if let Some(rt) = self.binary.as_mut() {
             rt.floors_raised += raised.len() as u64;
         }
-        for (tid, value) in raised {
+        for &(tid, value) in &raised {
             self.vc.raise_floor(tid, value);
             self.emit(pc, EventKind::Lard(EvOp::FloorVc { tid, value }));
+        }
+        for (tid, value) in raised {
+            self.prune_unit_names(tid, value);
         }
     }
 
