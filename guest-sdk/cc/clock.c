@@ -85,7 +85,7 @@ static void ents_free(struct lardcc_ent *e, uint32_t cap)
 
 /* Entry `id` of every clock reads at least its floor (below, "Clock
  * floors"): the stored entries at or below it are left out. */
-static uint64_t floor_of(uint32_t id);
+static inline uint64_t floor_of(uint32_t id);
 
 static uint32_t find(const struct lardcc_vc *c, uint32_t id)
 {
@@ -270,22 +270,28 @@ static uint32_t next_id = 1; /* 0 is the main thread's */
 static uint32_t main_claimed;
 static __thread uint32_t current = LARD__NO_THREAD;
 
-static struct lthread *lthread(uint32_t id)
+/* The chunk of `c` the first time it is used (kept out of line). */
+__attribute__((noinline)) static struct lthread *new_chunk(uint32_t c)
 {
-    uint32_t c = id >> CHUNK_BITS;
     struct lthread *chunk;
     if (c >= CHUNKS)
         lard__fatal("lard-cc: more than 16M language threads");
-    chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+    lard__lock(&chunks_lock);
+    chunk = chunks[c];
     if (chunk == NULL) {
-        lard__lock(&chunks_lock);
-        chunk = chunks[c];
-        if (chunk == NULL) {
-            chunk = raw(sizeof(struct lthread) << CHUNK_BITS);
-            __atomic_store_n(&chunks[c], chunk, __ATOMIC_RELEASE);
-        }
-        lard__unlock(&chunks_lock);
+        chunk = raw(sizeof(struct lthread) << CHUNK_BITS);
+        __atomic_store_n(&chunks[c], chunk, __ATOMIC_RELEASE);
     }
+    lard__unlock(&chunks_lock);
+    return chunk;
+}
+
+static inline struct lthread *lthread(uint32_t id)
+{
+    uint32_t c = id >> CHUNK_BITS;
+    struct lthread *chunk = c < CHUNKS ? __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE) : NULL;
+    if (__builtin_expect(chunk == NULL, 0))
+        chunk = new_chunk(c);
     return &chunk[id & ((1u << CHUNK_BITS) - 1)];
 }
 
@@ -323,9 +329,16 @@ static uint32_t starts_pending; /* start clocks not yet taken */
 static uint32_t floors_off;     /* the CPU keeps no floors */
 static uint32_t floor_epoch;    /* bumped whenever floors were raised */
 
-static uint64_t floor_of(uint32_t id)
+static uint32_t floors_any;     /* a floor was raised */
+
+static inline uint64_t floor_of(uint32_t id)
 {
-    return __atomic_load_n(&lthread(id)->floor, __ATOMIC_RELAXED);
+    const struct lthread *chunk;
+    if (!__atomic_load_n(&floors_any, __ATOMIC_RELAXED) || (id >> CHUNK_BITS) >= CHUNKS)
+        return 0;
+    chunk = __atomic_load_n(&chunks[id >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+    return chunk ? __atomic_load_n(&chunk[id & ((1u << CHUNK_BITS) - 1)].floor, __ATOMIC_RELAXED)
+                 : 0;
 }
 
 static void set_live(uint32_t id, uint32_t on)
@@ -362,6 +375,7 @@ static int raise_floor(uint32_t id, uint64_t v)
     while (f < v && !__atomic_compare_exchange_n(&t->floor, &f, v, 0, __ATOMIC_RELAXED,
                                                  __ATOMIC_RELAXED))
         ;
+    __atomic_store_n(&floors_any, 1, __ATOMIC_RELAXED);
     return 1;
 }
 
