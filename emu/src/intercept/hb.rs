@@ -131,6 +131,13 @@ impl SyncClocks {
         s.covered = Some((me, vc.lowered()));
     }
 
+    /// Every entry of `key`'s clock, as `(t, value)` in no order.
+    pub fn entries(&self, key: SyncKey) -> Vec<(u64, u64)> {
+        self.clocks.get(&key).map_or_else(Vec::new, |s| {
+            s.entries.iter().map(|(&t, &v)| (t, v)).collect()
+        })
+    }
+
     /// Entry `t` of `key`'s clock (0 for an object never released).
     pub fn entry(&self, key: SyncKey, t: u64) -> u64 {
         self.clocks

@@ -1366,6 +1366,7 @@ impl Machine {
                 self.unit_begin(pc, LangUnit::Chunk { site, lo, hi });
             }
             LibCall::OmpBarrier => {
+                self.raise_floors_at_barrier(pc);
                 self.acquire(SyncKey::Barrier, pc);
                 self.acquire(SyncKey::Tasks, pc);
                 self.raise_floors(pc);

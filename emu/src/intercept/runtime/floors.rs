@@ -25,6 +25,7 @@
 
 use super::{BinaryRuntime, LibCall};
 use crate::cpu::machine::{Machine, ThreadState};
+use crate::intercept::hb::SyncKey;
 use lard_detector_hw::event::{EventKind, LardOp as EvOp, ThreadKey};
 
 impl BinaryRuntime {
@@ -87,6 +88,66 @@ impl Machine {
                 raised.push((t, v));
             }
         }
+        if let Some(rt) = self.binary.as_mut() {
+            rt.floors_raised += raised.len() as u64;
+        }
+        for &(tid, value) in &raised {
+            self.vc.raise_floor(tid, value);
+            self.emit(pc, EventKind::Lard(EvOp::FloorVc { tid, value }));
+        }
+        for (tid, value) in raised {
+            self.prune_unit_names(tid, value);
+        }
+    }
+
+    /// At a barrier's return, before the thread acquires what the barrier
+    /// publishes (the barrier's clock and the phase's tasks'): raises the
+    /// floors of those clocks' entries that every language thread that can
+    /// still run holds, or will acquire before it runs program code again —
+    /// the returning thread, and every thread whose innermost call is a
+    /// barrier: each acquires the same clocks at its return. The acquires
+    /// then skip those entries, so one member pays for a phase's units
+    /// instead of every member.
+    pub(super) fn raise_floors_at_barrier(&mut self, pc: u64) {
+        if !self.floors {
+            return;
+        }
+        let Some(live) = self.floor_holders() else {
+            return;
+        };
+        let me = self.lang();
+        let Some(rt) = self.binary.as_ref() else {
+            return;
+        };
+        let waiting: Vec<u64> = rt
+            .threads
+            .iter()
+            .filter(|t| {
+                t.pending
+                    .last()
+                    .is_some_and(|p| p.call == LibCall::OmpBarrier)
+            })
+            .map(|t| t.lang)
+            .chain(std::iter::once(me))
+            .collect();
+        let others: Vec<u64> = live.into_iter().filter(|l| !waiting.contains(l)).collect();
+        let mut published: lard_detector_hw::clock::FxHashMap<u64, u64> = Default::default();
+        for key in [SyncKey::Barrier, SyncKey::Tasks] {
+            for (t, v) in rt.sync.entries(key) {
+                let e = published.entry(t).or_insert(0);
+                *e = (*e).max(v);
+            }
+        }
+        let mut raised: Vec<(u64, u64)> = published
+            .into_iter()
+            .filter(|&(t, v)| {
+                v > self.vc.read(ThreadKey::Lang(me), t)
+                    && others
+                        .iter()
+                        .all(|&l| self.vc.read(ThreadKey::Lang(l), t) >= v)
+            })
+            .collect();
+        raised.sort_unstable();
         if let Some(rt) = self.binary.as_mut() {
             rt.floors_raised += raised.len() as u64;
         }
