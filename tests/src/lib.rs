@@ -521,6 +521,25 @@ fn statement_rows(bin: &Path, file: &str) -> std::collections::BTreeMap<u64, i64
         .collect()
 }
 
+/// The races of a `--report-json` report, one line each: the detector's
+/// name and the race's fields `keys` (JSON text), sorted.
+pub fn race_fields(json: &str, keys: &[&str]) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let mut out: Vec<String> = v["detectors"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(d, r)| {
+            r["races"].as_array().into_iter().flatten().map(move |r| {
+                let fields: Vec<String> = keys.iter().map(|k| r[*k].to_string()).collect();
+                format!("{d} {}", fields.join(" "))
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// The `racy_pcs` of a `--report-json` report.
 pub fn racy_pcs(json: &str) -> Vec<u64> {
     let list = json

@@ -470,30 +470,18 @@ fn task_ids_are_reused_and_reports_name_their_holder() {
 
 /// The races of a report, everything each carries but its call stacks.
 fn race_tuples(json: &str) -> Vec<String> {
-    let v: serde_json::Value = serde_json::from_str(json).unwrap();
-    let mut out: Vec<String> = v["detectors"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .flat_map(|(d, r)| {
-            r["races"].as_array().into_iter().flatten().map(move |r| {
-                let keys = [
-                    "pc",
-                    "prev_pc",
-                    "addr",
-                    "kind",
-                    "thread",
-                    "prev_thread",
-                    "unit",
-                    "prev_unit",
-                    "count",
-                ];
-                format!("{d} {}", keys.map(|k| r[k].to_string()).join(" "))
-            })
-        })
-        .collect();
-    out.sort();
-    out
+    let keys = [
+        "pc",
+        "prev_pc",
+        "addr",
+        "kind",
+        "thread",
+        "prev_thread",
+        "unit",
+        "prev_unit",
+        "count",
+    ];
+    race_fields(json, &keys)
 }
 
 /// Clock floors (docs/binary-mode.md) change no report: OpenMP programs

@@ -274,22 +274,9 @@ fn op_count(stats: &str, op: &str) -> u64 {
 }
 
 /// The racing pairs of a report: (pc, prev_pc, kind) of every detector's
-/// races, sorted.
+/// races, sorted, each once.
 fn racing_pairs(json: &str) -> Vec<String> {
-    let v: serde_json::Value = serde_json::from_str(json).unwrap();
-    let mut out: Vec<String> = v["detectors"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .flat_map(|(d, r)| {
-            r["races"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(move |r| format!("{d} {} {} {}", r["pc"], r["prev_pc"], r["kind"]))
-        })
-        .collect();
-    out.sort();
+    let mut out = race_fields(json, &["pc", "prev_pc", "kind"]);
     out.dedup();
     out
 }

@@ -88,16 +88,7 @@ impl Machine {
                 raised.push((t, v));
             }
         }
-        if let Some(rt) = self.binary.as_mut() {
-            rt.floors_raised += raised.len() as u64;
-        }
-        for &(tid, value) in &raised {
-            self.vc.raise_floor(tid, value);
-            self.emit(pc, EventKind::Lard(EvOp::FloorVc { tid, value }));
-        }
-        for (tid, value) in raised {
-            self.prune_unit_names(tid, value);
-        }
+        self.raise(pc, raised);
     }
 
     /// At a barrier's return, before the thread acquires what the barrier
@@ -148,6 +139,13 @@ impl Machine {
             })
             .collect();
         raised.sort_unstable();
+        self.raise(pc, raised);
+    }
+
+    /// Raises the floors `raised` (`(entry, value)`): in the clock file, to
+    /// the detectors (a FloorVc event each, which first delivers every
+    /// earlier access), then in the unit names.
+    fn raise(&mut self, pc: u64, raised: Vec<(u64, u64)>) {
         if let Some(rt) = self.binary.as_mut() {
             rt.floors_raised += raised.len() as u64;
         }
