@@ -564,7 +564,8 @@ static void unit_end(void);
             { ret_t r0_; IN_LIBGOMP(r0_ = __real_##name()); return r0_; }             \
         slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
         IN_LIBGOMP(r = __real_##name());                                              \
-        lardcc_floors_barrier(&T->bar, slot, (uint32_t)omp_get_num_threads());       \
+        if (!r) /* cancelled: members may not have arrived */                         \
+            lardcc_floors_barrier(&T->bar, slot, (uint32_t)omp_get_num_threads());   \
         lardcc_barrier_depart(&T->bar, slot);                                         \
         lardcc_prune_mine();                                                          \
         return retexpr;                                                               \
