@@ -147,6 +147,12 @@ impl VcFile {
         id
     }
 
+    /// Makes room in `who`'s clock for `more` entries (a fork about to
+    /// copy its parent's): one allocation instead of a growth per doubling.
+    pub fn reserve(&mut self, who: ThreadKey, more: usize) {
+        self.clocks.entry(who).or_default().reserve(more);
+    }
+
     /// Sets entry `tid` of `who`'s clock.
     pub fn write(&mut self, who: ThreadKey, tid: u64, value: u64) {
         let old = self.read(who, tid);

@@ -166,6 +166,7 @@ pub fn fork(
     child_out: &mut Vec<(u64, u64)>,
 ) {
     let from = vc.entries(ThreadKey::Lang(parent));
+    vc.reserve(ThreadKey::Lang(child), from.len() + 1);
     join_into(vc, child, from.into_iter(), child_out);
     let me = ThreadKey::Lang(child);
     let own = vc.read(ThreadKey::Lang(parent), child) + 1;
