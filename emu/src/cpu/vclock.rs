@@ -22,11 +22,17 @@ pub struct VcFile {
     /// leave it out) and goes at the next sweep.
     floor: AddrMap<u64>,
     /// Floors raised since the clocks were last swept of such entries: a
-    /// sweep visits every clock, so it waits until as many floors were
+    /// sweep visits every entry of every clock, so with more than
+    /// [`DIRECT_FLOOR_CLOCKS`] clocks it waits until as many floors were
     /// raised as there are clocks (a lard-cc phase raises one per unit,
-    /// and thousands of ended units keep a clock each).
+    /// and thousands of ended units keep a clock each); with fewer, a
+    /// floor removes its entry from each clock at once.
     unswept: usize,
 }
+
+/// Up to this many clocks, a floor removes its entry from every clock at
+/// once ([`VcFile::raise_floor`]); beyond, clocks are swept now and then.
+const DIRECT_FLOOR_CLOCKS: usize = 1024;
 
 impl VcFile {
     /// Entry `tid` of `who`'s clock.
@@ -50,8 +56,19 @@ impl VcFile {
     pub fn raise_floor(&mut self, tid: u64, value: u64) {
         let f = self.floor.entry(tid).or_insert(0);
         *f = (*f).max(value);
+        let value = *f;
+        if self.clocks.len() <= DIRECT_FLOOR_CLOCKS {
+            // Few clocks (some of them large: a task tree's root names
+            // every task): remove the entry from each now.
+            for (who, c) in self.clocks.iter_mut() {
+                if *who != ThreadKey::Lang(tid) && c.get(&tid).is_some_and(|&v| v <= value) {
+                    c.remove(&tid);
+                }
+            }
+            return;
+        }
         self.unswept += 1;
-        if self.unswept >= self.clocks.len().max(64) {
+        if self.unswept >= self.clocks.len() {
             self.sweep();
         }
     }
@@ -195,5 +212,33 @@ mod tests {
         assert_eq!(e, [(1, 1), (8, 2)], "the floored copy went");
         assert_eq!(vc.stored(b), [(7, 6)]);
         assert_eq!(vc.read(a, 8), 2, "other entries keep no floor");
+    }
+
+    /// With many clocks the floored copies stay stored until a sweep, but
+    /// read, list and fork as if gone; the sweep removes them.
+    #[test]
+    fn many_clocks_are_swept_later_and_read_the_same() {
+        let mut vc = VcFile::default();
+        let n = DIRECT_FLOOR_CLOCKS as u64 + 8;
+        for who in 100..100 + n {
+            vc.write(ThreadKey::Lang(who), 7, 4);
+            vc.write(ThreadKey::Lang(who), 8, 9);
+        }
+        vc.raise_floor(7, 5);
+        let a = ThreadKey::Lang(100);
+        assert_eq!(vc.read(a, 7), 5);
+        assert_eq!(
+            vc.stored(a),
+            [(8, 9)],
+            "the copy below the floor is not listed"
+        );
+        assert!(vc.entries(a).iter().all(|&(t, _)| t != 7));
+        assert!(vc.clocks[&a].contains_key(&7), "not swept yet");
+        for t in 0..n {
+            vc.raise_floor(1000 + t, 1);
+        }
+        assert!(!vc.clocks[&a].contains_key(&7), "swept");
+        assert_eq!(vc.read(a, 7), 5);
+        assert_eq!(vc.read(a, 8), 9);
     }
 }
