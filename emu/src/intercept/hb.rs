@@ -40,15 +40,21 @@ pub enum SyncKey {
     Readers(u64),
     /// The end of language thread `id` (acquired by its joiner).
     ThreadEnd(u64),
-    /// The start of the OpenMP parallel regions whose body is `fn`.
+    /// The start of the teams of the `teams` constructs whose body is `fn`.
     TeamStart(u64),
-    /// Their end (every member's body returned).
+    /// Their end (every team's body returned).
     TeamEnd(u64),
+    /// The start of OpenMP team instance `t`: one `GOMP_parallel` call
+    /// (its master's fork), whatever its body.
+    RegionStart(u64),
+    /// The end of team instance `t` (every member's body returned).
+    RegionEnd(u64),
     /// The creation of the OpenMP tasks whose body is `fn`.
     TaskStart(u64),
-    /// The end of every OpenMP task (acquired by barriers and the end of
-    /// a parallel region).
-    Tasks,
+    /// The end of every OpenMP task and worksharing unit that team
+    /// instance `t` ran (acquired by its barriers and its region's end; 0:
+    /// outside every region).
+    Tasks(u64),
     /// One `GOMP_task`/taskloop call (its tasks acquire it).
     TaskCreated(u64),
     /// The end of the tasks language thread `id` created (its taskwait).
@@ -62,8 +68,8 @@ pub enum SyncKey {
     DepIn(u64, u64),
     /// An OpenMP construct lock (critical, atomic, ordered; libs.rs).
     Construct(u8),
-    /// The OpenMP team barrier.
-    Barrier,
+    /// The barriers of team instance `t` (0: outside every region).
+    Barrier(u64),
     /// The end of the teams of a `teams` construct (the loop form,
     /// `GOMP_teams4`) encountered by language thread `id`.
     Teams(u64),

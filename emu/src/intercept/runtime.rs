@@ -199,6 +199,11 @@ pub struct BinaryRuntime {
     asked_num: HashSet<u64>,
     /// The next region token (one per implicit task that starts).
     next_region: u64,
+    /// The team instance of each `GOMP_parallel` call in progress, by
+    /// (body, data): its members' bodies are called with the call's data.
+    team_calls: HashMap<(u64, u64), u64>,
+    /// The next team instance (0 stands for no team).
+    next_team: u64,
 }
 
 impl BinaryRuntime {
@@ -231,6 +236,8 @@ impl BinaryRuntime {
             owned: HashMap::new(),
             asked_num: HashSet::new(),
             next_region: 1,
+            team_calls: HashMap::new(),
+            next_team: 1,
             atomic_objects: AtomicObjects::default(),
             plain_atomics: 0,
             atomic_pc: u64::MAX,
@@ -338,6 +345,18 @@ impl BinaryRuntime {
         } else {
             None
         }
+    }
+
+    /// The team instance of the innermost parallel region whose body
+    /// kernel thread `i` runs (0: none).
+    fn team_of(&self, i: usize) -> u64 {
+        self.threads.get(i).map_or(0, |t| {
+            t.pending
+                .iter()
+                .rev()
+                .find(|p| p.call == LibCall::OmpRegion)
+                .map_or(0, |p| p.args[1])
+        })
     }
 
     /// The process has a second thread or a task from now on: counted
@@ -659,6 +678,12 @@ impl Machine {
         new
     }
 
+    /// The team instance of the parallel region the current kernel thread
+    /// runs a body of (0: none): its barriers, tasks and units.
+    fn current_team(&self) -> u64 {
+        self.binary.as_ref().map_or(0, |rt| rt.team_of(self.cur))
+    }
+
     /// Declares the main thread (T1) at the start of a binary-mode run.
     pub fn binary_start(&mut self, pc: u64) {
         self.threads[0].lthread = Some(1);
@@ -899,7 +924,15 @@ impl Machine {
             LibCall::Free => self.heap_free(args[0], ret),
             LibCall::OmpParallel => {
                 self.group_of_region(args[0]);
-                self.release(SyncKey::TeamStart(args[0]), ret);
+                // A team instance of its own: two concurrent regions with
+                // one body (nested in two threads of a team) do not
+                // synchronize with each other. `args[2]` keeps it.
+                let rt = self.rt();
+                let team = rt.next_team;
+                rt.next_team += 1;
+                rt.team_calls.insert((args[0], args[1]), team);
+                args[2] = team;
+                self.release(SyncKey::RegionStart(team), ret);
                 self.intercept_body(args[0], LibCall::OmpRegion);
             }
             LibCall::OmpTask | LibCall::OmpTaskLoop => {
@@ -937,6 +970,8 @@ impl Machine {
                     (Vec::new(), true, wait, exec)
                 };
                 let (id, group) = self.rt().tasks.create(me, deps, many, own_group, exec, ret);
+                let team = self.current_team();
+                self.rt().tasks.bind(id, team);
                 // The task may start long after its creation (at a barrier
                 // of a team of one): the creator's accesses from now on are
                 // concurrent with it, so they are checked.
@@ -959,7 +994,16 @@ impl Machine {
             LibCall::OmpRegion => {
                 let g = self.region_group(pc);
                 self.group_enter(g);
-                self.acquire(SyncKey::TeamStart(pc), ret);
+                // The member's team: the call that passed this body its
+                // data (`args[1]` keeps it).
+                let team = self
+                    .rt()
+                    .team_calls
+                    .get(&(pc, args[0]))
+                    .copied()
+                    .unwrap_or(0);
+                args[1] = team;
+                self.acquire(SyncKey::RegionStart(team), ret);
                 // The implicit task's token (its own heap memory).
                 let rt = self.rt();
                 task = rt.next_region;
@@ -1056,7 +1100,8 @@ impl Machine {
             LibCall::OmpBarrier => {
                 self.unit_end(ret);
                 self.rt().thread(cur).loop_site = 0;
-                self.release(SyncKey::Barrier, ret);
+                let team = self.current_team();
+                self.release(SyncKey::Barrier(team), ret);
             }
             LibCall::OmpSections | LibCall::OmpWorkEnd => {
                 self.unit_end(ret);
@@ -1257,9 +1302,22 @@ impl Machine {
             LibCall::OmpParallel => {
                 // The region's end waits for every task of the team too
                 // (they may run in the final barrier, after the bodies).
-                self.acquire(SyncKey::TeamEnd(a[0]), pc);
-                self.acquire(SyncKey::Tasks, pc);
+                let team = a[2];
+                self.acquire(SyncKey::RegionEnd(team), pc);
+                self.acquire(SyncKey::Tasks(team), pc);
                 self.raise_floors(pc);
+                let rt = self.rt();
+                if rt.team_calls.get(&(a[0], a[1])) == Some(&team) {
+                    rt.team_calls.remove(&(a[0], a[1]));
+                }
+                for key in [
+                    SyncKey::RegionStart(team),
+                    SyncKey::RegionEnd(team),
+                    SyncKey::Barrier(team),
+                    SyncKey::Tasks(team),
+                ] {
+                    rt.sync.forget(key);
+                }
             }
             LibCall::OmpTaskLoop if a[2] != 0 => self.acquire(SyncKey::Group(a[2] - 1), pc),
             LibCall::OmpTaskGroupEnd => {
@@ -1270,8 +1328,8 @@ impl Machine {
                 }
             }
             LibCall::OmpRegion => {
-                // `p.args` holds the body's own address (see binary_entry).
-                self.release(SyncKey::TeamEnd(a[2]), pc);
+                // `p.args[1]` holds the member's team instance.
+                self.release(SyncKey::RegionEnd(a[1]), pc);
                 self.group_leave();
                 let rt = self.rt();
                 rt.owned.remove(&p.task);
@@ -1281,7 +1339,10 @@ impl Machine {
             LibCall::OmpTaskBody => {
                 let (id, prev) = (a[0], a[1]);
                 let last = self.vc.read(ThreadKey::Lang(id), id);
-                self.release(SyncKey::Tasks, pc);
+                // The task's binding team: it may run in the region's final
+                // barrier, after the member's body returned.
+                let team = self.rt().tasks.team_of(id);
+                self.release(SyncKey::Tasks(team), pc);
                 let mut undeferred = false;
                 if let Some(c) = self.rt().tasks.finished(id) {
                     undeferred = c.undeferred;
@@ -1366,9 +1427,10 @@ impl Machine {
                 self.unit_begin(pc, LangUnit::Chunk { site, lo, hi });
             }
             LibCall::OmpBarrier => {
-                self.raise_floors_at_barrier(pc);
-                self.acquire(SyncKey::Barrier, pc);
-                self.acquire(SyncKey::Tasks, pc);
+                let team = self.current_team();
+                self.raise_floors_at_barrier(pc, team);
+                self.acquire(SyncKey::Barrier(team), pc);
+                self.acquire(SyncKey::Tasks(team), pc);
                 self.raise_floors(pc);
             }
             LibCall::OmpEnter(OMP_CRITICAL) => {

@@ -133,6 +133,10 @@ pub struct Creation {
     /// creator's continuation. A taskloop's undeferred tasks run one after
     /// another.
     pub undeferred: bool,
+    /// The team instance it binds to (runtime.rs; 0: none): the tasks'
+    /// ends join that team's barriers and region end, wherever they run
+    /// (also in the region's final barrier, after a member's body).
+    pub team: u64,
 }
 
 /// How a `GOMP_task` call asks its task to run.
@@ -209,9 +213,26 @@ impl Tasks {
                 site,
                 final_task: exec.final_clause || parent_final,
                 undeferred: exec.if_false || exec.no_team || parent_final,
+                team: 0,
             },
         );
         (id, own)
+    }
+
+    /// Creation `id`'s tasks bind to team instance `team`.
+    pub fn bind(&mut self, id: u64, team: u64) {
+        if let Some(c) = self.creations.get_mut(&id) {
+            c.team = team;
+        }
+    }
+
+    /// The team instance running task `task`'s creation binds to (0: none
+    /// or unknown).
+    pub fn team_of(&self, task: u64) -> u64 {
+        self.running
+            .get(&task)
+            .and_then(|c| self.creations.get(c))
+            .map_or(0, |c| c.team)
     }
 
     /// `[addr, addr+size)` was allocated during creation `id`.

@@ -96,10 +96,11 @@ impl Machine {
     /// floors of those clocks' entries that every language thread that can
     /// still run holds, or will acquire before it runs program code again —
     /// the returning thread, and every thread whose innermost call is a
-    /// barrier: each acquires the same clocks at its return. The acquires
+    /// barrier of the same team: each acquires the same clocks at its
+    /// return. The acquires
     /// then skip those entries, so one member pays for a phase's units
     /// instead of every member.
-    pub(super) fn raise_floors_at_barrier(&mut self, pc: u64) {
+    pub(super) fn raise_floors_at_barrier(&mut self, pc: u64, team: u64) {
         if !self.floors {
             return;
         }
@@ -113,17 +114,19 @@ impl Machine {
         let waiting: Vec<u64> = rt
             .threads
             .iter()
-            .filter(|t| {
+            .enumerate()
+            .filter(|&(i, t)| {
                 t.pending
                     .last()
                     .is_some_and(|p| p.call == LibCall::OmpBarrier)
+                    && rt.team_of(i) == team
             })
-            .map(|t| t.lang)
+            .map(|(_, t)| t.lang)
             .chain(std::iter::once(me))
             .collect();
         let others: Vec<u64> = live.into_iter().filter(|l| !waiting.contains(l)).collect();
         let mut published: lard_detector_hw::clock::FxHashMap<u64, u64> = Default::default();
-        for key in [SyncKey::Barrier, SyncKey::Tasks] {
+        for key in [SyncKey::Barrier(team), SyncKey::Tasks(team)] {
             for (t, v) in rt.sync.entries(key) {
                 let e = published.entry(t).or_insert(0);
                 *e = (*e).max(v);

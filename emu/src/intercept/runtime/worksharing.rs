@@ -12,7 +12,7 @@
 //! thread runs it, then asks for the next one (or ends the construct). So a
 //! unit starts at that return, forked from the task that got it, and ends
 //! at the thread's next call for work or barrier: its clock is released
-//! into the unit's end key — [`SyncKey::Tasks`], which every barrier
+//! into the unit's end key — [`SyncKey::Tasks`] of its team, which every barrier
 //! acquires, for a section or chunk; the encountering task's
 //! [`SyncKey::Teams`] for a team — and the thread continues as the task,
 //! unordered after the unit (with `nowait` another thread could have run
@@ -131,7 +131,8 @@ impl Machine {
     /// task, as in the lard-cc runtime).
     pub(super) fn unit_begin(&mut self, pc: u64, what: LangUnit) {
         if let Some((top, owner)) = self.innermost_pending(|c| c == LibCall::OmpRegion) {
-            self.begin_unit(pc, SyncKey::Tasks, top, what, owner);
+            let team = self.current_team();
+            self.begin_unit(pc, SyncKey::Tasks(team), top, what, owner);
             if self.thread_bound(owner) {
                 self.acquire(SyncKey::Units(owner), pc);
             }

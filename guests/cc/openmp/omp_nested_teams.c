@@ -1,0 +1,24 @@
+/* Race-free: two teams of a nested region run concurrently, one inside
+ * each thread of the outer team; each thread writes its slot, passes its
+ * own team's barrier, then reads the slot of its team's other thread.
+ * Racy twin: race_omp_nested_teams.c (it reads the other team's). */
+#include <omp.h>
+#include <stdio.h>
+static int a[2][2], b[2][2];
+int main(void)
+{
+    omp_set_max_active_levels(2);
+#pragma omp parallel num_threads(2)
+    {
+        int o = omp_get_thread_num();
+#pragma omp parallel num_threads(2)
+        {
+            int i = omp_get_thread_num();
+            a[o][i] = 1;
+#pragma omp barrier
+            b[o][i] = a[o][1 - i];
+        }
+    }
+    printf("sum = %d\n", b[0][0] + b[0][1] + b[1][0] + b[1][1]);
+    return 0;
+}
