@@ -386,6 +386,10 @@ struct RunArgs {
     /// units).
     #[arg(long)]
     no_clock_floors: bool,
+    /// Reach guest memory through unicorn's softmmu TLB on every access
+    /// instead of addressing it directly (the same run, slower).
+    #[arg(long)]
+    no_direct_memory: bool,
     /// Race detector: fasttrack (default), canonical, lardish or object
     /// (object races: ownership states and per-object locksets).
     #[arg(long, value_parser = ["fasttrack", "canonical", "lardish", "object", "none"], default_value = "fasttrack")]
@@ -1232,6 +1236,7 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
         program_code: args.program_code.clone(),
         prune: !args.no_prune,
         clock_floors: !args.no_clock_floors,
+        direct_memory: !args.no_direct_memory,
         host_fds: Vec::new(),
         process: identity,
         trace_children: args.trace_children == "yes",

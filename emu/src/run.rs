@@ -158,7 +158,7 @@ impl Emulator {
         let r = uc.r();
         // Before anything is translated: every block counts itself.
         let clock = r.clock();
-        let mut mem = Memory::new(r);
+        let mut mem = Memory::new(r, config.direct_memory);
         let image = loader::load(&mut mem, file).map_err(SetupError::Load)?;
         mem.init_brk(image.end);
         let root = config.sysroot.as_deref();

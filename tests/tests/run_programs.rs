@@ -44,6 +44,26 @@ fn code_written_at_run_time_runs_as_natively() {
 }
 
 #[test]
+fn accesses_the_program_may_not_make_fault_as_natively() {
+    // Stores to read-only pages (plain, 16-byte, string), loads of
+    // PROT_NONE and unmapped pages and through a null pointer, a load
+    // crossing into an inaccessible page, and the accesses mprotect allows
+    // again: each faults (or not) where it does natively, whether guest
+    // memory is addressed directly (host protections follow the guest's)
+    // or through the softmmu TLB.
+    for libc in Libc::ALL {
+        let guest = build_c("plain/fault_kinds.c", libc);
+        let n = native(&guest, &[]);
+        assert!(stdout(&n).contains("SIGSEGV at page+0"), "{}", stdout(&n));
+        for flags in [&[][..], &["--no-direct-memory"][..]] {
+            let l = lard_run(flags, &guest, &[]);
+            assert_eq!(stdout(&l), stdout(&n), "{libc:?} {flags:?}: {}", stderr(&l));
+            assert_eq!(shell_status(&l), 0, "{libc:?} {flags:?}: {}", stderr(&l));
+        }
+    }
+}
+
+#[test]
 fn the_vsyscall_page_answers_as_the_system_calls_do() {
     // Its answers are checked by the guest itself against the system calls
     // (the native kernel may have no vsyscall page at all).

@@ -332,6 +332,9 @@ pub struct Config {
     /// Binary mode: raise clock floors where the observer applies them
     /// (`--no-clock-floors` clears it; intercept/runtime/floors.rs).
     pub clock_floors: bool,
+    /// Translated code addresses guest memory below the direct window's end
+    /// as host memory (`--no-direct-memory` clears it; cpu/memory.rs).
+    pub direct_memory: bool,
     /// Host descriptors lard owns while the guest runs (its stderr copy, the
     /// trace file): the guest can neither close nor replace them
     /// ([`crate::linux::hostfd`]).
@@ -379,6 +382,7 @@ impl Default for Config {
             program_code: Vec::new(),
             prune: true,
             clock_floors: true,
+            direct_memory: true,
             host_fds: Vec::new(),
             process: Identity::root(),
             trace_children: true,

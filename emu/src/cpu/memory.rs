@@ -1,11 +1,22 @@
 //! The guest address space: host-backed regions mapped into unicorn.
 //!
-//! Every guest mapping is an anonymous host mapping (memmap2) handed to
-//! unicorn with `uc_mem_map_ptr`, so system calls can read and write guest
-//! buffers directly through host pointers. Page permissions are unicorn's:
-//! a guest write to read-only text faults in the guest, never in the host.
-//! Data pages are mapped without EXEC unless the program asks for it (a store
-//! costs ≈11 ns on RW pages and ≈16 ns on RWX pages: shared/notes).
+//! Every guest mapping is host memory handed to unicorn with
+//! `uc_mem_map_ptr`, so system calls can read and write guest buffers
+//! directly through host pointers. Page permissions are unicorn's: a guest
+//! write to read-only text faults in the guest, never in the host.
+//!
+//! **Direct guest addressing.** Guest addresses below [`WINDOW_END`] live in
+//! one host reservation, the window: guest address `a` is host address
+//! `base + a`, and translated code makes such an access as a plain host
+//! access instead of a softmmu TLB look-up (unicorn patch 0020). The
+//! window's pages carry host permissions no wider than the guest's (none
+//! for an unmapped page), so an access the guest may not make faults on the
+//! host, and unicorn sends it on to the softmmu path, which gives the guest
+//! the fault it would have had. A mapping outside the window, or one the
+//! window cannot hold, has host memory of its own and is reached through
+//! the TLB. A page that is writable and executable at once would let a
+//! direct store change translated code unseen: the first such mapping turns
+//! direct addressing off for the rest of the process.
 
 use crate::cpu::uc::{prot, UcError, UcRef};
 use memmap2::MmapMut;
@@ -24,17 +35,148 @@ pub fn page_ceil(a: u64) -> u64 {
     a.saturating_add(PAGE - 1) & !(PAGE - 1)
 }
 
-/// Where the top-down mmap allocator starts.
-const MMAP_TOP: u64 = 0x7fff_0000_0000;
+/// log2 of [`WINDOW_END`].
+pub const WINDOW_BITS: u32 = 45;
+/// Guest addresses below this live in the direct window (32 TiB).
+pub const WINDOW_END: u64 = 1 << WINDOW_BITS;
+
+/// Where the top-down mmap allocator starts (inside the window).
+const MMAP_TOP: u64 = 0x1fff_0000_0000;
 /// Lowest address the mmap allocator hands out.
 const MMAP_BOTTOM: u64 = 0x1000_0000;
+
+/// The host memory behind a region (shared by the pieces of a split one).
+enum Host {
+    /// A host mapping of its own, unmapped when the last piece goes.
+    Own(MmapMut),
+    /// Pages of the window at `base + guest address`: given back to the
+    /// reservation page range by page range as the guest unmaps them.
+    Window(*mut u8),
+}
+
+impl Host {
+    fn as_ptr(&self) -> *const u8 {
+        match self {
+            Host::Own(m) => m.as_ptr(),
+            Host::Window(p) => *p,
+        }
+    }
+}
+
+/// The host reservation of direct guest addressing.
+struct Window {
+    base: usize,
+}
+
+/// The host protection of a guest page with `perms`: readable when the
+/// guest may read or execute it (translation reads code), writable when
+/// the guest may write it.
+fn host_prot(perms: u32) -> libc::c_int {
+    let mut p = libc::PROT_NONE;
+    if perms & (prot::READ | prot::WRITE | prot::EXEC) != 0 {
+        p |= libc::PROT_READ;
+    }
+    if perms & prot::WRITE != 0 {
+        p |= libc::PROT_WRITE;
+    }
+    p
+}
+
+impl Window {
+    /// Reserves `WINDOW_END` bytes and a guard page past them (an access
+    /// that starts below the end and crosses it faults there).
+    fn reserve() -> Option<Window> {
+        // SAFETY: a fresh anonymous reservation; no memory is touched.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                (WINDOW_END + PAGE) as usize,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        (p != libc::MAP_FAILED).then_some(Window { base: p as usize })
+    }
+
+    fn holds(addr: u64, len: u64) -> bool {
+        addr.checked_add(len).is_some_and(|end| end <= WINDOW_END)
+    }
+
+    fn host(&self, addr: u64) -> *mut u8 {
+        (self.base + addr as usize) as *mut u8
+    }
+
+    /// Fresh zeroed pages at `[addr, addr+len)`.
+    fn map(&self, addr: u64, len: u64, perms: u32) -> Option<*mut u8> {
+        // SAFETY: the range lies inside the reservation, which only this
+        // address space maps into; MAP_FIXED replaces its reserved pages.
+        let p = unsafe {
+            libc::mmap(
+                self.host(addr) as *mut libc::c_void,
+                len as usize,
+                host_prot(perms),
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        (p != libc::MAP_FAILED).then_some(p as *mut u8)
+    }
+
+    /// Moves the host mapping `m` (exactly `len` bytes) to `[addr, addr+len)`.
+    fn adopt(&self, addr: u64, len: u64, m: MmapMut) -> Option<*mut u8> {
+        if m.len() as u64 != len {
+            return None;
+        }
+        // SAFETY: moves a mapping this function owns over reserved pages.
+        let p = unsafe {
+            libc::mremap(
+                m.as_ptr() as *mut libc::c_void,
+                len as usize,
+                len as usize,
+                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                self.host(addr) as *mut libc::c_void,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        // The mapping lives on at its new address; its old one is gone.
+        std::mem::forget(m);
+        Some(p as *mut u8)
+    }
+
+    /// Gives `[addr, addr+len)` back to the reservation.
+    fn release(&self, addr: u64, len: u64) {
+        // SAFETY: as in `map`; the pages become inaccessible and their
+        // memory goes back to the host.
+        unsafe {
+            libc::mmap(
+                self.host(addr) as *mut libc::c_void,
+                len as usize,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+    }
+
+    /// Sets the host protection of `[addr, addr+len)`.
+    fn protect(&self, addr: u64, len: u64, prot: libc::c_int) {
+        // SAFETY: a range of mapped window pages.
+        unsafe { libc::mprotect(self.host(addr) as *mut libc::c_void, len as usize, prot) };
+    }
+}
 
 /// One mapped page range.
 struct Region {
     len: u64,
     perms: u32,
     /// The host memory behind it (shared by the pieces of a split region).
-    host: std::rc::Rc<MmapMut>,
+    host: std::rc::Rc<Host>,
     /// Offset of this region's first byte within `host`.
     host_off: usize,
     /// What it is, for messages: "[stack]", "[heap]", an ELF path, "[mmap]".
@@ -42,6 +184,12 @@ struct Region {
     /// A `MAP_SHARED` mapping: its host memory is shared with the other
     /// processes that map it (and with a forked child).
     shared: bool,
+}
+
+impl Region {
+    fn in_window(&self) -> bool {
+        matches!(*self.host, Host::Window(_))
+    }
 }
 
 /// Why a memory operation failed (errno-style for system calls).
@@ -65,6 +213,11 @@ impl From<UcError> for MemError {
 pub struct Memory {
     uc: UcRef,
     regions: BTreeMap<u64, Region>,
+    /// The direct window (None: every region has host memory of its own).
+    window: Option<Window>,
+    /// Whether translated code addresses the window directly (turned off
+    /// for good by the first writable and executable page).
+    direct: bool,
     /// Program break: start and current end (page-granular mapping behind it).
     pub brk_start: u64,
     brk_cur: u64,
@@ -72,11 +225,19 @@ pub struct Memory {
 }
 
 impl Memory {
-    /// An empty address space for `uc`.
-    pub fn new(uc: UcRef) -> Memory {
+    /// An empty address space for `uc`, with direct guest addressing when
+    /// `direct` asks for it and the host can reserve the window. Call it
+    /// before anything is translated.
+    pub fn new(uc: UcRef, direct: bool) -> Memory {
+        let window = if direct { Window::reserve() } else { None };
+        let direct = window
+            .as_ref()
+            .is_some_and(|w| uc.direct(w.base as u64, WINDOW_BITS).is_ok());
         Memory {
             uc,
             regions: BTreeMap::new(),
+            window,
+            direct,
             brk_start: 0,
             brk_cur: 0,
             brk_mapped: 0,
@@ -101,8 +262,33 @@ impl Memory {
         if self.overlaps(addr, len) {
             return Err(MemError::Invalid);
         }
+        self.writable_code(perms);
+        if let Some(w) = self.window.as_ref().filter(|_| Window::holds(addr, len)) {
+            let ptr = w.map(addr, len, perms).ok_or(MemError::NoMemory)?;
+            let r = self.insert(addr, len, perms, name, Host::Window(ptr), false);
+            if let (Err(_), Some(w)) = (&r, &self.window) {
+                w.release(addr, len);
+            }
+            return r;
+        }
         let host = MmapMut::map_anon(len as usize).map_err(|_| MemError::NoMemory)?;
-        self.map_host(addr, len, perms, name, host, false)
+        self.insert(addr, len, perms, name, Host::Own(host), false)
+    }
+
+    /// Whether translated code addresses guest memory directly.
+    pub fn direct(&self) -> bool {
+        self.direct
+    }
+
+    /// Turns direct addressing off before a page becomes writable and
+    /// executable at once: a direct store would not see the code it
+    /// overwrites (the softmmu path drops the translations of a page it
+    /// stores to).
+    fn writable_code(&mut self, perms: u32) {
+        let wx = prot::WRITE | prot::EXEC;
+        if self.direct && perms & wx == wx && self.uc.direct(0, 0).is_ok() {
+            self.direct = false;
+        }
     }
 
     /// Maps `host` (a host mapping of at least `len` bytes, e.g. a
@@ -127,11 +313,42 @@ impl Memory {
         if self.overlaps(addr, len) {
             return Err(MemError::Invalid);
         }
-        let mut host = std::rc::Rc::new(host);
-        let ptr = std::rc::Rc::get_mut(&mut host)
-            .ok_or(MemError::Invalid)?
-            .as_mut_ptr();
-        // SAFETY: the host mapping lives in `regions` until the range is unmapped.
+        self.writable_code(perms);
+        let exact = host.len() as u64 == len;
+        let host = match self
+            .window
+            .as_ref()
+            .filter(|_| exact && Window::holds(addr, len))
+        {
+            Some(w) => {
+                let ptr = w.adopt(addr, len, host).ok_or(MemError::NoMemory)?;
+                // Host permissions follow the guest's in the window.
+                w.protect(addr, len, host_prot(perms));
+                Host::Window(ptr)
+            }
+            None => Host::Own(host),
+        };
+        let in_window = matches!(host, Host::Window(_));
+        let r = self.insert(addr, len, perms, name, host, shared);
+        if let (Err(_), true, Some(w)) = (&r, in_window, &self.window) {
+            w.release(addr, len);
+        }
+        r
+    }
+
+    /// Hands `host` to unicorn at `[addr, addr+len)` and records the region.
+    fn insert(
+        &mut self,
+        addr: u64,
+        len: u64,
+        perms: u32,
+        name: &'static str,
+        host: Host,
+        shared: bool,
+    ) -> Result<(), MemError> {
+        let host = std::rc::Rc::new(host);
+        let ptr = host.as_ptr() as *mut u8;
+        // SAFETY: the host memory lives in `regions` until the range is unmapped.
         unsafe { self.uc.map_ptr(addr, len, perms, ptr)? };
         if shared {
             // Another process may run a locked instruction on this memory
@@ -225,6 +442,9 @@ impl Memory {
         for s in victims {
             let r = self.regions.remove(&s).expect("region present");
             self.uc.unmap(s, r.len)?;
+            if let (true, Some(w)) = (r.in_window(), &self.window) {
+                w.release(s, r.len);
+            }
         }
         Ok(())
     }
@@ -242,6 +462,7 @@ impl Memory {
         if !self.is_mapped(addr, len) {
             return Err(MemError::NoMemory);
         }
+        self.writable_code(perms);
         let end = addr + len;
         self.split_at(addr);
         self.split_at(end);
@@ -250,6 +471,9 @@ impl Memory {
             let r = self.regions.get_mut(&s).expect("region present");
             let gains_exec = r.perms & prot::EXEC == 0 && perms & prot::EXEC != 0;
             self.uc.protect(s, r.len, perms)?;
+            if let (true, Some(w)) = (r.in_window(), &self.window) {
+                w.protect(s, r.len, host_prot(perms));
+            }
             r.perms = perms;
             if gains_exec {
                 // Code translated while the range was last executable may be
@@ -381,12 +605,52 @@ impl Memory {
         }
     }
 
-    /// Guest bytes whatever their permissions (the emulator inspecting a
-    /// mapping, e.g. an ELF header mapped PROT_NONE).
-    pub fn peek(&self, addr: u64, len: u64) -> Option<&[u8]> {
+    /// A copy of guest bytes whatever their permissions (the emulator
+    /// inspecting a mapping, e.g. an ELF header mapped PROT_NONE).
+    pub fn peek(&self, addr: u64, len: u64) -> Option<Vec<u8>> {
         let p = self.host_ptr(addr, len, 0)?;
-        // SAFETY: host_ptr checked the range lies in live host memory.
-        Some(unsafe { std::slice::from_raw_parts(p, len as usize) })
+        Some(self.unprotected(addr, len, || {
+            // SAFETY: host_ptr checked the range lies in live host memory,
+            // readable on the host while `unprotected` runs this.
+            unsafe { std::slice::from_raw_parts(p, len as usize) }.to_vec()
+        }))
+    }
+
+    /// Runs `f` on a host pointer to `[addr, addr+len)`, writable on the
+    /// host whatever the guest's permissions (a file's contents copied into
+    /// a fresh private mapping); None if the range is not mapped in one
+    /// host mapping.
+    pub fn fill<R>(&self, addr: u64, len: u64, f: impl FnOnce(*mut u8) -> R) -> Option<R> {
+        let p = self.host_ptr(addr, len, 0)?;
+        Some(self.unprotected(addr, len, || f(p)))
+    }
+
+    /// Runs `f` with the window pages of `[addr, addr+len)` readable and
+    /// writable on the host, then gives them back their guest permissions:
+    /// the emulator's own accesses that ignore the guest's (the loader,
+    /// the debugger).
+    fn unprotected<R>(&self, addr: u64, len: u64, f: impl FnOnce() -> R) -> R {
+        let Some(w) = &self.window else {
+            return f();
+        };
+        let end = addr.saturating_add(len);
+        let rw = libc::PROT_READ | libc::PROT_WRITE;
+        let pieces: Vec<(u64, u64, u32)> = self
+            .regions
+            .range(..end)
+            .rev()
+            .take_while(|(&s, r)| s + r.len > addr)
+            .filter(|(_, r)| r.in_window() && host_prot(r.perms) != rw)
+            .map(|(&s, r)| (s, r.len, r.perms))
+            .collect();
+        for &(s, l, _) in &pieces {
+            w.protect(s, l, rw);
+        }
+        let out = f();
+        for &(s, l, perms) in &pieces {
+            w.protect(s, l, host_prot(perms));
+        }
+        out
     }
 
     /// A readable guest byte slice.
@@ -469,8 +733,11 @@ impl Memory {
     /// Writes bytes ignoring permissions (loader, initial stack).
     pub fn poke(&self, addr: u64, bytes: &[u8]) -> Option<()> {
         let p = self.host_ptr(addr, bytes.len() as u64, 0)?;
-        // SAFETY: host_ptr validated the range.
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        self.unprotected(addr, bytes.len() as u64, || {
+            // SAFETY: host_ptr validated the range, writable on the host
+            // while `unprotected` runs this.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) }
+        });
         Some(())
     }
 

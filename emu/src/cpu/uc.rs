@@ -172,6 +172,22 @@ impl UcRef {
         unsafe { uc_lard_host_atomics(self.0) }
     }
 
+    /// Direct guest addressing (patch 0020): with `bits` > 0, translated
+    /// code makes a guest access whose address is below `1 << bits` at host
+    /// address `base + address` instead of through the softmmu TLB, and
+    /// any other through the TLB; 0 turns it off. Code translated before is
+    /// dropped. The caller maps every guest page below `1 << bits` at
+    /// `base + address` with host permissions no wider than the guest's and
+    /// keeps the rest of the window reserved (`PROT_NONE`): an access that
+    /// faults on the host goes on in the softmmu path (unicorn's SIGSEGV
+    /// handler, installed by the first call), so the guest sees what it
+    /// would have seen without it.
+    pub fn direct(self, base: u64, bits: u32) -> Result<(), UcError> {
+        // SAFETY: the engine is live; not called while translated code runs
+        // except from a hook, which the patch allows.
+        check(unsafe { uc_lard_direct(self.0, base, bits as std::ffi::c_int) })
+    }
+
     /// Unmaps a page range.
     pub fn unmap(self, addr: u64, len: u64) -> Result<(), UcError> {
         // SAFETY: the engine is live.
@@ -657,6 +673,11 @@ impl Drop for AccessBuffer {
 extern "C" {
     /// Declared by patch 0012.
     fn uc_lard_host_atomics(uc: *mut sys::uc_engine);
+}
+
+extern "C" {
+    /// Declared by patch 0020.
+    fn uc_lard_direct(uc: *mut sys::uc_engine, base: u64, bits: std::ffi::c_int) -> sys::uc_error;
 }
 
 extern "C" {

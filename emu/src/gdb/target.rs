@@ -439,7 +439,7 @@ impl MultiThreadBase for LardTarget<'_> {
     fn read_addrs(&mut self, start: u64, data: &mut [u8], _tid: Tid) -> TargetResult<usize, Self> {
         let mem = &self.m().mem;
         if let Some(b) = mem.peek(start, data.len() as u64) {
-            data.copy_from_slice(b);
+            data.copy_from_slice(&b);
             return Ok(data.len());
         }
         // Across mappings, or up to the first unmapped byte.

@@ -7,10 +7,11 @@ use crate::cpu::memory::{page_ceil, page_floor, MemError, Memory, PAGE};
 use crate::cpu::uc::prot;
 use goblin::elf::program_header::{PF_R, PF_W, PF_X};
 
-/// Load address of static-PIE executables (the kernel's ELF_ET_DYN_BASE).
-pub const PIE_BASE: u64 = 0x5555_5555_4000;
+/// Load address of PIE executables: the kernel's ELF_ET_DYN_BASE
+/// (0x555555554000) scaled into the direct window (cpu/memory.rs).
+pub const PIE_BASE: u64 = 0x1555_5555_4000;
 /// Top of the main thread's stack.
-pub const STACK_TOP: u64 = 0x7fff_ffff_f000;
+pub const STACK_TOP: u64 = 0x1fff_ffff_f000;
 /// Size of the main thread's stack mapping.
 pub const STACK_SIZE: u64 = 8 << 20;
 

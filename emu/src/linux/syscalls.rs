@@ -1104,8 +1104,8 @@ impl Machine {
                 None => return Val(-ENOMEM),
             }
         };
-        // File contents are copied in (private mappings); the mapping is
-        // first made writable so the copy can land.
+        // File contents are copied in (private mappings), through host
+        // memory made writable for the copy.
         let file = flags & MAP_ANONYMOUS == 0;
         let name = if file { "[file]" } else { "[mmap]" };
         // MAP_SHARED memory is the host's shared memory, so that processes
@@ -1124,21 +1124,17 @@ impl Machine {
                 Err(e) => Val(e),
             };
         }
-        if let Err(e) = self
-            .mem
-            .map(at, len, perms | if file { prot::WRITE } else { 0 }, name)
-        {
+        if let Err(e) = self.mem.map(at, len, perms, name) {
             return Self::map_err(e);
         }
         if file {
-            let p = self.mem.host_ptr(at, len, 0).expect("just mapped") as u64;
-            let r = host(17, [fd, p, len, off, 0, 0]);
+            let r = self
+                .mem
+                .fill(at, len, |p| host(17, [fd, p as u64, len, off, 0, 0]))
+                .expect("just mapped");
             if r < 0 {
                 let _ = self.mem.unmap(at, len);
                 return Val(r);
-            }
-            if perms & prot::WRITE == 0 && self.mem.protect(at, len, perms).is_err() {
-                return Val(-EINVAL);
             }
         }
         if file && off == 0 {
