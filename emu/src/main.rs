@@ -28,6 +28,9 @@ const EXIT_MAX_INSNS: u8 = 120;
 const EXIT_TIMEOUT: u8 = 121;
 /// `lard run --sched pct` without `--pct-depth`.
 const PCT_DEPTH: u32 = 2;
+/// The largest `--quantum`: a random quantum (up to twice it) must fit the
+/// clock's block count (emu/src/cpu/uc.rs, `Clock`).
+const MAX_QUANTUM: u64 = 1 << 25;
 /// `lard explore`: the runs' quantum.
 const EXPLORE_QUANTUM: u64 = 20;
 /// `lard run --sched pct` without `--pct-steps`.
@@ -249,7 +252,7 @@ struct ExploreCli {
     seed: u64,
     /// The runs' quantum in basic blocks (the first run keeps lard run's
     /// default).
-    #[arg(long, value_name = "Q", default_value_t = EXPLORE_QUANTUM, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "Q", default_value_t = EXPLORE_QUANTUM, value_parser = clap::value_parser!(u64).range(1..=MAX_QUANTUM))]
     quantum: u64,
     /// Wall-clock limit of each run (fractions allowed).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, default_value = "60")]
@@ -339,8 +342,8 @@ struct RunArgs {
     /// Scheduling policy.
     #[arg(long, value_enum, default_value = "rr")]
     sched: SchedArg,
-    /// Quantum in basic blocks.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Quantum in basic blocks (at most 2^25).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=MAX_QUANTUM))]
     quantum: u64,
     /// With --sched pct: the bug depth D (D - 1 priority change points).
     #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=64))]

@@ -388,20 +388,32 @@ impl UcRef {
 }
 
 /// The counters the patched core keeps inside translated code
-/// (emu/unicorn-patches/0003). Every translation block's prologue first
-/// checks the budget — once `blocks_left` is 0 or `insns` has reached
-/// `insn_limit`, emulation stops there, before the block executes or counts
-/// — and otherwise adds the block's instruction count to `insns` and spends
-/// one unit of `blocks_left`. No callback per block. (Patch 0015 counts
-/// first and gives the count back when it stops, testing the three stop
-/// conditions as one sign: `insn_limit` must stay below 2^63.)
+/// (emu/unicorn-patches/0003, 0015, 0021). Every translation block's
+/// prologue spends one block of the quantum and counts the block's
+/// instructions — once no block is left or the count has reached
+/// `insn_limit`, emulation stops there, before the block executes or
+/// counts. No callback per block. The quantum and the count since `base`
+/// are one word (`blocks_left << CLOCK_SHIFT | count - base`, one add per
+/// block), which translated code keeps in a host register and stores here
+/// whenever C code or the emulator may look.
 #[repr(C)]
 #[derive(Debug, Default)]
 struct RawClock {
-    blocks_left: i64,
-    insns: u64,
+    word: i64,
+    base: u64,
     insn_limit: u64,
+    /// `insn_limit - base`, what the prologue compares the word's count with.
+    limit_rel: u64,
 }
+
+/// Bits of [`RawClock::word`] below the block count (the patch's
+/// `LARD_CLOCK_SHIFT`).
+const CLOCK_SHIFT: u32 = 37;
+/// Mask of the word's count.
+const CLOCK_LOW: u64 = (1 << CLOCK_SHIFT) - 1;
+/// The most blocks one budget holds: the word's high part is signed, and a
+/// block of at most 512 instructions must not carry out of the count.
+pub const MAX_BUDGET_BLOCKS: u64 = (1 << (63 - CLOCK_SHIFT)) - 1;
 
 extern "C" {
     /// Declared by patch 0003 (not in unicorn-engine-sys's bindings, which
@@ -418,40 +430,59 @@ extern "C" {
 pub struct Clock(*mut RawClock);
 
 impl Clock {
+    fn word(self) -> i64 {
+        // SAFETY: the pointer stays valid for the engine's lifetime and only
+        // this thread runs translated code, which stores its register
+        // before any hook or helper can read it.
+        unsafe { std::ptr::addr_of!((*self.0).word).read_volatile() }
+    }
+
+    fn base(self) -> u64 {
+        // SAFETY: as above.
+        unsafe { std::ptr::addr_of!((*self.0).base).read_volatile() }
+    }
+
+    /// Sets everything but `insn_limit` from the block count, the count and
+    /// the limit.
+    fn set(self, blocks: i64, insns: u64, insn_limit: u64) {
+        // SAFETY: as above; translated code reloads its register after any
+        // hook or helper and at its entry.
+        unsafe {
+            std::ptr::addr_of_mut!((*self.0).word).write_volatile(blocks << CLOCK_SHIFT);
+            std::ptr::addr_of_mut!((*self.0).base).write_volatile(insns);
+            std::ptr::addr_of_mut!((*self.0).insn_limit).write_volatile(insn_limit);
+            // Below 2^63 for the prologue's signed test (patch 0015).
+            std::ptr::addr_of_mut!((*self.0).limit_rel)
+                .write_volatile(insn_limit.saturating_sub(insns).min(i64::MAX as u64));
+        }
+    }
+
     /// Instructions of the translation blocks entered so far.
     #[inline]
     pub fn insns(self) -> u64 {
-        // SAFETY: the pointer stays valid for the engine's lifetime and only
-        // this thread runs translated code.
-        unsafe { std::ptr::addr_of!((*self.0).insns).read_volatile() }
+        self.base() + (self.word() as u64 & CLOCK_LOW)
     }
 
     /// Block entries left in the quantum (≤ 0 once it is exhausted).
     #[inline]
     pub fn blocks_left(self) -> i64 {
-        // SAFETY: as above.
-        unsafe { std::ptr::addr_of!((*self.0).blocks_left).read_volatile() }
+        self.word() >> CLOCK_SHIFT
     }
 
     /// Sets the instruction count (a debugger undoing the count of a
     /// translation block it re-entered in the middle: emu/src/gdb/hook.rs).
     pub fn set_insns(self, insns: u64) {
-        // SAFETY: as above; called from a code hook on the emulation thread.
-        unsafe { std::ptr::addr_of_mut!((*self.0).insns).write_volatile(insns) };
+        // SAFETY: as above.
+        let limit = unsafe { std::ptr::addr_of!((*self.0).insn_limit).read_volatile() };
+        self.set(self.blocks_left(), insns, limit);
     }
 
-    /// Sets the quantum (blocks to execute) and the instruction limit for the
-    /// next `uc_emu_start`.
+    /// Sets the quantum (blocks to execute, at most [`MAX_BUDGET_BLOCKS`])
+    /// and the instruction limit for the next `uc_emu_start`.
     pub fn set_budget(self, blocks: u64, insn_limit: u64) {
-        // SAFETY: as above; not called while translated code runs.
-        unsafe {
-            std::ptr::addr_of_mut!((*self.0).blocks_left)
-                .write_volatile(i64::try_from(blocks).unwrap_or(i64::MAX));
-            // Below 2^63 for the prologue's signed test (patch 0015); a
-            // count of 2^63 instructions is never reached.
-            std::ptr::addr_of_mut!((*self.0).insn_limit)
-                .write_volatile(insn_limit.min(i64::MAX as u64));
-        }
+        let blocks = blocks.min(MAX_BUDGET_BLOCKS) as i64;
+        // A count of 2^63 instructions is never reached.
+        self.set(blocks, self.insns(), insn_limit.min(i64::MAX as u64));
     }
 }
 
