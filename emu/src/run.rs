@@ -476,6 +476,7 @@ impl Emulator {
                     .filter_map(|t| match t.state {
                         ThreadState::Blocked(Wait::Futex { deadline, .. }) => deadline,
                         ThreadState::Blocked(Wait::Sleep { deadline }) => Some(deadline),
+                        ThreadState::Blocked(Wait::SigWait { deadline, .. }) => deadline,
                         ThreadState::Blocked(
                             Wait::Io { deadline, .. } | Wait::Retry { deadline, .. },
                         ) => deadline,
@@ -884,7 +885,9 @@ fn deadlock_report(m: &Machine) -> String {
             ThreadState::Blocked(Wait::Sleep { .. }) => "sleep".into(),
             ThreadState::Blocked(Wait::Io { fd, .. }) => format!("waits on descriptor {fd}"),
             ThreadState::Blocked(Wait::Retry { .. }) => "waits on the host".into(),
-            ThreadState::Blocked(Wait::Signal) => "waits for a signal".into(),
+            ThreadState::Blocked(Wait::Signal | Wait::SigWait { .. }) => {
+                "waits for a signal".into()
+            }
             ThreadState::Runnable => "runnable".into(),
             ThreadState::Exited => continue,
         };

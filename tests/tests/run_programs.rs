@@ -12,6 +12,7 @@ const PLAIN: &[(&str, &[&str])] = &[
     ("plain/exit_code.c", &["42", "thread"]),
     ("plain/unknown_syscall.c", &[]),
     ("plain/signal_handlers.c", &[]),
+    ("plain/sigwait.c", &[]),
     ("plain/madvise_discard.c", &[]),
     ("plain/mprotect_steps.c", &[]),
     ("plain/sse_lanes.c", &[]),

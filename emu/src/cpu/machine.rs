@@ -166,6 +166,19 @@ pub enum Wait {
     },
     /// `pause` or `rt_sigsuspend`: until a signal is delivered.
     Signal,
+    /// `rt_sigtimedwait`: until a signal of `set` is pending (taken instead
+    /// of delivered), another signal is delivered, or the deadline.
+    SigWait {
+        /// The signals waited for.
+        set: u64,
+        /// Where the taken signal's `siginfo` goes (0: nowhere).
+        info: u64,
+        /// The thread's mask before the call (the kernel unblocks `set`
+        /// while it waits).
+        mask: u64,
+        /// Virtual-time deadline (the call then fails with `EAGAIN`).
+        deadline: Option<u64>,
+    },
     /// A sleep until a virtual-time deadline.
     Sleep {
         /// Virtual-time deadline.
@@ -212,7 +225,9 @@ impl ThreadState {
             ThreadState::Exited => "exited".into(),
             ThreadState::Blocked(Wait::Futex { addr, .. }) => format!("futex wait on {addr:#x}"),
             ThreadState::Blocked(Wait::Sleep { .. }) => "sleeping".into(),
-            ThreadState::Blocked(Wait::Signal) => "waits for a signal".into(),
+            ThreadState::Blocked(Wait::Signal | Wait::SigWait { .. }) => {
+                "waits for a signal".into()
+            }
             ThreadState::Blocked(Wait::Io { fd, .. }) => format!("waits on descriptor {fd}"),
             ThreadState::Blocked(Wait::Retry { .. }) => "waits on the host".into(),
         }

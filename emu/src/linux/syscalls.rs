@@ -123,7 +123,7 @@ impl Machine {
         self.mem.write(addr, &b).is_some()
     }
 
-    fn read_timespec(&self, addr: u64) -> Option<u64> {
+    pub(in crate::linux) fn read_timespec(&self, addr: u64) -> Option<u64> {
         let s = self.mem.read_u64(addr)?;
         let ns = self.mem.read_u64(addr + 8)?;
         Some(s.saturating_mul(1_000_000_000).saturating_add(ns))
@@ -248,6 +248,16 @@ impl Machine {
                     deadline: Some(d), ..
                 }) => Some((d, -ETIMEDOUT)),
                 ThreadState::Blocked(Wait::Sleep { deadline }) => Some((deadline, 0)),
+                ThreadState::Blocked(Wait::SigWait {
+                    deadline: Some(d),
+                    mask,
+                    ..
+                }) => {
+                    if d <= now {
+                        self.threads[i].sig.mask = mask;
+                    }
+                    Some((d, -EAGAIN))
+                }
                 // A host wait whose timeout passed returns 0 (nothing
                 // ready), a futex wait in shared memory -ETIMEDOUT.
                 ThreadState::Blocked(Wait::Io {
@@ -529,6 +539,7 @@ impl Machine {
             }
             14 => self.sys_rt_sigprocmask(a[0], a[1], a[2], a[3]),
             127 => self.sys_rt_sigpending(a[0], a[1]),
+            128 => self.sys_rt_sigtimedwait(a[0], a[1], a[2], a[3]),
             130 => self.sys_rt_sigsuspend(a[0], a[1]),
             34 => self.sys_pause(),
             37 => self.sys_alarm(a[0]),

@@ -18,6 +18,7 @@ const SA_RESTART: u64 = 0x1000_0000;
 const EINTR: i64 = libc::EINTR as i64;
 const EINVAL: i64 = libc::EINVAL as i64;
 const EFAULT: i64 = libc::EFAULT as i64;
+const EAGAIN: i64 = libc::EAGAIN as i64;
 
 /// What the run loop does after routing or delivering signals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +167,19 @@ impl Machine {
             self.signals.pending &= !bit(sig);
             self.threads[t].sig.pending |= bit(sig);
         }
+        // A thread in rt_sigtimedwait takes a signal it waits for before
+        // any disposition applies, as the kernel dequeues it.
+        for &i in &live {
+            if let ThreadState::Blocked(Wait::SigWait {
+                set, info, mask, ..
+            }) = self.threads[i].state
+            {
+                if let Some(r) = self.take_waited(i, set, info) {
+                    self.threads[i].sig.mask = mask;
+                    self.wake_thread(i, r);
+                }
+            }
+        }
         for &i in &live {
             let ready = self.threads[i].sig.pending & !self.threads[i].sig.mask;
             let mut rest = ready;
@@ -180,7 +194,10 @@ impl Machine {
             }
             let ready = self.threads[i].sig.pending & !self.threads[i].sig.mask;
             if ready != 0 {
-                if let ThreadState::Blocked(_) = self.threads[i].state {
+                if let ThreadState::Blocked(w) = self.threads[i].state {
+                    if let Wait::SigWait { mask, .. } = w {
+                        self.threads[i].sig.mask = mask;
+                    }
                     let nr = self.threads[i].ctx.reg(Reg::RAX);
                     self.threads[i].sig.interrupted = Some(nr);
                     self.wake_thread(i, -EINTR);
@@ -394,6 +411,94 @@ impl Machine {
             return Val(-EINTR);
         }
         self.block(Wait::Signal)
+    }
+
+    /// `rt_sigtimedwait(set, info, timeout, sigsetsize)`: takes a pending
+    /// signal of `set` (the thread's own first, the lowest number first)
+    /// instead of delivering it, and returns its number; otherwise waits,
+    /// with `set` unblocked as the kernel does, until one is sent, a
+    /// handler runs (`EINTR`) or `timeout` passes (`EAGAIN`; a zero
+    /// timeout only polls).
+    pub(in crate::linux) fn sys_rt_sigtimedwait(
+        &mut self,
+        set: u64,
+        info: u64,
+        timeout: u64,
+        size: u64,
+    ) -> Ret {
+        if size != 8 {
+            return Val(-EINVAL);
+        }
+        let Some(want) = self.mem.read_u64(set) else {
+            return Val(-EFAULT);
+        };
+        let want = want & !UNBLOCKABLE;
+        let deadline = if timeout == 0 {
+            None
+        } else {
+            let Some(ns) = self.read_timespec(timeout) else {
+                return Val(-EFAULT);
+            };
+            Some(self.vtime.saturating_add(ns))
+        };
+        if let Some(r) = self.take_waited(self.cur, want, info) {
+            return Val(r);
+        }
+        if deadline == Some(self.vtime) {
+            return Val(-EAGAIN);
+        }
+        let t = &mut self.threads[self.cur].sig;
+        let mask = t.mask;
+        t.mask &= !want;
+        self.block(Wait::SigWait {
+            set: want,
+            info,
+            mask,
+            deadline,
+        })
+    }
+
+    /// Takes the lowest pending signal of `want` for thread `i` (its own,
+    /// else the process's) and writes its `siginfo` to `info` (unless 0):
+    /// the signal's number, or `-EFAULT`; None if none is pending.
+    fn take_waited(&mut self, i: usize, want: u64, info: u64) -> Option<i64> {
+        let own = self.threads[i].sig.pending & want;
+        let bits = if own != 0 {
+            own
+        } else {
+            self.signals.pending & want
+        };
+        if bits == 0 {
+            return None;
+        }
+        let sig = bits.trailing_zeros() as i32 + 1;
+        if own != 0 {
+            self.threads[i].sig.pending &= !bit(sig);
+        } else {
+            self.signals.pending &= !bit(sig);
+        }
+        let pos = self.signals.info.iter().position(|x| x.signal == sig);
+        let si = pos.map_or(
+            SigInfo {
+                signal: sig,
+                code: SI_USER,
+                word16: 0,
+                word24: 0,
+            },
+            |p| self.signals.info.remove(p),
+        );
+        if info != 0 {
+            // signo, errno, code, then the fields of the code.
+            let mut b = [0u8; 128];
+            b[..4].copy_from_slice(&(si.signal as u32).to_le_bytes());
+            b[8..12].copy_from_slice(&(si.code as u32).to_le_bytes());
+            b[16..24].copy_from_slice(&si.word16.to_le_bytes());
+            b[24..32].copy_from_slice(&si.word24.to_le_bytes());
+            if self.mem.write(info, &b).is_none() {
+                return Some(-EFAULT);
+            }
+        }
+        Some(i64::from(sig))
     }
 
     /// `pause()`: waits until a handler runs.

@@ -7,7 +7,8 @@
 //!   the host, [`host`]) or by a timer ([`timers`]) — pending until a
 //!   thread that does not block them runs, then delivered to the guest's
 //!   handler, ignored, or taking their default action; the masks
-//!   (`rt_sigprocmask`), `rt_sigsuspend`, `pause` and `rt_sigpending`;
+//!   (`rt_sigprocmask`), `rt_sigsuspend`, `pause`, `rt_sigpending` and
+//!   `rt_sigtimedwait` (a signal taken instead of delivered);
 //!   a thread waiting in a system call is interrupted (`EINTR`, or the
 //!   call made again after the handler when it asked for `SA_RESTART`);
 //! * [`timers`]: `alarm`, `setitimer` and POSIX timers in virtual time;
