@@ -109,6 +109,20 @@ impl Machine {
         self.keep_info(info);
     }
 
+    /// The `siginfo` kept for `sig`, taken (a `kill`'s when none was kept).
+    fn take_info(&mut self, sig: i32) -> SigInfo {
+        let pos = self.signals.info.iter().position(|x| x.signal == sig);
+        pos.map_or(
+            SigInfo {
+                signal: sig,
+                code: SI_USER,
+                word16: 0,
+                word24: 0,
+            },
+            |p| self.signals.info.remove(p),
+        )
+    }
+
     fn keep_info(&mut self, info: SigInfo) {
         // Standard signals do not queue: the latest sender is kept.
         self.signals.info.retain(|i| i.signal != info.signal);
@@ -237,16 +251,7 @@ impl Machine {
                 self.uc.set_reg(Reg::RAX, nr);
             }
         }
-        let pos = self.signals.info.iter().position(|x| x.signal == sig);
-        let info = pos.map_or(
-            SigInfo {
-                signal: sig,
-                code: SI_USER,
-                word16: 0,
-                word24: 0,
-            },
-            |p| self.signals.info.remove(p),
-        );
+        let info = self.take_info(sig);
         if self.push_frame(info) {
             Delivery::Continue
         } else {
@@ -477,16 +482,7 @@ impl Machine {
         } else {
             self.signals.pending &= !bit(sig);
         }
-        let pos = self.signals.info.iter().position(|x| x.signal == sig);
-        let si = pos.map_or(
-            SigInfo {
-                signal: sig,
-                code: SI_USER,
-                word16: 0,
-                word24: 0,
-            },
-            |p| self.signals.info.remove(p),
-        );
+        let si = self.take_info(sig);
         if info != 0 {
             // signo, errno, code, then the fields of the code.
             let mut b = [0u8; 128];
