@@ -275,11 +275,6 @@ impl Memory {
         self.insert(addr, len, perms, name, Host::Own(host), false)
     }
 
-    /// Whether translated code addresses guest memory directly.
-    pub fn direct(&self) -> bool {
-        self.direct
-    }
-
     /// Turns direct addressing off before a page becomes writable and
     /// executable at once: a direct store would not see the code it
     /// overwrites (the softmmu path drops the translations of a page it
