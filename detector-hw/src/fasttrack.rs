@@ -69,88 +69,8 @@ mod readset;
 mod units;
 
 use cell::{Cell, Who, Wide, EMPTY, NONE, SHARED, WHO_SHARED};
-use readset::ReadSet;
+use readset::{ReadClocks, ReadEntry};
 use units::{UnitPage, GRANULE};
-
-/// One entry of a read vector clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct ReadEntry {
-    tid: ThreadIdx,
-    clock: u64,
-    pc: u64,
-}
-
-/// Read vector clocks of read-shared cells, sparse (one entry per reader,
-/// the first few in place: [`ReadSet`]), with slot reuse.
-#[derive(Clone, Debug, Default)]
-struct ReadClocks {
-    sets: Vec<ReadSet>,
-    free: Vec<u64>,
-}
-
-impl ReadClocks {
-    fn alloc(&mut self, entries: &[ReadEntry]) -> u64 {
-        match self.free.pop() {
-            Some(i) => {
-                if let Some(set) = self.sets.get_mut(i as usize) {
-                    set.extend_from_slice(entries);
-                }
-                i
-            }
-            None => {
-                let mut set = ReadSet::default();
-                set.extend_from_slice(entries);
-                self.sets.push(set);
-                (self.sets.len() - 1) as u64
-            }
-        }
-    }
-
-    fn release(&mut self, i: u64) {
-        if let Some(set) = self.sets.get_mut(i as usize) {
-            set.clear();
-            self.free.push(i);
-        }
-    }
-
-    fn get(&self, i: u64) -> &[ReadEntry] {
-        self.sets
-            .get(i as usize)
-            .map(ReadSet::as_slice)
-            .unwrap_or(&[])
-    }
-
-    /// Sets `tid`'s entry; returns the entries visited.
-    fn set(&mut self, i: u64, tid: ThreadIdx, clock: u64, pc: u64) -> usize {
-        let Some(set) = self.sets.get_mut(i as usize) else {
-            return 0;
-        };
-        match set.as_slice().iter().position(|e| e.tid == tid) {
-            Some(k) => {
-                let e = &mut set.as_mut_slice()[k];
-                e.clock = clock;
-                e.pc = pc;
-                k + 1
-            }
-            None => {
-                set.push(ReadEntry { tid, clock, pc });
-                set.as_slice().len()
-            }
-        }
-    }
-
-    /// A copy of `cell` whose read vector clock (if any) is a fresh copy.
-    fn duplicate(&mut self, cell: Cell) -> Cell {
-        if !cell.is_shared() {
-            return cell;
-        }
-        let entries = self.get(cell.r_clock).to_vec();
-        Cell {
-            r_clock: self.alloc(&entries),
-            ..cell
-        }
-    }
-}
 
 /// Which rule one cell's check took: the check paths whose measured cost
 /// the LARDISH cost models charge (`docs/lardish.md`, "The FastTrack cost").
@@ -259,6 +179,9 @@ pub struct FastTrack {
     granularity: Granularity,
     races: RaceCollector,
     work: FtWork,
+    /// Whether [`FastTrack::last_work`] is kept (the cost models read it;
+    /// a plain detection run does not).
+    track_work: bool,
 }
 
 impl Default for FastTrack {
@@ -277,7 +200,6 @@ struct Ctx<'a> {
     /// `t` and `pc` packed, as stored in a cell.
     me: Who,
     now: u64,
-    pc: u64,
 }
 
 impl Ctx<'_> {
@@ -288,9 +210,36 @@ impl Ctx<'_> {
     }
 
     /// Checks and records the access on bytes `bytes` of `page` (offsets
-    /// in one page), unit by unit; each unit counts as its bytes in `work`.
-    #[inline]
-    fn visit(
+    /// in one page), unit by unit; with `WORK`, each unit counts as its
+    /// bytes in `work`.
+    #[inline(always)]
+    fn visit<const WORK: bool>(
+        &self,
+        kind: AccessKind,
+        page: &mut UnitPage,
+        bytes: std::ops::Range<usize>,
+        reads: &mut ReadClocks,
+        races: &mut RaceCollector,
+        work: &mut FtWork,
+    ) {
+        // The common access: one whole unit of a granule that is already
+        // split as it needs (every aligned access made with one size).
+        if let Some((cell, u)) = page.whole_unit(bytes.start, bytes.end) {
+            let (path, entries) = match kind {
+                AccessKind::Read => self.read(cell, reads, races),
+                AccessKind::Write => self.write(cell, reads, races),
+            };
+            if WORK {
+                work.add(path, entries, u);
+            }
+            return;
+        }
+        self.visit_units::<WORK>(kind, page, bytes, reads, races, work);
+    }
+
+    /// [`Ctx::visit`] for any access: splits, merges and compact granules.
+    #[inline(never)]
+    fn visit_units<const WORK: bool>(
         &self,
         kind: AccessKind,
         page: &mut UnitPage,
@@ -317,7 +266,9 @@ impl Ctx<'_> {
                             page.set_compact_reads(g, i, &cell);
                             taken
                         };
-                        work.add(path, entries, 1);
+                        if WORK {
+                            work.add(path, entries, 1);
+                        }
                     }
                     at = base + hi;
                     continue;
@@ -333,7 +284,9 @@ impl Ctx<'_> {
                     AccessKind::Read => self.read(cell, reads, races),
                     AccessKind::Write => self.write(cell, reads, races),
                 };
-                work.add(path, entries, u);
+                if WORK {
+                    work.add(path, entries, u);
+                }
                 i += u;
             }
             if kind == AccessKind::Write && lo == 0 && hi == GRANULE && u < GRANULE {
@@ -363,6 +316,10 @@ impl Ctx<'_> {
                 cell.w_clock,
             );
         }
+        if cell.r == WHO_SHARED {
+            let entries = reads.set(cell.r_clock, self.wide, self.me, self.now);
+            return (FtPath::ReadShared, entries);
+        }
         let r = self.wide.tid(cell.r);
         if r == self.t || r == NONE {
             // A repeated read (same epoch and PC) leaves the cell as it
@@ -372,9 +329,6 @@ impl Ctx<'_> {
                 cell.r_clock = self.now;
             }
             (FtPath::ReadSameEpoch, 0)
-        } else if r == SHARED {
-            let entries = reads.set(cell.r_clock, self.t, self.now, self.pc);
-            (FtPath::ReadShared, entries)
         } else if cell.r_clock <= self.clock.get(r) {
             // The exclusive read happens before this one: it is subsumed.
             cell.r = self.me;
@@ -383,14 +337,12 @@ impl Ctx<'_> {
         } else {
             let shared = [
                 ReadEntry {
-                    tid: r,
+                    who: cell.r,
                     clock: cell.r_clock,
-                    pc: self.wide.pc(cell.r),
                 },
                 ReadEntry {
-                    tid: self.t,
+                    who: self.me,
                     clock: self.now,
-                    pc: self.pc,
                 },
             ];
             cell.r = WHO_SHARED;
@@ -417,24 +369,32 @@ impl Ctx<'_> {
                 cell.w_clock,
             );
         }
-        let r = self.wide.tid(cell.r);
         let mut taken = (FtPath::Write, 0);
-        if r == SHARED {
+        if cell.r == WHO_SHARED {
             let set = reads.get(cell.r_clock);
             for e in set {
-                if self.races_with(e.tid, e.clock) {
-                    races.push(RaceKind::ReadWrite, self.clocks.key(e.tid), e.pc, e.clock);
+                let u = self.wide.tid(e.who);
+                if self.races_with(u, e.clock) {
+                    races.push(
+                        RaceKind::ReadWrite,
+                        self.clocks.key(u),
+                        self.wide.pc(e.who),
+                        e.clock,
+                    );
                 }
             }
             taken = (FtPath::WriteShared, set.len());
             reads.release(cell.r_clock);
-        } else if r != NONE && self.races_with(r, cell.r_clock) {
-            races.push(
-                RaceKind::ReadWrite,
-                self.clocks.key(r),
-                self.wide.pc(cell.r),
-                cell.r_clock,
-            );
+        } else if cell.r != 0 {
+            let r = self.wide.tid(cell.r);
+            if self.races_with(r, cell.r_clock) {
+                races.push(
+                    RaceKind::ReadWrite,
+                    self.clocks.key(r),
+                    self.wide.pc(cell.r),
+                    cell.r_clock,
+                );
+            }
         }
         *cell = Cell {
             w_clock: self.now,
@@ -478,10 +438,23 @@ impl FastTrack {
             granularity,
             races: RaceCollector::new(),
             work: FtWork::default(),
+            track_work: true,
         }
     }
 
-    /// The work of the last access (all zero if it was not checked).
+    /// The same detector without [`FastTrack::last_work`] (always zero):
+    /// the same verdicts and reports, without counting the work of every
+    /// access. What a detection run uses; the cost models need the work.
+    pub fn without_work(self) -> FastTrack {
+        FastTrack {
+            track_work: false,
+            work: FtWork::default(),
+            ..self
+        }
+    }
+
+    /// The work of the last access (all zero if it was not checked, or if
+    /// the detector was built [`FastTrack::without_work`]).
     pub fn last_work(&self) -> &FtWork {
         &self.work
     }
@@ -503,7 +476,9 @@ impl FastTrack {
     /// (the clock-owning variants keep the index of each of theirs).
     #[inline]
     pub fn access_as(&mut self, t: ThreadIdx, a: &Access) -> Option<Race> {
-        self.work = FtWork::default();
+        if self.track_work {
+            self.work = FtWork::default();
+        }
         if !lard::is_checked(a) {
             return None;
         }
@@ -515,6 +490,21 @@ impl FastTrack {
     /// Checks and records checked access `a` by identity `t` (key `key`).
     #[inline]
     fn check(&mut self, t: ThreadIdx, key: ThreadKey, a: &Access) -> Option<Race> {
+        if self.track_work {
+            self.check_counting::<true>(t, key, a)
+        } else {
+            self.check_counting::<false>(t, key, a)
+        }
+    }
+
+    /// [`FastTrack::check`], counting the work in `self.work` with `WORK`.
+    #[inline]
+    fn check_counting<const WORK: bool>(
+        &mut self,
+        t: ThreadIdx,
+        key: ThreadKey,
+        a: &Access,
+    ) -> Option<Race> {
         let me = self.wide.pack(t, a.pc);
         let clock = self.clocks.clock(t);
         let now = clock.get(t);
@@ -525,14 +515,13 @@ impl FastTrack {
             t,
             me,
             now,
-            pc: a.pc,
         };
         let (first, count) = history_units(a, self.granularity);
         let (page, off) = PagedShadow::<UnitPage>::split(first);
         let n = count as usize;
         if off + n <= PAGE_SIZE as usize {
             // Common case: the access lies in one page.
-            ctx.visit(
+            ctx.visit::<WORK>(
                 a.kind,
                 self.shadow.page_mut(page),
                 off..off + n,
@@ -542,7 +531,7 @@ impl FastTrack {
             );
         } else {
             for (page, off, n) in page_chunks(first, u64::from(count)) {
-                ctx.visit(
+                ctx.visit::<WORK>(
                     a.kind,
                     self.shadow.page_mut(page),
                     off..off + n,
@@ -655,7 +644,7 @@ impl Detector for FastTrack {
         }
         if c.is_shared() {
             for e in self.reads.get(c.r_clock) {
-                add(e.tid, e.clock, e.pc, false);
+                add(self.wide.tid(e.who), e.clock, self.wide.pc(e.who), false);
             }
         } else if c.r != 0 {
             add(self.wide.tid(c.r), c.r_clock, self.wide.pc(c.r), false);
@@ -664,7 +653,9 @@ impl Detector for FastTrack {
     }
 
     fn access(&mut self, a: &Access) -> Option<Race> {
-        self.work = FtWork::default();
+        if self.track_work {
+            self.work = FtWork::default();
+        }
         if !lard::is_checked(a) {
             return None;
         }

@@ -17,7 +17,7 @@
 
 use lard_detector_hw::event::{Event, EventKind};
 use lard_detector_hw::trace::{random_trace, TraceParams};
-use lard_detector_hw::{Canonical, Detector, FastTrack, Granularity, Race, RaceKind};
+use lard_detector_hw::{Canonical, Detector, FastTrack, FtWork, Granularity, Race, RaceKind};
 
 const EVENTS_PER_SEED: usize = 20_000;
 
@@ -286,10 +286,14 @@ fn unit_shadow_matches_per_byte_shadow() {
         }
         let mut units = FastTrack::new();
         let mut bytes = FastTrack::per_byte_reference();
+        // What `lard run` uses: the same detector without the work counts.
+        let mut lean = FastTrack::new().without_work();
         for e in &trace {
             let u = units.event(e);
             let b = bytes.event(e);
             assert_eq!(u, b, "seed {seed}: reports differ at {e:?}");
+            assert_eq!(lean.event(e), u, "seed {seed}: without work at {e:?}");
+            assert_eq!(*lean.last_work(), FtWork::default(), "seed {seed}");
             assert_eq!(
                 units.last_work().per_byte(),
                 bytes.last_work().per_byte(),

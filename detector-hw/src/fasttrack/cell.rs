@@ -170,6 +170,18 @@ impl Wide {
         i << CODE_BITS | CODE_WIDE
     }
 
+    /// True if epochs `a` and `b` are by the same thread.
+    #[inline]
+    pub(super) fn same_thread(&self, a: Who, b: Who) -> bool {
+        let (ca, cb) = (a & CODE_MASK, b & CODE_MASK);
+        if ca < CODE_BIG && cb < CODE_BIG {
+            // Direct codes: the code is the thread.
+            ca == cb
+        } else {
+            self.tid(a) == self.tid(b)
+        }
+    }
+
     /// The thread of `w` ([`NONE`] for 0, [`SHARED`] for [`WHO_SHARED`]).
     #[inline]
     pub(super) fn tid(&self, w: Who) -> ThreadIdx {

@@ -326,6 +326,27 @@ impl UnitPage {
         &mut self.rest[i]
     }
 
+    /// The cell of bytes `start..end` (page offsets) and its unit size, if
+    /// they are exactly one unit of a granule that is not compact: the
+    /// common access, which needs no split.
+    #[inline]
+    pub(super) fn whole_unit(&mut self, start: usize, end: usize) -> Option<(&mut Cell, usize)> {
+        let (g, lo) = (start / GRANULE, start % GRANULE);
+        let m = *self.meta.get(g)?;
+        let u = (m & UNIT_MASK) as usize;
+        if m & COMPACT != 0 || end - start != u || lo & (u - 1) != 0 {
+            return None;
+        }
+        let cell = if lo == 0 {
+            &mut self.first[g]
+        } else {
+            // `u` is a power of two: a shift, not a division.
+            let i = (m >> META_BLOCK_SHIFT) as usize + (lo >> u.trailing_zeros()) - 1;
+            &mut self.rest[i]
+        };
+        Some((cell, u))
+    }
+
     /// The cell of the unit whose first byte is page offset `off`.
     #[inline]
     pub(super) fn cell_mut(&mut self, off: usize) -> &mut Cell {

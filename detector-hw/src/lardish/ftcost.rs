@@ -10,7 +10,7 @@
 //! transition cost when simulating FastTrack alone").
 
 use crate::event::AccessKind;
-use crate::fasttrack::{FtPath, FtWork, READ_ENTRY_BYTES};
+use crate::fasttrack::{FtPath, FtWork};
 
 /// Shadow bytes per data byte of the modelled FastTrack: two epochs (a
 /// 4-byte thread, an 8-byte clock and an 8-byte PC each), the per-byte cell
@@ -18,6 +18,11 @@ use crate::fasttrack::{FtPath, FtWork, READ_ENTRY_BYTES};
 /// layout of [`crate::fasttrack`] (32-byte packed cells, which change no
 /// modelled traffic).
 pub const MODELLED_SHADOW_CELL_BYTES: u64 = 40;
+
+/// Bytes of one read vector clock entry of the modelled FastTrack: a
+/// 4-byte thread, an 8-byte clock and an 8-byte PC, padded (the host
+/// layout of [`crate::fasttrack`] packs thread and PC in one word).
+pub const MODELLED_READ_ENTRY_BYTES: u64 = 24;
 
 /// Measured instructions of each FastTrack path (defaults: the measurement
 /// of `bench/ft_cost.py` on this tree; `[fasttrack]` keys override them).
@@ -65,7 +70,7 @@ impl Default for FtCost {
             copy_location: 224,
             vc_op: 134,
             shadow_bytes: MODELLED_SHADOW_CELL_BYTES,
-            entry_bytes: READ_ENTRY_BYTES,
+            entry_bytes: MODELLED_READ_ENTRY_BYTES,
         }
     }
 }
