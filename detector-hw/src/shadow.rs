@@ -22,7 +22,7 @@ pub struct PagedShadow<P> {
 }
 
 /// Entries of the page cache (a power of two).
-const PAGE_CACHE: usize = 64;
+const PAGE_CACHE: usize = 256;
 /// A page number no address has (`u64::MAX / PAGE_SIZE` is the last page).
 const NO_PAGE: u64 = u64::MAX;
 
