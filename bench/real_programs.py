@@ -5,12 +5,22 @@ Valgrind (docs/performance.md, "Real programs").
 
 Programs, each with 4 threads on a small deterministic input: pigz 2.8
 (bench/pigz.py's build, `-p 4 -c`), and x264, zstd and pbzip2 from Debian's
-source packages (bench/debian_src.py, `-O2 -g`). Runners:
+source packages (bench/debian_src.py, `-O2 -g`); then two bench guests
+that stand for SPLASH-2-style code (`gcc -O2 -g -pthread`):
+bench/guests/nbody_tree.c (a Barnes-Hut step: recursive tree walks, tree
+nodes every thread reads, three lock pairs per body) and
+bench/guests/lock_pairs.c (800,000 intercepted lock/unlock pairs). The
+target's geometric mean is over the real programs; the guests have their
+own. Runners:
   * native: the plain dynamic build;
   * lard: `lard run PROG` (binary mode, FastTrack, pruning on) and
     `lard run --no-prune PROG` on the same build;
   * tsan: the program rebuilt with `-fsanitize=thread`,
     `TSAN_OPTIONS=atexit_sleep_ms=0`;
+  * tsan 1 core: the same, pinned to one core (`taskset -c 0`): lard runs
+    the guest's threads on one host thread, and on two cores
+    ThreadSanitizer's threads also spend CPU waiting for each other (its
+    CPU time on nbody_tree about doubles);
   * drd, helgrind: `valgrind --tool=drd|helgrind` on the plain build.
 Every run must write the native run's output (stdout or output file,
 SHA-256). For each run: CPU seconds (user + sys of the runner's process
@@ -22,7 +32,8 @@ and tool, the racy source lines (`file:line` of the innermost program frame
 of each reported access, both accesses of a race).
 
 Knobs: BENCH_SCALE (input size factor), BENCH_REPS (default 1),
-BENCH_PROGRAMS (comma-separated subset of pigz,x264,zstd,pbzip2),
+BENCH_PROGRAMS (comma-separated subset of
+pigz,x264,zstd,pbzip2,nbody_tree,lock_pairs),
 BENCH_RUNNERS (comma-separated subset of the runners; native and tsan
 always run, the ratios need them), BENCH_LARD (another lard binary, e.g.
 an older build for a before/after comparison).
@@ -44,16 +55,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import LARD, die, env_number
+from common import LARD, OUT, ROOT, die, env_number
+from common import run as must_run
 import debian_src
 import pigz
 
-PROGRAMS = ["pigz", "x264", "zstd", "pbzip2"]
+PROGRAMS = ["pigz", "x264", "zstd", "pbzip2", "nbody_tree", "lock_pairs"]
+# The bench guests (bench/guests/NAME.c), apart in the geometric means.
+GUESTS = ["nbody_tree", "lock_pairs"]
 # Input size per program at BENCH_SCALE=1 (debian_src.workload's scale):
 # each lard run a few seconds.
 SCALES = {"x264": 0.25, "zstd": 1.0, "pbzip2": 0.5}
 PIGZ_BYTES = 1 << 20
-RUNNERS = ["native", "lard", "lard --no-prune", "tsan", "drd", "helgrind"]
+RUNNERS = ["native", "lard", "lard --no-prune", "tsan", "tsan 1 core", "drd", "helgrind"]
 # GNU time (Debian: time), for the peak RSS of each run.
 TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else None
 # TSan's exit status when it reported a race (its default `exitcode`).
@@ -98,6 +112,17 @@ def run(argv: list[str], output: Path | None, env: dict | None = None, ok=(0,)) 
         h = hashlib.sha256(output.read_bytes())
         output.unlink()
     return Result(ru.ru_utime + ru.ru_stime, wall, maxrss / 1024, h.hexdigest(), err)
+
+
+def build_guest(name: str) -> tuple[Path, Path]:
+    """bench/guests/NAME.c built plain and with ThreadSanitizer."""
+    out = OUT / "real"
+    out.mkdir(parents=True, exist_ok=True)
+    src = ROOT / "bench" / "guests" / f"{name}.c"
+    plain, tsan = out / name, out / f"{name}-tsan"
+    must_run(["gcc", "-O2", "-g", "-pthread", "-o", str(plain), str(src), "-lm"])
+    must_run(["gcc", "-O2", "-g", "-pthread", "-fsanitize=thread", "-o", str(tsan), str(src), "-lm"])
+    return plain, tsan
 
 
 def loc(file: str, line: str) -> str:
@@ -179,6 +204,7 @@ def main() -> None:
         if p not in PROGRAMS:
             die(f"BENCH_PROGRAMS: unknown program {p!r} (known: {', '.join(PROGRAMS)})")
     valgrind = shutil.which("valgrind")
+    taskset = shutil.which("taskset")
     work = Path(tempfile.mkdtemp(prefix="lard-bench-real-"))
     report = work / "report.json"
     tsan_env = dict(os.environ, TSAN_OPTIONS="atexit_sleep_ms=0")
@@ -198,6 +224,10 @@ def main() -> None:
             size = max(64 * 1024, int(PIGZ_BYTES * scale))
             args, output = ["-p", "4", "-c", str(pigz.make_input(size))], None
             what = f"pigz -p 4 -c, {size:,}-byte text"
+        elif prog in GUESTS:
+            plain, tsan = build_guest(prog)
+            args, output = [], None
+            what = f"bench/guests/{prog}.c"
         else:
             plain, tsan = debian_src.build(prog, "plain"), debian_src.build(prog, "tsan")
             w = debian_src.workload(prog, 4, work / prog, SCALES[prog] * scale)
@@ -213,6 +243,10 @@ def main() -> None:
             ),
             "tsan": ([str(tsan), *args], tsan_env, (0, TSAN_RACES_STATUS), reps),
         }
+        if taskset:
+            runners["tsan 1 core"] = (
+                [taskset, "-c", "0", str(tsan), *args], tsan_env, (0, TSAN_RACES_STATUS), reps,
+            )
         if valgrind:
             for tool in ("drd", "helgrind"):
                 runners[tool] = ([valgrind, f"--tool={tool}", str(plain), *args], None, (0,), 1)
@@ -229,14 +263,14 @@ def main() -> None:
                 if r.digest != want:
                     die(f"{prog}, {name}: output differs from the native run")
                 results[name].append(r)
-                print(f"  {prog:7} {name:16} rep {rep + 1}/{n} {r.cpu:8.2f} s CPU {r.wall:8.2f} s wall "
+                print(f"  {prog:10} {name:16} rep {rep + 1}/{n} {r.cpu:8.2f} s CPU {r.wall:8.2f} s wall "
                       f"{r.rss_mib:7.0f} MiB", file=sys.stderr)
                 if name.startswith("lard"):
                     got = lard_lines(report)
                     if name in lines and lines[name] != got:
                         die(f"{prog}, {name}: racy lines differ between runs")
                     lines[name] = got
-                elif name == "tsan":
+                elif name.startswith("tsan"):
                     lines[name] = tsan_lines(r.stderr)
                 elif name in ("drd", "helgrind"):
                     lines[name] = valgrind_lines(r.stderr)
@@ -254,9 +288,10 @@ def main() -> None:
 
     print()
     print("== real programs, 4 threads (output identical for every runner)")
-    head = f"{'program':8} {'runner':16} {'CPU s':>8} {'wall s':>8} {'RSS MiB':>8} {'xnative':>8} {'xTSan CPU':>10} {'xTSan wall':>11} {'xTSan RSS':>10}"
+    head = f"{'program':10} {'runner':16} {'CPU s':>8} {'wall s':>8} {'RSS MiB':>8} {'xnative':>8} {'xTSan CPU':>10} {'xTSan wall':>11} {'xTSan RSS':>10}"
     print(head)
     ratios: dict[str, dict[str, list[float]]] = {}
+    guest_ratios: dict[str, dict[str, list[float]]] = {}
     for prog, med in table.items():
         nat, ts = med["native"], med["tsan"]
         for name in RUNNERS:
@@ -264,17 +299,26 @@ def main() -> None:
                 continue
             r = med[name]
             xn, xc, xw, xr = r.cpu / max(nat.cpu, 0.01), r.cpu / ts.cpu, r.wall / ts.wall, r.rss_mib / ts.rss_mib
-            agg = ratios.setdefault(name, {"xn": [], "xc": [], "xw": [], "xr": []})
+            group = guest_ratios if prog in GUESTS else ratios
+            agg = group.setdefault(name, {"xn": [], "xc": [], "xw": [], "xr": []})
             for k, v in (("xn", xn), ("xc", xc), ("xw", xw), ("xr", xr)):
                 agg[k].append(v)
-            print(f"{prog:8} {name:16} {r.cpu:8.2f} {r.wall:8.2f} {r.rss_mib:8.0f} {xn:7.1f}x {xc:9.2f}x {xw:10.2f}x {xr:9.2f}x")
-    print(f"{'geomean':8} {'':16} {'':>8} {'':>8} {'':>8}")
-    for name in RUNNERS:
-        if name in ratios:
-            g = {k: geomean(v) for k, v in ratios[name].items()}
-            print(f"{'':8} {name:16} {'':>8} {'':>8} {'':>8} {g['xn']:7.1f}x {g['xc']:9.2f}x {g['xw']:10.2f}x {g['xr']:9.2f}x")
-    if "lard" in ratios:
-        print(f"   TARGET lard default <= 2x ThreadSanitizer CPU (geomean): {geomean(ratios['lard']['xc']):.2f}x")
+            print(f"{prog:10} {name:16} {r.cpu:8.2f} {r.wall:8.2f} {r.rss_mib:8.0f} {xn:7.1f}x {xc:9.2f}x {xw:10.2f}x {xr:9.2f}x")
+    for title, group in (("geomean, real programs", ratios), ("geomean, bench guests", guest_ratios)):
+        if not group:
+            continue
+        print(title)
+        for name in RUNNERS:
+            if name in group:
+                g = {k: geomean(v) for k, v in group[name].items()}
+                print(f"{'':10} {name:16} {'':>8} {'':>8} {'':>8} {g['xn']:7.1f}x {g['xc']:9.2f}x {g['xw']:10.2f}x {g['xr']:9.2f}x")
+    for title, group in (("real programs", ratios), ("bench guests", guest_ratios)):
+        if "lard" in group:
+            line = f"   TARGET lard default <= 2x ThreadSanitizer CPU (geomean, {title}): {geomean(group['lard']['xc']):.2f}x"
+            if "tsan 1 core" in group:
+                one = geomean([a / b for a, b in zip(group["lard"]["xc"], group["tsan 1 core"]["xc"])])
+                line += f" (against ThreadSanitizer on one core: {one:.2f}x)"
+            print(line)
     print("(native CPU below 0.01 s counts as 0.01 s in xnative)")
 
     print()
@@ -287,7 +331,7 @@ def main() -> None:
             got = lines[name]
             same = "= lard" if got == base else f"{len(got & base)} shared with lard"
             shown = ", ".join(sorted(got)[:8]) + (", ..." if len(got) > 8 else "")
-            print(f"{prog:8} {name:16} {len(got):4} lines ({same}): {shown or '-'}")
+            print(f"{prog:10} {name:16} {len(got):4} lines ({same}): {shown or '-'}")
     shutil.rmtree(work, ignore_errors=True)
 
 
