@@ -16,7 +16,8 @@
 //! * the reads as either one epoch `t@c` (*exclusive*: the reads since the
 //!   last write are totally ordered and the last one stands for all) or, once
 //!   two concurrent reads happened, a *read vector clock* (*read-shared*:
-//!   one `(clock, pc)` per reading thread, kept in a side table).
+//!   one epoch and PC per reading thread, in a side table whose sets of up
+//!   to four readers fill one host cache line, module `readset`).
 //!
 //! # Rules (`t` accesses with vector clock `C`, `E(t) = t@C[t]`)
 //!
