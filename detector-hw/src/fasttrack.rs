@@ -653,6 +653,7 @@ impl Detector for FastTrack {
         Some(v)
     }
 
+    #[inline]
     fn access(&mut self, a: &Access) -> Option<Race> {
         if self.track_work {
             self.work = FtWork::default();

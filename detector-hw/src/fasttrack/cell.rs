@@ -170,6 +170,21 @@ impl Wide {
         i << CODE_BITS | CODE_WIDE
     }
 
+    /// The code of `w` (its low 16 bits).
+    #[inline]
+    pub(super) fn code(w: Who) -> u64 {
+        w & CODE_MASK
+    }
+
+    /// The code of `w` if it is direct (the thread is the code − 1, the
+    /// same in every epoch of that thread): not empty, big, wide or
+    /// read-shared.
+    #[inline]
+    pub(super) fn direct_code(w: Who) -> Option<u64> {
+        let code = w & CODE_MASK;
+        (code != 0 && code < CODE_BIG).then_some(code)
+    }
+
     /// True if epochs `a` and `b` are by the same thread.
     #[inline]
     pub(super) fn same_thread(&self, a: Who, b: Who) -> bool {

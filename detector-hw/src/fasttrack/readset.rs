@@ -130,8 +130,28 @@ impl ReadClocks {
 
     /// Sets the entry of `me`'s thread in set `i` to `me` at `clock`
     /// (appending it if the thread has none); returns the entries visited.
-    #[inline]
+    #[inline(always)]
     pub(super) fn set(&mut self, i: u64, wide: &Wide, me: Who, clock: u64) -> usize {
+        // The common case: a thread with a direct code (module `cell`), whose
+        // entry, if any, carries the same code, in a set that did not spill.
+        if let (Some(set), Some(code)) = (self.sets.get_mut(i as usize), Wide::direct_code(me)) {
+            if set.0[0].who != SPILLED {
+                for (k, e) in set.0.iter_mut().enumerate() {
+                    if e.who == 0 || Wide::code(e.who) == code {
+                        *e = ReadEntry { who: me, clock };
+                        return k + 1;
+                    }
+                }
+            }
+        }
+        self.set_slow(i, wide, me, clock)
+    }
+
+    /// [`ReadClocks::set`] for any reader and set: spilled sets, a fifth
+    /// reader, big and wide epochs.
+    #[cold]
+    #[inline(never)]
+    fn set_slow(&mut self, i: u64, wide: &Wide, me: Who, clock: u64) -> usize {
         let Some(set) = self.sets.get_mut(i as usize) else {
             return 0;
         };
@@ -139,11 +159,7 @@ impl ReadClocks {
             return Self::set_in(&mut self.spills[k], wide, me, clock);
         }
         for (k, e) in set.0.iter_mut().enumerate() {
-            if e.who == 0 {
-                *e = ReadEntry { who: me, clock };
-                return k + 1;
-            }
-            if wide.same_thread(e.who, me) {
+            if e.who == 0 || wide.same_thread(e.who, me) {
                 *e = ReadEntry { who: me, clock };
                 return k + 1;
             }

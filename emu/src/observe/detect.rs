@@ -58,7 +58,10 @@ pub struct RaceLog {
 
 /// The detector behind an observer; LARDISH is kept reachable for its statistics.
 pub enum Engine {
-    /// A software detector.
+    /// FastTrack, the default: called without dynamic dispatch, on the path
+    /// of every checked access.
+    FastTrack(Box<FastTrack>),
+    /// Another software detector.
     Software(Box<dyn Detector>),
     /// The hardware model.
     Hardware(Rc<RefCell<Lardish>>),
@@ -85,12 +88,12 @@ pub const DETECTORS: [&str; 4] = ["fasttrack", "canonical", "lardish", "object"]
 impl DetectorObserver {
     /// A software detector by name (`fasttrack` or `canonical`).
     pub fn software(name: &str) -> Option<(DetectorObserver, Rc<RefCell<RaceLog>>)> {
-        let det: Box<dyn Detector> = match name {
-            "fasttrack" => Box::new(FastTrack::new().without_work()),
-            "canonical" => Box::new(Canonical::new()),
+        let engine = match name {
+            "fasttrack" => Engine::FastTrack(Box::new(FastTrack::new().without_work())),
+            "canonical" => Engine::Software(Box::new(Canonical::new())),
             _ => return None,
         };
-        Some(Self::with(Engine::Software(det)))
+        Some(Self::with(engine))
     }
 
     /// The LARDISH model.
@@ -105,6 +108,7 @@ impl DetectorObserver {
 
     fn with(engine: Engine) -> (DetectorObserver, Rc<RefCell<RaceLog>>) {
         let name = match &engine {
+            Engine::FastTrack(d) => d.name(),
             Engine::Software(d) => d.name(),
             Engine::Hardware(_) => "lardish",
             Engine::Object(_) => "object",
@@ -172,6 +176,7 @@ impl Observer for DetectorObserver {
 
     fn accepts_floors(&self) -> bool {
         match &self.engine {
+            Engine::FastTrack(d) => d.accepts_floors(),
             Engine::Software(d) => d.accepts_floors(),
             Engine::Hardware(h) => h.borrow().accepts_floors(),
             Engine::Object(o) => o.borrow().accepts_floors(),
@@ -204,6 +209,7 @@ impl Observer for DetectorObserver {
             self.flush();
         }
         let race = match &mut self.engine {
+            Engine::FastTrack(d) => d.event(e),
             Engine::Software(d) => d.event(e),
             Engine::Hardware(h) => h.borrow_mut().event(e),
             Engine::Object(o) => o.borrow_mut().event(e),
@@ -223,6 +229,7 @@ impl Observer for DetectorObserver {
     #[inline]
     fn access(&mut self, pc: u64, a: &Access) -> Control {
         let race = match &mut self.engine {
+            Engine::FastTrack(d) => d.access(a),
             Engine::Software(d) => d.access(a),
             _ => {
                 return self.event(&Event {
@@ -260,6 +267,7 @@ impl Observer for DetectorObserver {
 
     fn history(&self, addr: u64) -> Option<Vec<lard_detector_hw::Remembered>> {
         match &self.engine {
+            Engine::FastTrack(d) => d.history(addr),
             Engine::Software(d) => d.history(addr),
             _ => None,
         }
