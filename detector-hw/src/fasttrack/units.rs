@@ -337,14 +337,7 @@ impl UnitPage {
         if m & COMPACT != 0 || end - start != u || lo & (u - 1) != 0 {
             return None;
         }
-        let cell = if lo == 0 {
-            &mut self.first[g]
-        } else {
-            // `u` is a power of two: a shift, not a division.
-            let i = (m >> META_BLOCK_SHIFT) as usize + (lo >> u.trailing_zeros()) - 1;
-            &mut self.rest[i]
-        };
-        Some((cell, u))
+        Some((self.unit(g, lo), u))
     }
 
     /// The cell of the unit whose first byte is page offset `off`.
