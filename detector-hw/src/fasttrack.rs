@@ -226,10 +226,7 @@ impl Ctx<'_> {
         // The common access: one whole unit of a granule that is already
         // split as it needs (every aligned access made with one size).
         if let Some((cell, u)) = page.whole_unit(bytes.start, bytes.end) {
-            let (path, entries) = match kind {
-                AccessKind::Read => self.read(cell, reads, races),
-                AccessKind::Write => self.write(cell, reads, races),
-            };
+            let (path, entries) = self.rule(kind, cell, reads, races);
             if WORK {
                 work.add(path, entries, u);
             }
@@ -281,10 +278,7 @@ impl Ctx<'_> {
             let mut i = base + lo;
             while i < base + hi {
                 let cell = page.cell_mut(i);
-                let (path, entries) = match kind {
-                    AccessKind::Read => self.read(cell, reads, races),
-                    AccessKind::Write => self.write(cell, reads, races),
-                };
+                let (path, entries) = self.rule(kind, cell, reads, races);
                 if WORK {
                     work.add(path, entries, u);
                 }
@@ -294,6 +288,23 @@ impl Ctx<'_> {
                 page.written_whole(g);
             }
             at = base + hi;
+        }
+    }
+
+    /// Checks and records an access of `kind` on one cell: the read or
+    /// the write rule; returns the path taken and the read vector clock
+    /// entries visited.
+    #[inline(always)]
+    fn rule(
+        &self,
+        kind: AccessKind,
+        cell: &mut Cell,
+        reads: &mut ReadClocks,
+        races: &mut RaceCollector,
+    ) -> (FtPath, usize) {
+        match kind {
+            AccessKind::Read => self.read(cell, reads, races),
+            AccessKind::Write => self.write(cell, reads, races),
         }
     }
 
