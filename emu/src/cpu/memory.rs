@@ -213,6 +213,11 @@ impl From<UcError> for MemError {
 pub struct Memory {
     uc: UcRef,
     regions: BTreeMap<u64, Region>,
+    /// The region [`Memory::host_ptr`] found last, as `(start, end, perms,
+    /// host address of start)`: the emulator reads the same few places
+    /// (the stack, a lock) at every intercepted call. Forgotten whenever
+    /// `regions` changes ([`Memory::regions_mut`]).
+    last: std::cell::Cell<Option<(u64, u64, u32, *mut u8)>>,
     /// The direct window (None: every region has host memory of its own).
     window: Option<Window>,
     /// Whether translated code addresses the window directly (turned off
@@ -236,6 +241,7 @@ impl Memory {
         Memory {
             uc,
             regions: BTreeMap::new(),
+            last: std::cell::Cell::new(None),
             window,
             direct,
             brk_start: 0,
@@ -350,7 +356,7 @@ impl Memory {
             // at the same moment, on another host CPU.
             self.uc.host_atomics();
         }
-        self.regions.insert(
+        self.regions_mut().insert(
             addr,
             Region {
                 len,
@@ -407,7 +413,7 @@ impl Memory {
         let Some((&start, _)) = self.regions.range(..at).next_back() else {
             return;
         };
-        let r = self.regions.get_mut(&start).expect("region present");
+        let r = self.regions_mut().get_mut(&start).expect("region present");
         if start + r.len <= at {
             return;
         }
@@ -421,7 +427,7 @@ impl Memory {
             shared: r.shared,
         };
         r.len = head;
-        self.regions.insert(at, tail);
+        self.regions_mut().insert(at, tail);
     }
 
     /// Unmaps every mapped page in `[addr, addr+len)` (gaps are fine).
@@ -435,7 +441,7 @@ impl Memory {
         self.split_at(end);
         let victims: Vec<u64> = self.regions.range(addr..end).map(|(&s, _)| s).collect();
         for s in victims {
-            let r = self.regions.remove(&s).expect("region present");
+            let r = self.regions_mut().remove(&s).expect("region present");
             self.uc.unmap(s, r.len)?;
             if let (true, Some(w)) = (r.in_window(), &self.window) {
                 w.release(s, r.len);
@@ -463,6 +469,7 @@ impl Memory {
         self.split_at(end);
         let keys: Vec<u64> = self.regions.range(addr..end).map(|(&s, _)| s).collect();
         for s in keys {
+            self.last.set(None);
             let r = self.regions.get_mut(&s).expect("region present");
             let gains_exec = r.perms & prot::EXEC == 0 && perms & prot::EXEC != 0;
             self.uc.protect(s, r.len, perms)?;
@@ -514,8 +521,11 @@ impl Memory {
         // SAFETY: as above; the merged region stays in `regions` until the
         // range is unmapped.
         unsafe { self.uc.map_ptr(start, len, perms, ptr)? };
-        let right = self.regions.remove(&at).expect("region present");
-        self.regions.get_mut(&start).expect("region present").len += right.len;
+        let right = self.regions_mut().remove(&at).expect("region present");
+        self.regions_mut()
+            .get_mut(&start)
+            .expect("region present")
+            .len += right.len;
         Ok(())
     }
 
@@ -532,13 +542,39 @@ impl Memory {
         true
     }
 
+    /// The regions, to change them: forgets [`Memory::host_ptr`]'s last hit.
+    fn regions_mut(&mut self) -> &mut BTreeMap<u64, Region> {
+        self.last.set(None);
+        &mut self.regions
+    }
+
     /// A host pointer to `len` bytes at `addr` if the whole range is mapped
     /// (contiguously in one host mapping) with at least `need` permissions.
+    #[inline]
     pub fn host_ptr(&self, addr: u64, len: u64, need: u32) -> Option<*mut u8> {
+        if let Some((s, e, perms, host)) = self.last.get() {
+            if addr >= s
+                && addr.checked_add(len).is_some_and(|end| end <= e)
+                && perms & need == need
+            {
+                return Some(host.wrapping_add((addr - s) as usize));
+            }
+        }
+        self.host_ptr_lookup(addr, len, need)
+    }
+
+    /// [`Memory::host_ptr`] through the region table.
+    fn host_ptr_lookup(&self, addr: u64, len: u64, need: u32) -> Option<*mut u8> {
         let (&s, r) = self.regions.range(..=addr).next_back()?;
         if s + r.len <= addr || r.perms & need != need {
             return None;
         }
+        self.last.set(Some((
+            s,
+            s + r.len,
+            r.perms,
+            r.host.as_ptr().wrapping_add(r.host_off) as *mut u8,
+        )));
         let off = (addr - s) as usize + r.host_off;
         let mut end = addr.checked_add(len)?;
         // Allow ranges that continue into adjacent pieces of the same host mapping.
@@ -802,5 +838,67 @@ impl Memory {
             .filter(|(_, r)| r.perms & prot::EXEC != 0)
             .map(|(&s, r)| (s, r.len))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::uc::Uc;
+
+    const A: u64 = 0x10_0000;
+
+    /// What `host_ptr` answers after each change of the regions equals a
+    /// look-up in the table, whichever region it remembered before the
+    /// change: the remembered region never outlives a map, unmap, protect
+    /// (with and without a split), split or merge.
+    #[test]
+    fn host_ptr_after_every_change_of_the_regions() {
+        let rw = prot::READ | prot::WRITE;
+        type Step = (&'static str, fn(&mut Memory));
+        let steps: [Step; 6] = [
+            ("map", |m| {
+                m.map(A, 4 * PAGE, prot::READ | prot::WRITE, "t").unwrap()
+            }),
+            ("protect the second page read-only (split)", |m| {
+                m.protect(A + PAGE, PAGE, prot::READ).unwrap()
+            }),
+            (
+                "protect the first page to nothing (no split, no merge)",
+                |m| m.protect(A, PAGE, 0).unwrap(),
+            ),
+            ("protect all back (merge)", |m| {
+                m.protect(A, 4 * PAGE, prot::READ | prot::WRITE).unwrap()
+            }),
+            ("unmap the tail", |m| {
+                m.unmap(A + 2 * PAGE, 2 * PAGE).unwrap()
+            }),
+            ("unmap all", |m| m.unmap(A, 2 * PAGE).unwrap()),
+        ];
+        let probes: [(u64, u64, u32); 6] = [
+            (A, 8, prot::READ),
+            (A + 8, 8, rw),
+            (A + PAGE + 16, 8, prot::WRITE),
+            (A + 2 * PAGE + 4, 4, prot::READ),
+            (A + PAGE - 4, 8, rw),
+            (A + 3 * PAGE, 8, prot::READ),
+        ];
+        let uc = Uc::new_x86_64().expect("engine");
+        for warm in probes {
+            let mut m = Memory::new(uc.r(), false);
+            for (name, step) in steps {
+                let (a, len, need) = warm;
+                m.host_ptr(a, len, need);
+                step(&mut m);
+                for (a, len, need) in probes {
+                    let remembered = m.host_ptr(a, len, need).map(|p| p as usize);
+                    let looked_up = m.host_ptr_lookup(a, len, need).map(|p| p as usize);
+                    assert_eq!(remembered, looked_up, "{name}: {a:#x}+{len} need {need}");
+                    // (The look-up remembered this one: the same answer.)
+                    let again = m.host_ptr(a, len, need).map(|p| p as usize);
+                    assert_eq!(again, looked_up, "{name}: {a:#x}+{len} need {need}, again");
+                }
+            }
+        }
     }
 }
