@@ -67,9 +67,36 @@ pub type SyscallCallback = unsafe extern "C" fn(*mut sys::uc_engine, *mut c_void
 /// A hook callback for invalid instructions; returns true to continue.
 pub type InvalidCallback = unsafe extern "C" fn(*mut sys::uc_engine, *mut c_void) -> bool;
 
-/// A copyable handle to a live engine, for use inside hooks.
+/// A copyable handle to a live engine, for use inside hooks: the engine
+/// and its general-purpose registers in place (unicorn patch 0022; null if
+/// unicorn did not give them, then every read goes through `uc_reg_read`).
 #[derive(Clone, Copy, Debug)]
-pub struct UcRef(*mut sys::uc_engine);
+pub struct UcRef(*mut sys::uc_engine, *mut u64);
+
+/// The index of `r` in the registers of [`UcRef`] (QEMU's order), if it
+/// is one of the 16 general-purpose registers.
+#[inline(always)]
+const fn gpr_index(r: Reg) -> Option<usize> {
+    Some(match r {
+        Reg::RAX => 0,
+        Reg::RCX => 1,
+        Reg::RDX => 2,
+        Reg::RBX => 3,
+        Reg::RSP => 4,
+        Reg::RBP => 5,
+        Reg::RSI => 6,
+        Reg::RDI => 7,
+        Reg::R8 => 8,
+        Reg::R9 => 9,
+        Reg::R10 => 10,
+        Reg::R11 => 11,
+        Reg::R12 => 12,
+        Reg::R13 => 13,
+        Reg::R14 => 14,
+        Reg::R15 => 15,
+        _ => return None,
+    })
+}
 
 /// The owned engine (closed on drop).
 pub struct Uc(UcRef);
@@ -80,7 +107,8 @@ impl Uc {
         let mut h = std::ptr::null_mut();
         // SAFETY: plain FFI call with a valid out-pointer.
         check(unsafe { sys::uc_open(sys::Arch::X86, sys::Mode::MODE_64, &mut h) })?;
-        Ok(Uc(UcRef(h)))
+        // SAFETY: h is a live engine.
+        Ok(Uc(unsafe { UcRef::from_raw(h) }))
     }
 
     /// The handle for hooks and calls.
@@ -104,13 +132,20 @@ impl UcRef {
     /// # Safety
     /// `h` must be a live engine.
     pub unsafe fn from_raw(h: *mut sys::uc_engine) -> UcRef {
-        UcRef(h)
+        // SAFETY: h is a live engine (the caller's promise).
+        UcRef(h, unsafe { uc_lard_gprs(h) })
     }
 
     /// Reads a 64-bit register (0 if unicorn refuses, which it does only for
     /// register ids it does not know).
     #[inline]
     pub fn reg(self, r: Reg) -> u64 {
+        if let Some(i) = gpr_index(r).filter(|_| !self.1.is_null()) {
+            // SAFETY: patch 0022's array of 16 registers lives as long as
+            // the engine, and no translated code runs while the emulator
+            // does (volatile: translated code writes it between calls).
+            return unsafe { self.1.add(i).read_volatile() };
+        }
         let mut v = 0u64;
         // SAFETY: the engine is live; v is a valid 8-byte out buffer.
         unsafe { sys::uc_reg_read(self.0, r as i32, &mut v as *mut u64 as *mut c_void) };
@@ -709,6 +744,7 @@ extern "C" {
 extern "C" {
     /// Declared by patch 0020.
     fn uc_lard_direct(uc: *mut sys::uc_engine, base: u64, bits: std::ffi::c_int) -> sys::uc_error;
+    fn uc_lard_gprs(uc: *mut sys::uc_engine) -> *mut u64;
 }
 
 extern "C" {
