@@ -28,6 +28,10 @@ pub struct VcFile {
     /// and thousands of ended units keep a clock each); with fewer, a
     /// floor removes its entry from each clock at once.
     unswept: usize,
+    /// Changes so far of anything but a clock's own entry (a write of
+    /// another entry, a floor, a clock dropped or restarted): while it
+    /// stays the same, every clock's other entries read as they did.
+    others: u64,
 }
 
 /// Up to this many clocks, a floor removes its entry from every clock at
@@ -54,6 +58,7 @@ impl VcFile {
     /// clock that can still run holds it already: the caller's rule). The
     /// clocks' stored entries at or below it count as absent from now on.
     pub fn raise_floor(&mut self, tid: u64, value: u64) {
+        self.others += 1;
         let f = self.floor.entry(tid).or_insert(0);
         *f = (*f).max(value);
         let value = *f;
@@ -134,6 +139,7 @@ impl VcFile {
 
     /// Forgets `who`'s clock (an identity that will never run again).
     pub fn forget(&mut self, who: ThreadKey) {
+        self.others += 1;
         self.clocks.remove(&who);
     }
 
@@ -141,6 +147,7 @@ impl VcFile {
     /// (`Endings`). Its other entries were never lowered by a WriteVC, so
     /// [`VcFile::lowered`] stays (nothing compares with an ended clock).
     pub fn retire(&mut self, who: ThreadKey) {
+        self.others += 1;
         let ThreadKey::Lang(me) = who else {
             self.clocks.remove(&who);
             return;
@@ -156,6 +163,7 @@ impl VcFile {
     /// own entry `own` its previous holder ended with, which the detectors
     /// kept (docs/lardx86.md, "Ended identities"); returns `id`.
     pub fn reuse(&mut self, id: u64, own: u64) -> u64 {
+        self.others += 1;
         let who = ThreadKey::Lang(id);
         self.clocks.remove(&who);
         if own != 1 {
@@ -176,7 +184,32 @@ impl VcFile {
         if value < old {
             self.lowered += 1;
         }
+        if who != ThreadKey::Lang(tid) {
+            self.others += 1;
+        }
         self.clocks.entry(who).or_default().insert(tid, value);
+    }
+
+    /// How many changes of anything but a clock's own entry were made so
+    /// far: while it is unchanged, [`VcFile::for_each_entry`] gives the
+    /// same entries but for the own one ([`VcFile::own_entry`]).
+    pub fn others(&self) -> u64 {
+        self.others
+    }
+
+    /// The own entry of language thread `me`'s clock as
+    /// [`VcFile::for_each_entry`] gives it (1 until written; none if
+    /// written 0).
+    pub fn own_entry(&self, me: u64) -> Option<u64> {
+        match self
+            .clocks
+            .get(&ThreadKey::Lang(me))
+            .and_then(|c| c.get(&me))
+        {
+            Some(0) => None,
+            Some(&v) => Some(v),
+            None => Some(1),
+        }
     }
 
     /// How many writes lowered an entry so far: while it is unchanged, a

@@ -18,8 +18,11 @@
 //! The common case costs little: an object remembers which thread's clock
 //! is known to dominate it (the last to acquire it, or a releaser that
 //! dominated it already), so that thread re-acquiring it — a lock taken
-//! again by the thread that released it last — joins nothing; joins and
-//! releases iterate the clocks in place, without allocating.
+//! again by the thread that released it last — joins nothing; and which
+//! thread released it last, so that thread releasing it again with no
+//! entry but its own changed anywhere ([`VcFile::others`]) joins only its
+//! own entry. Joins and releases iterate the clocks in place, without
+//! allocating.
 
 use crate::cpu::code::AddrMap;
 use crate::cpu::vclock::VcFile;
@@ -98,6 +101,10 @@ struct SyncClock {
     /// when [`VcFile::lowered`] was `lowered` — and still does while it is
     /// (clocks only grow, and a release by `me` keeps it so).
     covered: Option<(u64, u64)>,
+    /// `(me, others)`: the last release into this clock was language
+    /// thread `me`'s, when [`VcFile::others`] was `others`: while both
+    /// hold, `me`'s clock has no entry but its own that this one lacks.
+    synced: Option<(u64, u64)>,
 }
 
 /// The clocks of all synchronization objects.
@@ -114,12 +121,21 @@ impl SyncClocks {
         let s = self.clocks.entry(key).or_default();
         // S ≤ C_me before makes S ⊔ C_me ≤ C_me after the tick.
         let covered = s.covered == Some((me, vc.lowered()));
-        vc.for_each_entry(who, |t, v| {
-            let e = s.entries.entry(t).or_default();
-            *e = (*e).max(v);
-        });
+        if s.synced == Some((me, vc.others())) {
+            // Only the own entry can be new since `me`'s last release here.
+            if let Some(v) = vc.own_entry(me) {
+                let e = s.entries.entry(me).or_default();
+                *e = (*e).max(v);
+            }
+        } else {
+            vc.for_each_entry(who, |t, v| {
+                let e = s.entries.entry(t).or_default();
+                *e = (*e).max(v);
+            });
+        }
         tick(vc, me, out);
         s.covered = covered.then_some((me, vc.lowered()));
+        s.synced = Some((me, vc.others()));
     }
 
     /// Acquire of `key` by language thread `me`.
@@ -455,5 +471,99 @@ mod tests {
         vc.write(me, 4, 0);
         assert_eq!(vc.entries(me), [(7, 3)]);
         assert_eq!(vc.lowered(), 1);
+    }
+
+    /// Releases and acquires with every shortcut (an object dominated by
+    /// its acquirer, a release by the last releaser with no other entry
+    /// changed) give the objects' clocks, the threads' clocks and the
+    /// WriteVCs of the two primitives applied in full (every entry joined
+    /// every time), over random sequences that also change other entries,
+    /// raise floors, lower entries and forget objects.
+    #[test]
+    fn shortcuts_give_the_full_joins_results() {
+        type Full = std::collections::HashMap<SyncKey, std::collections::BTreeMap<u64, u64>>;
+        let full_release = |objs: &mut Full, vc: &mut VcFile, me: u64, key: SyncKey| {
+            let o = objs.entry(key).or_default();
+            vc.for_each_entry(ThreadKey::Lang(me), |t, v| {
+                let e = o.entry(t).or_insert(0);
+                *e = (*e).max(v);
+            });
+            let mut out = Vec::new();
+            tick(vc, me, &mut out);
+            out
+        };
+        let full_acquire = |objs: &Full, vc: &mut VcFile, me: u64, key: SyncKey| {
+            let mut out = Vec::new();
+            if let Some(o) = objs.get(&key) {
+                join_into(vc, me, o.iter().map(|(&t, &v)| (t, v)), &mut out);
+            }
+            out
+        };
+        for seed in 1..=40u64 {
+            let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let mut next = |n: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % n
+            };
+            let (mut vc, mut s) = (VcFile::default(), SyncClocks::default());
+            let (mut vc_full, mut objs) = (VcFile::default(), Full::default());
+            for step in 0..400 {
+                let me = 1 + next(4);
+                let key = SyncKey::Object(next(3));
+                let mut out = Vec::new();
+                let full_out = match next(20) {
+                    0..=8 => {
+                        s.release(&mut vc, me, key, &mut out);
+                        full_release(&mut objs, &mut vc_full, me, key)
+                    }
+                    9..=16 => {
+                        s.acquire(&mut vc, me, key, &mut out);
+                        full_acquire(&objs, &mut vc_full, me, key)
+                    }
+                    17 => {
+                        // Another entry raised (a fork, a join elsewhere)
+                        // or lowered (a WriteVC).
+                        let (t, v) = (1 + next(5), next(40));
+                        vc.write(ThreadKey::Lang(me), t, v);
+                        vc_full.write(ThreadKey::Lang(me), t, v);
+                        Vec::new()
+                    }
+                    18 => {
+                        let (t, v) = (1 + next(5), next(10));
+                        vc.raise_floor(t, v);
+                        vc_full.raise_floor(t, v);
+                        Vec::new()
+                    }
+                    _ => {
+                        s.forget(key);
+                        objs.remove(&key);
+                        Vec::new()
+                    }
+                };
+                out.sort_unstable();
+                let mut full_out = full_out;
+                full_out.sort_unstable();
+                assert_eq!(out, full_out, "seed {seed} step {step}: WriteVCs");
+                for t in 1..=5 {
+                    let mut a = vc.entries(ThreadKey::Lang(t));
+                    let mut b = vc_full.entries(ThreadKey::Lang(t));
+                    a.sort_unstable();
+                    b.sort_unstable();
+                    assert_eq!(a, b, "seed {seed} step {step}: clock of {t}");
+                }
+                for k in 0..3 {
+                    let key = SyncKey::Object(k);
+                    let mut a = s.entries(key);
+                    a.sort_unstable();
+                    let b: Vec<(u64, u64)> = objs
+                        .get(&key)
+                        .map(|o| o.iter().map(|(&t, &v)| (t, v)).collect())
+                        .unwrap_or_default();
+                    assert_eq!(a, b, "seed {seed} step {step}: object {k}");
+                }
+            }
+        }
     }
 }
