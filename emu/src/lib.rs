@@ -23,5 +23,6 @@ pub mod cpu;
 pub mod gdb;
 pub mod intercept;
 pub mod linux;
+pub mod machine;
 pub mod observe;
 pub mod run;

@@ -5,10 +5,10 @@ use lard_detector_hw::adversarial::{AdversarialConfig, Heuristic};
 use lard_detector_hw::{HwConfig, Lardish, ObjectDetector};
 use lard_emu::binary::disasm;
 use lard_emu::binary::elf::{ElfError, ElfFile};
-use lard_emu::cpu::machine::{Config, RunMode};
 use lard_emu::cpu::sched::SchedPolicy;
 use lard_emu::linux::hostfd::{self, StderrCopy};
 use lard_emu::linux::process::{self, Identity};
+use lard_emu::machine::{Config, RunMode};
 use lard_emu::observe::accuracy::{parse_variants, AccuracyObserver};
 use lard_emu::observe::detect::{DetectorObserver, RaceLog};
 use lard_emu::observe::objects;
@@ -1393,7 +1393,7 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
     let mut outcome = match &args.gdb {
         None => emu.run(),
         Some(addr) => {
-            let facts = gdb_facts(race_log.clone(), emu.machine().realtime_base);
+            let facts = gdb_facts(race_log.clone(), emu.machine().process.realtime_base);
             let announce = &mut |a: &str| eprintln!("lard: waiting for gdb on {a}");
             match lard_emu::gdb::serve(&mut emu, addr, &facts, announce) {
                 Ok(served) => {
@@ -1480,7 +1480,7 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
     out.push_str(&race_text);
     if let Some(model) = &hw_model {
         let mut model = model.borrow_mut();
-        for t in &emu.machine().threads {
+        for t in &emu.machine().cpu.threads {
             model.add_instructions(t.core, t.insns);
         }
         if args.hw_stats {
@@ -1488,7 +1488,10 @@ fn run_guest(mut args: RunArgs, log_fd: &std::sync::atomic::AtomicI32) -> ExitCo
         }
         write_file(&args.hw_stats_json, &model.stats().to_json());
     }
-    if let (Some(adv), Some(c)) = (&emu.machine().adversary, &emu.machine().config.adversarial) {
+    if let (Some(adv), Some(c)) = (
+        &emu.machine().obs.adversary,
+        &emu.machine().config.adversarial,
+    ) {
         out.push_str(&lard_emu::cmd::adversarial::summary(
             adv.memory.heuristic(),
             &adv.memory.stats(),
@@ -1643,7 +1646,7 @@ fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path, out: &mut Str
         Outcome::Exited(code) => (*code & 0xff) as u8,
         Outcome::Signaled { signal, fault } => {
             if let Some(f) = fault {
-                let t = &emu.machine().threads[emu.machine().cur];
+                let t = &emu.machine().cpu.threads[emu.machine().cpu.cur];
                 let addr = f
                     .addr
                     .map_or(String::new(), |a| format!(" at address {a:#x}"));
@@ -1673,7 +1676,7 @@ fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path, out: &mut Str
             EXIT_UNSUPPORTED_SYSCALL
         }
         Outcome::Stopped(why) => {
-            let insns = emu.machine().stats.insns;
+            let insns = emu.machine().obs.stats.insns;
             match why {
                 StopReason::MaxInsns(_) => {
                     let _ = writeln!(
@@ -1704,7 +1707,7 @@ fn report_outcome(emu: &Emulator, outcome: &Outcome, guest: &Path, out: &mut Str
             EXIT_INTERNAL
         }
         Outcome::ObserverStop { pc } => {
-            let t = &emu.machine().threads[emu.machine().cur];
+            let t = &emu.machine().cpu.threads[emu.machine().cpu.cur];
             let _ = writeln!(
                     out,
                 "lard: {g}: data-race exception in thread {}: the racy access did not take effect: {}",

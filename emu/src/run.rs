@@ -3,7 +3,6 @@
 use crate::binary::elf::{ElfError, ElfFile};
 use crate::binary::objects::{LoadedObject, ObjectKind, ObjectRegistry};
 use crate::cpu::code::CodeMap;
-use crate::cpu::machine::{Config, GuestFault, Machine, RunMode, Stop, Thread, ThreadState, Wait};
 use crate::cpu::memory::{page_ceil, page_floor, Memory};
 use crate::cpu::sched::{Scheduler, SplitMix64};
 use crate::cpu::stacks::StackMap;
@@ -14,6 +13,10 @@ use crate::intercept::InterceptTable;
 use crate::linux::loader::{self, LoadError, ProcessArgs};
 use crate::linux::signals::{self, Delivery};
 use crate::linux::sysroot;
+use crate::machine::{
+    Config, Cpu, GuestFault, Machine, Observation, Process, RunMode, Stop, Thread, ThreadState,
+    Wait,
+};
 use crate::observe::callstack;
 use crate::observe::observer::{AccessMode, Observer};
 use crate::observe::stats::{Report, Stats};
@@ -236,82 +239,88 @@ impl Emulator {
         let adversary = config
             .adversarial
             .clone()
-            .map(|c| Box::new(crate::cpu::adversary::Adversary::new(c)));
+            .map(|c| Box::new(crate::machine::adversarial::Adversary::new(c)));
         let pid = config.process.pid;
         let mut machine = Box::new(Machine {
-            uc: r,
-            mem,
-            threads: vec![Thread {
-                tid: pid,
-                ctx,
-                state: ThreadState::Runnable,
-                clear_child_tid: 0,
-                lthread: None,
-                core: 0,
-                insns: 0,
-                parent: None,
-                restart_deadline: None,
-                ctx_changed: false,
-                sig: signals::ThreadSignals {
-                    mask: {
-                        let host = signals::host::inherited_mask();
-                        config.sigmask.unwrap_or(host) & !signals::UNBLOCKABLE
+            cpu: Cpu {
+                uc: r,
+                mem,
+                threads: vec![Thread {
+                    tid: pid,
+                    ctx,
+                    state: ThreadState::Runnable,
+                    clear_child_tid: 0,
+                    lthread: None,
+                    core: 0,
+                    insns: 0,
+                    parent: None,
+                    restart_deadline: None,
+                    ctx_changed: false,
+                    sig: signals::ThreadSignals {
+                        mask: {
+                            let host = signals::host::inherited_mask();
+                            config.sigmask.unwrap_or(host) & !signals::UNBLOCKABLE
+                        },
+                        ..Default::default()
                     },
-                    ..Default::default()
-                },
-                name: crate::cpu::machine::thread_name(
-                    file.path
-                        .file_name()
-                        .map(|n| n.as_encoded_bytes())
-                        .unwrap_or_default(),
-                ),
-            }],
-            cur: 0,
-            sched: Scheduler::new(config.sched, config.seed, config.quantum),
-            code: CodeMap::default(),
-            vc: VcFile::default(),
-            endings: Default::default(),
-            observer,
-            mode,
-            report_sync,
-            report_objects,
-            floors,
-            stats: Stats::default(),
-            stop: None,
-            vtime: 0,
-            clock,
-            clock_seen: 0,
-            objects,
-            stacks: StackMap::default(),
-            warned: HashSet::new(),
+                    name: crate::machine::thread_name(
+                        file.path
+                            .file_name()
+                            .map(|n| n.as_encoded_bytes())
+                            .unwrap_or_default(),
+                    ),
+                }],
+                cur: 0,
+                sched: Scheduler::new(config.sched, config.seed, config.quantum),
+                vc: VcFile::default(),
+                endings: Default::default(),
+                stop: None,
+                vtime: 0,
+                clock,
+                clock_seen: 0,
+                bad_access: None,
+                insn_limit: u64::MAX,
+            },
+            process: Process {
+                warned: HashSet::new(),
+                next_tid: pid + 1,
+                futex_seq: 0,
+                sigactions: inherited_sigactions(),
+                signals: Default::default(),
+                realtime_base,
+                exe_path,
+                last_exit_status: 0,
+                load_bias: image.bias,
+                host_retry_rounds: 0,
+                quiet_output: false,
+            },
+            obs: Observation {
+                code: CodeMap::default(),
+                observer,
+                mode,
+                report_sync,
+                report_objects,
+                floors,
+                stats: Stats::default(),
+                objects,
+                stacks: StackMap::default(),
+                intercepts: InterceptTable::default(),
+                lang_units: Default::default(),
+                caller_pc_range: file.section("lard_caller_pc").map_or((0, 0), |(a, b)| {
+                    let a = a.wrapping_add(image.bias);
+                    (a, a + b.len() as u64)
+                }),
+                call_stacks: file
+                    .symbols
+                    .iter()
+                    .find(|s| !s.is_func && s.name == callstack::TABLE_SYMBOL)
+                    .map_or(0, |s| s.addr.wrapping_add(image.bias)),
+                adversary,
+                binary: None,
+                calls: Default::default(),
+                access_buffer: None,
+            },
             config,
-            next_tid: pid + 1,
-            futex_seq: 0,
-            bad_access: None,
-            sigactions: inherited_sigactions(),
-            signals: Default::default(),
-            realtime_base,
-            exe_path,
-            last_exit_status: 0,
-            load_bias: image.bias,
-            intercepts: InterceptTable::default(),
-            lang_units: Default::default(),
-            insn_limit: u64::MAX,
-            caller_pc_range: file.section("lard_caller_pc").map_or((0, 0), |(a, b)| {
-                let a = a.wrapping_add(image.bias);
-                (a, a + b.len() as u64)
-            }),
-            call_stacks: file
-                .symbols
-                .iter()
-                .find(|s| !s.is_func && s.name == callstack::TABLE_SYMBOL)
-                .map_or(0, |s| s.addr.wrapping_add(image.bias)),
-            adversary,
-            binary: None,
-            calls: Default::default(),
-            access_buffer: None,
-            host_retry_rounds: 0,
-            quiet_output: false,
         });
         machine.add_stack(rsp);
         // The loader's objects are the first to appear executable.
@@ -330,7 +339,7 @@ impl Emulator {
         // LARDx86 code — decided once the loader's objects are scanned;
         // with no observer of accesses there is nothing to check.
         let binary = match machine.config.mode {
-            RunMode::Auto => !machine.code.has_lard_code(),
+            RunMode::Auto => !machine.obs.code.has_lard_code(),
             RunMode::Lard => false,
             RunMode::Binary => true,
         };
@@ -340,15 +349,16 @@ impl Emulator {
             if machine.config.skip_single_threaded {
                 rt.skip_single_threaded();
             }
-            machine.binary = Some(Box::new(rt));
+            machine.obs.binary = Some(Box::new(rt));
             // Every access is seen (the memory hook filters by program
             // code); atomics are hooked as sync.
-            machine.mode = AccessMode::All;
-            if !machine.report_sync {
-                let atomics = machine.code.atomic_sites();
+            machine.obs.mode = AccessMode::All;
+            if !machine.obs.report_sync {
+                let atomics = machine.obs.code.atomic_sites();
                 machine.hook_sites(&atomics)?;
             }
             let mapped: Vec<(usize, u64, u64)> = machine
+                .obs
                 .objects
                 .all()
                 .iter()
@@ -386,7 +396,7 @@ impl Emulator {
 
     /// Sets the limits of the next [`Emulator::run`].
     pub fn set_limits(&mut self, limits: RunLimits) {
-        self.machine.insn_limit = limits.max_insns.unwrap_or(u64::MAX);
+        self.machine.cpu.insn_limit = limits.max_insns.unwrap_or(u64::MAX);
         self.limits = limits;
     }
 
@@ -430,7 +440,7 @@ impl Emulator {
 
     /// Ends the run: the observer finishes (a detector thread drains).
     pub fn finish(&mut self) {
-        self.machine.observer.finish();
+        self.machine.obs.observer.finish();
     }
 
     /// The index of the thread whose registers are in the CPU (the others'
@@ -441,7 +451,7 @@ impl Emulator {
 
     fn run_loop(&mut self) -> Outcome {
         let start = self.started.unwrap_or_else(Instant::now);
-        let uc = self.machine.uc;
+        let uc = self.machine.cpu.uc;
         let mut live = self.live; // whose registers are in the CPU
         let mut rotate = self.rotate;
         let mut rounds = 0u32;
@@ -462,15 +472,16 @@ impl Emulator {
             if rounds.is_multiple_of(16) && m.has_host_waits() {
                 m.poll_host(Some(Duration::ZERO));
             }
-            let runnable: Vec<usize> = (0..m.threads.len())
-                .filter(|&i| m.threads[i].state == ThreadState::Runnable)
+            let runnable: Vec<usize> = (0..m.cpu.threads.len())
+                .filter(|&i| m.cpu.threads[i].state == ThreadState::Runnable)
                 .collect();
             if runnable.is_empty() {
-                if m.threads.iter().all(|t| t.state == ThreadState::Exited) {
-                    return Outcome::Exited(m.last_exit_status);
+                if m.cpu.threads.iter().all(|t| t.state == ThreadState::Exited) {
+                    return Outcome::Exited(m.process.last_exit_status);
                 }
                 // Advance virtual time to the earliest timeout, if any.
                 let next = m
+                    .cpu
                     .threads
                     .iter()
                     .filter_map(|t| match t.state {
@@ -487,11 +498,11 @@ impl Emulator {
                 // Threads waiting on the host: wait for it (virtual time
                 // advances by the real time waited).
                 if m.has_host_waits() {
-                    let left = next.map(|d| Duration::from_nanos(d.saturating_sub(m.vtime)));
+                    let left = next.map(|d| Duration::from_nanos(d.saturating_sub(m.cpu.vtime)));
                     m.poll_host(left);
                     if let Some(d) = next {
                         if left.is_some_and(|l| l.is_zero()) {
-                            m.vtime = m.vtime.max(d);
+                            m.cpu.vtime = m.cpu.vtime.max(d);
                         }
                     }
                     continue;
@@ -506,7 +517,7 @@ impl Emulator {
                         continue;
                     }
                     Some(d) => {
-                        m.vtime = m.vtime.max(d);
+                        m.cpu.vtime = m.cpu.vtime.max(d);
                         continue;
                     }
                     // The guest handles a signal another process may send:
@@ -522,31 +533,31 @@ impl Emulator {
             // A paused quantum continues in the thread that was running.
             let paused = self.paused_quantum.take();
             let next = if paused.is_some()
-                || (!rotate && m.threads[m.cur].state == ThreadState::Runnable)
+                || (!rotate && m.cpu.threads[m.cpu.cur].state == ThreadState::Runnable)
             {
-                m.cur
+                m.cpu.cur
             } else {
-                m.sched.pick(&runnable, m.cur)
+                m.cpu.sched.pick(&runnable, m.cpu.cur)
             };
             // A thread whose saved registers changed while it waited (a
             // wake's return value) is loaded even if the CPU holds it.
-            if next != live || m.threads[next].ctx_changed {
-                if let Err(e) = m.threads[next].ctx.restore(uc) {
+            if next != live || m.cpu.threads[next].ctx_changed {
+                if let Err(e) = m.cpu.threads[next].ctx.restore(uc) {
                     return internal(m, &format!("cannot switch threads: {e}"));
                 }
                 if next != live {
-                    m.stats.switches += 1;
+                    m.obs.stats.switches += 1;
                 }
                 live = next;
             }
-            m.threads[next].ctx_changed = false;
+            m.cpu.threads[next].ctx_changed = false;
             // (Resuming a paused quantum is no new quantum: no event.)
-            if paused.is_none() && (next != m.cur || m.stats.switches == 0) {
-                m.cur = next;
+            if paused.is_none() && (next != m.cpu.cur || m.obs.stats.switches == 0) {
+                m.cpu.cur = next;
                 let pc = uc.reg(Reg::RIP);
                 m.emit(pc, EventKind::ContextSwitch);
             }
-            m.cur = next;
+            m.cpu.cur = next;
             // A signal the thread has to take runs its handler first.
             if let Delivery::Terminate(signal) = m.deliver_pending() {
                 return Outcome::Signaled {
@@ -562,13 +573,13 @@ impl Emulator {
             let contended = runnable.len() >= 2;
             let blocks = match paused {
                 Some(left) => u64::try_from(left + 1).unwrap_or(1).max(1),
-                None => m.sched.next_quantum(contended).saturating_sub(1).max(1),
+                None => m.cpu.sched.next_quantum(contended).saturating_sub(1).max(1),
             };
             // Blocks test the instruction limit only while one is in force.
-            m.uc.clock_limit(m.insn_limit != u64::MAX);
-            m.clock.set_budget(blocks, m.insn_limit);
-            m.stop = None;
-            m.bad_access = None;
+            m.cpu.uc.clock_limit(m.cpu.insn_limit != u64::MAX);
+            m.cpu.clock.set_budget(blocks, m.cpu.insn_limit);
+            m.cpu.stop = None;
+            m.cpu.bad_access = None;
             let rip = uc.reg(Reg::RIP);
             let mut result = uc.start(rip);
             if !m.finish_sigreturn() {
@@ -576,10 +587,10 @@ impl Emulator {
             }
             // Scheduling steps: the blocks this quantum ran, if it had
             // competition (emu/src/cpu/sched.rs).
-            let ran = blocks.saturating_sub(u64::try_from(m.clock.blocks_left()).unwrap_or(0));
-            m.sched.ran(ran, contended);
+            let ran = blocks.saturating_sub(u64::try_from(m.cpu.clock.blocks_left()).unwrap_or(0));
+            m.cpu.sched.ran(ran, contended);
             if contended {
-                m.stats.steps += ran;
+                m.obs.stats.steps += ran;
             }
             // Accesses still buffered come before anything that follows.
             m.flush_accesses();
@@ -587,14 +598,14 @@ impl Emulator {
             // adversarial read or write is not settled yet.
             m.settle_adversarial();
             m.sync_clock();
-            if m.stop.is_none() {
-                m.stop = m.clock_stop();
+            if m.cpu.stop.is_none() {
+                m.cpu.stop = m.clock_stop();
             }
-            if let Err(e) = m.threads[m.cur].ctx.save(uc) {
+            if let Err(e) = m.cpu.threads[m.cpu.cur].ctx.save(uc) {
                 return internal(m, &format!("cannot save thread state: {e}"));
             }
             rotate = false;
-            match (m.stop.take(), result) {
+            match (m.cpu.stop.take(), result) {
                 (Some(Stop::ExitGroup(code)), _) => return Outcome::Exited(code),
                 (Some(Stop::Killed(signal)), _) => {
                     return Outcome::Signaled {
@@ -603,7 +614,7 @@ impl Emulator {
                     }
                 }
                 (Some(Stop::Fault(f)), _) if deliver_stop_fault(m, &f) => {
-                    if let Err(e) = m.threads[m.cur].ctx.save(uc) {
+                    if let Err(e) = m.cpu.threads[m.cpu.cur].ctx.save(uc) {
                         return internal(m, &format!("cannot save thread state: {e}"));
                     }
                 }
@@ -622,21 +633,21 @@ impl Emulator {
                 (Some(Stop::ObserverStop(pc)), _) => return Outcome::ObserverStop { pc },
                 (Some(Stop::Exec(req)), _) => return Outcome::Exec(req),
                 (Some(Stop::InsnLimit), _) => {
-                    return Outcome::Stopped(StopReason::MaxInsns(m.stats.insns))
+                    return Outcome::Stopped(StopReason::MaxInsns(m.obs.stats.insns))
                 }
                 (Some(Stop::Debug), _) => {
-                    self.paused_quantum = Some(m.clock.blocks_left());
+                    self.paused_quantum = Some(m.cpu.clock.blocks_left());
                     self.live = live;
                     self.rotate = false;
                     return Outcome::Paused;
                 }
                 (_, Err(e)) if deliver_fault(m, e) => {
-                    if let Err(e) = m.threads[m.cur].ctx.save(uc) {
+                    if let Err(e) = m.cpu.threads[m.cpu.cur].ctx.save(uc) {
                         return internal(m, &format!("cannot save thread state: {e}"));
                     }
                 }
                 (_, Err(_)) if vsyscall(m) => {
-                    if let Err(e) = m.threads[m.cur].ctx.save(uc) {
+                    if let Err(e) = m.cpu.threads[m.cpu.cur].ctx.save(uc) {
                         return internal(m, &format!("cannot save thread state: {e}"));
                     }
                 }
@@ -660,19 +671,20 @@ impl Emulator {
     pub fn report(&self) -> Report<'_> {
         let m = &self.machine;
         Report {
-            stats: &m.stats,
+            stats: &m.obs.stats,
             threads: m
+                .cpu
                 .threads
                 .iter()
                 .map(|t| (t.tid, t.lthread, t.insns))
                 .collect(),
             wall: self.wall,
-            observed: match m.mode {
+            observed: match m.obs.mode {
                 AccessMode::None => "none",
                 AccessMode::Tracked => "tracked",
                 AccessMode::All => "all",
             },
-            event_hash: m.observer.stream_hash(),
+            event_hash: m.obs.observer.stream_hash(),
         }
     }
 
@@ -695,7 +707,7 @@ fn internal(m: &Machine, why: &str) -> Outcome {
         signal: libc::SIGABRT,
         fault: Some(GuestFault {
             signal: libc::SIGABRT,
-            pc: m.uc.reg(Reg::RIP),
+            pc: m.cpu.uc.reg(Reg::RIP),
             addr: None,
             what: format!("internal emulator error: {why}"),
         }),
@@ -717,7 +729,7 @@ const VSYSCALLS: [(u64, u64); 3] = [
 /// — and returns true.
 fn vsyscall(m: &mut Machine) -> bool {
     const LOW47: u64 = (1 << 47) - 1;
-    let Some((addr, what)) = m.bad_access else {
+    let Some((addr, what)) = m.cpu.bad_access else {
         return false;
     };
     let Some(&(_, nr)) = VSYSCALLS.iter().find(|(a, _)| addr & LOW47 == *a) else {
@@ -726,9 +738,10 @@ fn vsyscall(m: &mut Machine) -> bool {
     if what != "execution of unmapped memory" {
         return false;
     }
-    let uc = m.uc;
+    let uc = m.cpu.uc;
     let rsp = uc.reg(Reg::RSP);
     let Some(ret) = m
+        .cpu
         .mem
         .slice(rsp, 8)
         .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
@@ -739,7 +752,7 @@ fn vsyscall(m: &mut Machine) -> bool {
     m.syscall();
     uc.set_reg(Reg::RSP, rsp + 8);
     uc.set_reg(Reg::RIP, ret);
-    m.bad_access = None;
+    m.cpu.bad_access = None;
     true
 }
 
@@ -749,7 +762,7 @@ fn vsyscall(m: &mut Machine) -> bool {
 fn deliver_fault(m: &mut Machine, e: UcError) -> bool {
     use crate::linux::signals::FaultInfo;
     let signal = signal_of(e);
-    let (code, addr) = match m.bad_access {
+    let (code, addr) = match m.cpu.bad_access {
         Some((a, what)) => {
             // SEGV_MAPERR for an unmapped address, SEGV_ACCERR for a
             // protection fault.
@@ -757,10 +770,10 @@ fn deliver_fault(m: &mut Machine, e: UcError) -> bool {
             (code, a)
         }
         // ILL_ILLOPN at the instruction.
-        None => (2, m.uc.reg(Reg::RIP)),
+        None => (2, m.cpu.uc.reg(Reg::RIP)),
     };
     if m.deliver_fault(FaultInfo { signal, code, addr }) {
-        m.bad_access = None;
+        m.cpu.bad_access = None;
         true
     } else {
         false
@@ -771,12 +784,12 @@ fn deliver_fault(m: &mut Machine, e: UcError) -> bool {
 /// guest's handler, at the faulting instruction, if it installed one.
 fn deliver_stop_fault(m: &mut Machine, f: &GuestFault) -> bool {
     use crate::linux::signals::FaultInfo;
-    let code = match (f.signal, &m.bad_access) {
+    let code = match (f.signal, &m.cpu.bad_access) {
         (libc::SIGSEGV, Some((_, what))) if what.contains("unmapped") => 1,
         _ => 2,
     };
-    let rip = m.uc.reg(Reg::RIP);
-    m.uc.set_reg(Reg::RIP, f.pc);
+    let rip = m.cpu.uc.reg(Reg::RIP);
+    m.cpu.uc.set_reg(Reg::RIP, f.pc);
     let info = FaultInfo {
         signal: f.signal,
         code,
@@ -785,7 +798,7 @@ fn deliver_stop_fault(m: &mut Machine, f: &GuestFault) -> bool {
     if m.deliver_fault(info) {
         true
     } else {
-        m.uc.set_reg(Reg::RIP, rip);
+        m.cpu.uc.set_reg(Reg::RIP, rip);
         false
     }
 }
@@ -802,8 +815,8 @@ fn signal_of(e: UcError) -> i32 {
 }
 
 fn cpu_fault(m: &Machine, e: UcError) -> GuestFault {
-    let pc = m.uc.reg(Reg::RIP);
-    let (addr, what) = match m.bad_access {
+    let pc = m.cpu.uc.reg(Reg::RIP);
+    let (addr, what) = match m.cpu.bad_access {
         Some((a, w)) => (Some(a), w.to_string()),
         None if e.0 == unicorn_engine_sys::uc_error::WRITE_UNALIGNED => (
             None,
@@ -823,14 +836,14 @@ fn cpu_fault(m: &Machine, e: UcError) -> GuestFault {
 /// `pc` may be a site (observe::callstack): its PC is described.
 pub fn describe_pc(m: &Machine, pc: u64) -> String {
     let pc = callstack::pc(pc);
-    let sym = m.objects.describe_pc(pc).unwrap_or_else(|| "??".into());
-    let insn = match m.mem.slice(pc, 1) {
+    let sym = m.obs.objects.describe_pc(pc).unwrap_or_else(|| "??".into());
+    let insn = match m.cpu.mem.slice(pc, 1) {
         Some(_) => {
             let avail = (1..=15u64)
                 .rev()
-                .find(|&n| m.mem.slice(pc, n).is_some())
+                .find(|&n| m.cpu.mem.slice(pc, n).is_some())
                 .unwrap_or(0);
-            let bytes = m.mem.slice(pc, avail).unwrap_or(&[]);
+            let bytes = m.cpu.mem.slice(pc, avail).unwrap_or(&[]);
             CodeMap::describe(bytes, pc)
         }
         None => "(unmapped)".into(),
@@ -857,26 +870,27 @@ fn inherited_sigactions() -> Vec<[u8; 32]> {
 /// when it passed.
 fn wait_for_host_signal(m: &mut Machine, deadline: Option<u64>) {
     let t = Instant::now();
-    let ms = deadline.map_or(10, |d| d.saturating_sub(m.vtime).div_ceil(1_000_000));
+    let ms = deadline.map_or(10, |d| d.saturating_sub(m.cpu.vtime).div_ceil(1_000_000));
     if !signals::host::any() && ms > 0 {
         let ms = i32::try_from(ms).unwrap_or(i32::MAX);
         // SAFETY: poll on no descriptors is a sleep a signal interrupts.
         unsafe { libc::poll(std::ptr::null_mut(), 0, ms) };
     }
-    m.vtime += u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    m.cpu.vtime += u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
     if let Some(d) = deadline {
         if !signals::host::any() {
-            m.vtime = m.vtime.max(d);
+            m.cpu.vtime = m.cpu.vtime.max(d);
         }
     }
 }
 
 fn deadlock_report(m: &Machine) -> String {
     let mut s = String::from("deadlock: every live thread is blocked");
-    for t in &m.threads {
+    for t in &m.cpu.threads {
         let what = match t.state {
             ThreadState::Blocked(Wait::Futex { addr, .. }) => {
                 let obj = m
+                    .obs
                     .objects
                     .describe_data(addr)
                     .map_or(String::new(), |d| format!(" ({d})"));

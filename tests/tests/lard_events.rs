@@ -4,7 +4,7 @@
 use lard_detector_hw::event::{AccessKind, Event, EventKind, LardOp, ThreadKey};
 use lard_e2e::*;
 use lard_emu::binary::elf::ElfFile;
-use lard_emu::cpu::machine::Config;
+use lard_emu::machine::Config;
 use lard_emu::observe::observer::{AccessMode, Control, Observer};
 use lard_emu::run::{Emulator, Outcome};
 use std::cell::RefCell;
@@ -167,7 +167,7 @@ fn a_data_race_exception_stops_before_the_racy_store_takes_effect() {
     assert_eq!(log.borrow().dre, 1);
     assert!(log.borrow().pcs.contains(&pc));
     // The racy store of 2 did not happen: memory still holds the first store's 1.
-    assert_eq!(emu.machine().mem.read_u64(x), Some(1));
+    assert_eq!(emu.machine().cpu.mem.read_u64(x), Some(1));
     // And the stopped thread's PC is the racy instruction itself.
     assert!(emu.describe(pc).contains("tracked mov qword ptr"));
 

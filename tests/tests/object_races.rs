@@ -10,7 +10,7 @@
 use lard_detector_hw::event::{Event, EventKind, LowLevelSync, ObjectKind, ProgramEvent};
 use lard_e2e::*;
 use lard_emu::cmd::manifest::GuestRun;
-use lard_emu::cpu::machine::Config;
+use lard_emu::machine::Config;
 use lard_emu::observe::observer::{AccessMode, Control, Observer};
 use lard_emu::run::{Emulator, Outcome};
 use std::cell::RefCell;

@@ -6,7 +6,7 @@
 use lard_detector_hw::event::{Event, EventKind, LockMode, ObjectKind, ProgramEvent, ThreadKey};
 use lard_e2e::*;
 use lard_emu::binary::elf::ElfFile;
-use lard_emu::cpu::machine::Config;
+use lard_emu::machine::Config;
 use lard_emu::observe::observer::{AccessMode, Control, Observer};
 use lard_emu::run::{Emulator, Outcome};
 use std::cell::RefCell;

@@ -1,10 +1,10 @@
-//! The machine: one unicorn CPU with the LARDx86 units, guest memory, the
-//! LARD sites found in guest code, deterministic scheduling and the
-//! architectural vector clocks.
+//! The CPU's building blocks: the unicorn engine and its patches' entry
+//! points, guest memory, the LARD sites found in guest code, stacks,
+//! deterministic scheduling and the architectural vector clocks. The
+//! machine that puts them together with the Linux process and observation
+//! is [`crate::machine`].
 
-pub mod adversary;
 pub mod code;
-pub mod machine;
 pub mod memory;
 pub mod sched;
 pub mod stacks;

@@ -7,7 +7,7 @@
 //! on every call (≈110 ns per memory access, shared/notes). [`Uc`] owns the
 //! engine; [`UcRef`] is a copyable handle used inside hooks.
 
-use crate::observe::observer::AccessRecord;
+use lard_detector_hw::event::{Access, AccessKind, Origin};
 use std::ffi::{c_void, CStr};
 use std::fmt;
 use unicorn_engine_sys as sys;
@@ -858,6 +858,71 @@ impl Drop for Context {
         // SAFETY: allocated by uc_context_alloc, freed once.
         unsafe {
             sys::uc_context_free(self.0);
+        }
+    }
+}
+
+/// One access of a batch ([`Observer::accesses`]), packed in three words
+/// (the batch shares its origin): the layout unicorn patch 0008's access
+/// buffer uses, so a batch is handed over where translated code wrote it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessRecord {
+    /// First byte accessed.
+    pub addr: u64,
+    /// Address of the instruction.
+    pub pc: u64,
+    /// Size in bytes ([`AccessRecord::SIZE`]) and the [`AccessRecord::WRITE`],
+    /// [`AccessRecord::TRACKED`] and [`AccessRecord::STACK`] flags.
+    pub bits: u64,
+}
+
+impl AccessRecord {
+    /// `bits`: the size in bytes.
+    pub const SIZE: u64 = 0xff;
+    /// `bits`: a write.
+    pub const WRITE: u64 = 0x100;
+    /// `bits`: an access to a thread's stack.
+    pub const STACK: u64 = 0x400;
+    /// `bits`: a Tracked access. (Size, write and Tracked sit where unicorn
+    /// patch 0004's access `info` has them, so a buffered entry needs only
+    /// its stack flag added.)
+    pub const TRACKED: u64 = 0x1_0000;
+
+    /// The `bits` of an access of `size` bytes.
+    #[inline]
+    pub fn pack(size: u32, write: bool, tracked: bool, stack: bool) -> u64 {
+        u64::from(size) & Self::SIZE
+            | u64::from(write) << 8
+            | u64::from(stack) << 10
+            | u64::from(tracked) << 16
+    }
+
+    /// The record of an access.
+    #[inline]
+    pub fn new(a: &Access) -> AccessRecord {
+        AccessRecord {
+            addr: a.addr,
+            pc: a.pc,
+            bits: Self::pack(a.size, a.kind == AccessKind::Write, a.tracked, a.stack),
+        }
+    }
+
+    /// The access this record stands for, made by `origin`.
+    #[inline]
+    pub fn access(&self, origin: Origin) -> Access {
+        Access {
+            pc: self.pc,
+            addr: self.addr,
+            size: (self.bits & Self::SIZE) as u32,
+            kind: if self.bits & Self::WRITE != 0 {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            },
+            tracked: self.bits & Self::TRACKED != 0,
+            stack: self.bits & Self::STACK != 0,
+            origin,
         }
     }
 }

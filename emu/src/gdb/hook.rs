@@ -12,8 +12,8 @@
 //! (`Emulator::resume`) and the first hook after a resume puts the count
 //! back, so a debugged run schedules exactly as an undebugged one.
 
-use crate::cpu::machine::{Machine, Stop};
 use crate::cpu::uc::{Reg, UcError, UcRef};
+use crate::machine::{Machine, Stop};
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::c_void;
 use unicorn_engine_sys as sys;
@@ -108,7 +108,7 @@ impl Hook {
     pub fn install(m: &mut Machine) -> Result<Box<Hook>, UcError> {
         let mut h = Box::new(Hook {
             machine: m as *mut Machine,
-            uc: m.uc,
+            uc: m.cpu.uc,
             code_hook: 0,
             pos: 0,
             breakpoints: HashSet::new(),
@@ -131,7 +131,9 @@ impl Hook {
         // SAFETY: on_code has the code-hook signature; the Hook is boxed and
         // deleted from the engine in Drop before it is freed.
         h.code_hook = unsafe {
-            m.uc.hook_add(sys::HookType::CODE, on_code as *mut c_void, data, 1, 0)?
+            m.cpu
+                .uc
+                .hook_add(sys::HookType::CODE, on_code as *mut c_void, data, 1, 0)?
         };
         Ok(h)
     }
@@ -149,7 +151,7 @@ impl Hook {
         let m = unsafe { &*self.machine };
         // Only a hook's stop left a counted block to give back.
         if std::mem::take(&mut self.paused) {
-            self.fixup = Some(m.clock.insns());
+            self.fixup = Some(m.cpu.clock.insns());
             self.resumed = true;
         }
         self.stopped = None;
@@ -224,9 +226,9 @@ impl Hook {
     fn stop(&mut self, m: &mut Machine, pc: u64, why: HookStop) {
         self.stopped = Some(why);
         self.paused = true;
-        m.stop = Some(Stop::Debug);
-        m.uc.set_reg(Reg::RIP, pc);
-        m.uc.stop();
+        m.cpu.stop = Some(Stop::Debug);
+        m.cpu.uc.set_reg(Reg::RIP, pc);
+        m.cpu.uc.stop();
     }
 }
 
@@ -246,15 +248,15 @@ unsafe extern "C" fn on_code(_uc: *mut sys::uc_engine, pc: u64, _size: u32, data
     let h = &mut *(data as *mut Hook);
     let m = &mut *h.machine;
     if let Some(c) = h.fixup.take() {
-        m.clock.set_insns(c);
+        m.cpu.clock.set_insns(c);
     }
     // Something already stopped the run (an instruction call, a system
     // call): this instruction does not execute now.
-    if m.stop.is_some() {
+    if m.cpu.stop.is_some() {
         return;
     }
     let first = std::mem::take(&mut h.resumed);
-    let cur = m.cur;
+    let cur = m.cpu.cur;
     if h.switches.last().is_none_or(|&(_, t)| t != cur) {
         h.switches.push((h.pos, cur));
     }
@@ -332,6 +334,6 @@ unsafe extern "C" fn on_mem(
         return;
     }
     if h.watch_hit.is_none() {
-        h.watch_hit = Some((m.cur, addr, write));
+        h.watch_hit = Some((m.cpu.cur, addr, write));
     }
 }

@@ -9,7 +9,7 @@ pub mod monitor;
 pub mod replay;
 pub mod target;
 
-use crate::cpu::machine::Machine;
+use crate::machine::Machine;
 use crate::run::{Emulator, Outcome, StopReason};
 use gdbstub::common::Signal;
 use gdbstub::conn::ConnectionExt;

@@ -4,8 +4,8 @@
 
 use super::target::LardTarget;
 use super::MonitorData;
-use crate::cpu::machine::{Machine, ThreadState};
 use crate::cpu::uc::Reg;
+use crate::machine::{Machine, ThreadState};
 use crate::observe::detect;
 use crate::run::{describe_pc, Emulator, Outcome};
 use lard_detector_hw::event::ThreadKey;
@@ -73,6 +73,7 @@ fn parse_range(m: &Machine, words: &[&str]) -> Result<(u64, u64), String> {
         return Ok((addr + off, len.unwrap_or(1)));
     }
     let sym = m
+        .obs
         .objects
         .all()
         .iter()
@@ -92,7 +93,7 @@ fn history(m: &Machine, addr: u64, len: u64) -> String {
     let mut prev: Option<Vec<Remembered>> = None;
     for a in addr..=addr + len {
         let h = if a < addr + len {
-            match m.observer.history(a) {
+            match m.obs.observer.history(a) {
                 Some(h) => Some(h),
                 None => return "no access history in this run (the detector keeps none: use --detector fasttrack)".into(),
             }
@@ -134,6 +135,7 @@ fn kernel_of(m: &Machine, key: ThreadKey) -> String {
     let tid = match key {
         ThreadKey::Kernel(k) => Some(k),
         ThreadKey::Lang(l) => m
+            .cpu
             .threads
             .iter()
             .find(|t| t.lthread == Some(l))
@@ -146,9 +148,9 @@ fn kernel_of(m: &Machine, key: ThreadKey) -> String {
 fn threads(emu: &Emulator) -> String {
     let m = emu.machine();
     let mut s = String::new();
-    for (i, t) in m.threads.iter().enumerate() {
+    for (i, t) in m.cpu.threads.iter().enumerate() {
         let state = t.state.describe();
-        let cur = if i == m.cur { "*" } else { " " };
+        let cur = if i == m.cpu.cur { "*" } else { " " };
         let lang = t
             .lthread
             .map_or(String::new(), |l| format!(" (language thread {l})"));
@@ -169,7 +171,7 @@ fn threads(emu: &Emulator) -> String {
 /// can inspect (not an exit).
 pub fn ending(emu: &Emulator, out: &Outcome, _facts: &MonitorData) -> Option<String> {
     let m = emu.machine();
-    let tid = m.threads[m.cur].tid;
+    let tid = m.cpu.threads[m.cpu.cur].tid;
     Some(match out {
         Outcome::ObserverStop { pc } => format!(
             "data-race exception in thread {tid}: the racy access did not take effect: {} (monitor race shows the report)",

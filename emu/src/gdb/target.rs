@@ -6,7 +6,7 @@ use super::hook::{Hook, HookStop, Watch};
 use super::monitor;
 use super::replay::{Forked, Replay, Report, Restore, NEAR};
 use super::MonitorData;
-use crate::cpu::machine::{Machine, ThreadState};
+use crate::machine::{Machine, ThreadState};
 use crate::run::{Emulator, Outcome, StopReason};
 use gdbstub::common::{Signal, Tid};
 use gdbstub::stub::MultiThreadStopReason;
@@ -108,6 +108,7 @@ impl<'a> LardTarget<'a> {
     /// The index of the live (not exited) thread with kernel id `tid`.
     fn index(&self, tid: Tid) -> Option<usize> {
         self.m()
+            .cpu
             .threads
             .iter()
             .position(|t| t.tid as usize == tid.get() && t.state != ThreadState::Exited)
@@ -115,7 +116,7 @@ impl<'a> LardTarget<'a> {
 
     /// gdb's id of thread `i`.
     pub fn tid_of(&self, i: usize) -> Tid {
-        Tid::new(self.m().threads[i].tid as usize).unwrap_or(Tid::MIN)
+        Tid::new(self.m().cpu.threads[i].tid as usize).unwrap_or(Tid::MIN)
     }
 
     /// Runs until something gdb must hear about, or until the hook's poll.
@@ -136,11 +137,11 @@ impl<'a> LardTarget<'a> {
             return RunEvent::Stop(final_reason(out));
         }
         self.hook.prepare();
-        self.emu.machine_mut().quiet_output = self.replay.is_muted();
+        self.emu.machine_mut().process.quiet_output = self.replay.is_muted();
         let out = self.emu.resume();
         // Past the furthest position reached, the guest's output is new.
         self.replay.unmute_at(self.hook.pos);
-        let cur = self.m().cur;
+        let cur = self.m().cpu.cur;
         let tid = self.tid_of(cur);
         match out {
             Outcome::Paused => match self.hook.stopped {
@@ -249,7 +250,7 @@ impl<'a> LardTarget<'a> {
         self.report = Some(cmd.report);
         self.scan_from = Some(pos);
         if cmd.target == pos {
-            let tid = self.tid_of(self.m().cur);
+            let tid = self.tid_of(self.m().cpu.cur);
             if let RunEvent::Stop(r) = self.reached(tid) {
                 self.pending = Some(r);
             }
@@ -345,7 +346,7 @@ impl<'a> LardTarget<'a> {
         if let Some(why) = why {
             eprintln!("lard: gdb: reverse execution: {why}");
         }
-        let tid = self.tid_of(self.m().cur);
+        let tid = self.tid_of(self.m().cpu.cur);
         self.pending = Some(MultiThreadStopReason::ReplayLog {
             tid: Some(tid),
             pos: ReplayLogPosition::Begin,
@@ -355,7 +356,7 @@ impl<'a> LardTarget<'a> {
     /// The stop reason for gdb's interrupt (the run is paused at a poll).
     pub fn interrupted(&self) -> MultiThreadStopReason<u64> {
         MultiThreadStopReason::SignalWithThread {
-            tid: self.tid_of(self.m().cur),
+            tid: self.tid_of(self.m().cpu.cur),
             signal: Signal::SIGINT,
         }
     }
@@ -419,7 +420,7 @@ impl MultiThreadBase for LardTarget<'_> {
     fn read_registers(&mut self, regs: &mut Regs, tid: Tid) -> TargetResult<(), Self> {
         let i = self.index(tid).ok_or(TargetError::NonFatal)?;
         let orig = self.orig_rax.get(&i).copied().unwrap_or(u64::MAX);
-        *regs = Regs::load(&self.m().threads[i].ctx, orig);
+        *regs = Regs::load(&self.m().cpu.threads[i].ctx, orig);
         Ok(())
     }
 
@@ -428,16 +429,16 @@ impl MultiThreadBase for LardTarget<'_> {
         self.orig_rax.insert(i, regs.orig_rax);
         let live = self.emu.live_thread();
         let m = self.emu.machine_mut();
-        regs.store(&mut m.threads[i].ctx);
+        regs.store(&mut m.cpu.threads[i].ctx);
         if i == live {
-            let mut uc = m.uc;
+            let mut uc = m.cpu.uc;
             regs.store(&mut uc);
         }
         Ok(())
     }
 
     fn read_addrs(&mut self, start: u64, data: &mut [u8], _tid: Tid) -> TargetResult<usize, Self> {
-        let mem = &self.m().mem;
+        let mem = &self.m().cpu.mem;
         if let Some(b) = mem.peek(start, data.len() as u64) {
             data.copy_from_slice(&b);
             return Ok(data.len());
@@ -460,17 +461,20 @@ impl MultiThreadBase for LardTarget<'_> {
     fn write_addrs(&mut self, start: u64, data: &[u8], _tid: Tid) -> TargetResult<(), Self> {
         let m = self.emu.machine_mut();
         for (i, &b) in data.iter().enumerate() {
-            m.mem
+            m.cpu
+                .mem
                 .poke(start.wrapping_add(i as u64), &[b])
                 .ok_or(TargetError::Errno(14))?;
         }
         // Code may have changed: drop its translations.
-        m.uc.remove_cache(start, start.wrapping_add(data.len() as u64));
+        m.cpu
+            .uc
+            .remove_cache(start, start.wrapping_add(data.len() as u64));
         Ok(())
     }
 
     fn list_active_threads(&mut self, f: &mut dyn FnMut(Tid)) -> Result<(), Self::Error> {
-        for t in &self.m().threads {
+        for t in &self.m().cpu.threads {
             if t.state != ThreadState::Exited {
                 if let Some(tid) = Tid::new(t.tid as usize) {
                     f(tid);
@@ -492,7 +496,7 @@ impl MultiThreadBase for LardTarget<'_> {
 /// `info threads` shows each thread's detector identity and state.
 impl ThreadExtraInfo for LardTarget<'_> {
     fn thread_extra_info(&self, tid: Tid, buf: &mut [u8]) -> Result<usize, Self::Error> {
-        let Some(t) = self.index(tid).map(|i| &self.m().threads[i]) else {
+        let Some(t) = self.index(tid).map(|i| &self.m().cpu.threads[i]) else {
             return Ok(0);
         };
         let state = t.state.describe();
@@ -556,7 +560,7 @@ impl ReverseStep<Tid> for LardTarget<'_> {
             return Ok(());
         }
         let here = self.here();
-        let prev = self.hook.previous_of(self.m().cur, here);
+        let prev = self.hook.previous_of(self.m().cpu.cur, here);
         match prev {
             Some(q) => {
                 let e = self.go_to(q, Report::Step, None);

@@ -4,7 +4,7 @@
 //! An instruction static pruning removed (emu/src/binary/prune.rs) is not
 //! checked; its accesses only add to the pruning table's dynamic counts. For
 //! the analyses where that is all an access does, the instruction is
-//! translated *counted* ([`Machine::observes`](crate::cpu::machine::Machine::observes),
+//! translated *counted* ([`Machine::observes`](crate::machine::Machine::observes),
 //! unicorn patch 0011): each access adds 1 to its analysis' slot inline,
 //! with no call into the emulator. [`PrunedCounts::fold`] moves what the
 //! slots gained into the table's counters: into the analysis' row while
@@ -18,7 +18,7 @@
 //!
 //! Slot [`ATOMICS`] counts atomic instructions of system code (libc's
 //! locks), whose instruction call would only have counted a sync event for
-//! `--stats` ([`Machine::counted_atomic`](crate::cpu::machine::Machine::counted_atomic));
+//! `--stats` ([`Machine::counted_atomic`](crate::machine::Machine::counted_atomic));
 //! [`PrunedCounts::take_atomics`] hands them over.
 
 use crate::binary::prune::Pruned;

@@ -24,7 +24,6 @@ use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
 use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
 use crate::binary::prune::{prune_known, Image, Pruned, Pruning};
 use crate::cpu::code::AddrMap;
-use crate::cpu::machine::{call, Machine};
 use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
 use crate::intercept::counted::{self, PrunedCounts};
@@ -35,10 +34,10 @@ use crate::intercept::tasks::{
     dep_acquires, dep_releases, parse_depend, Execution, Tasks, FLAG_DEPEND, FLAG_FINAL, FLAG_IF,
     FLAG_NOGROUP,
 };
+use crate::machine::{call, Machine};
 use crate::observe::observer::AccessMode;
 use lard_detector_hw::event::{
-    Access, AccessKind, EventKind, LardOp as EvOp, LockMode, ObjectKind, Origin, ProgramEvent,
-    ThreadKey,
+    Access, AccessKind, EventKind, LardOp as EvOp, LockMode, ObjectKind, ProgramEvent, ThreadKey,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -490,12 +489,12 @@ pub fn copy_chunks(src: u64, dst: u64, len: u64) -> Vec<(u64, u64, u64)> {
 
 impl Machine {
     fn rt(&mut self) -> &mut BinaryRuntime {
-        self.binary.as_mut().expect("binary mode")
+        self.obs.binary.as_mut().expect("binary mode")
     }
 
     /// The current thread's language id in binary mode.
     fn lang(&mut self) -> u64 {
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         self.rt().thread(cur).lang
     }
 
@@ -511,20 +510,20 @@ impl Machine {
 
     fn release(&mut self, key: SyncKey, pc: u64) {
         let me = self.lang();
-        let rt = self.binary.as_mut().expect("binary mode");
-        rt.sync.release(&mut self.vc, me, key, &mut rt.writes);
+        let rt = self.obs.binary.as_mut().expect("binary mode");
+        rt.sync.release(&mut self.cpu.vc, me, key, &mut rt.writes);
         self.emit_writes(pc);
     }
 
     fn acquire(&mut self, key: SyncKey, pc: u64) {
         let me = self.lang();
-        let rt = self.binary.as_mut().expect("binary mode");
-        rt.sync.acquire(&mut self.vc, me, key, &mut rt.writes);
+        let rt = self.obs.binary.as_mut().expect("binary mode");
+        rt.sync.acquire(&mut self.cpu.vc, me, key, &mut rt.writes);
         self.emit_writes(pc);
     }
 
     pub(super) fn program(&mut self, pc: u64, p: ProgramEvent) {
-        self.stats.program_events += 1;
+        self.obs.stats.program_events += 1;
         self.emit(pc, EventKind::Program(p));
     }
 
@@ -534,11 +533,11 @@ impl Machine {
     /// whose name matches a pattern) and the library functions it defines.
     /// Returns the entry addresses to hook.
     pub fn binary_object_mapped(&mut self, id: ObjectId, start: u64, len: u64) -> Vec<u64> {
-        let o = self.objects.get(id);
+        let o = self.obs.objects.get(id);
         let (kind, bias, path, debug) =
             (o.kind, o.bias, o.path.clone(), o.debug_file().to_path_buf());
         let (name, short) = (o.name.clone(), o.short_name().to_string());
-        let Some(rt) = self.binary.as_mut() else {
+        let Some(rt) = self.obs.binary.as_mut() else {
             return Vec::new();
         };
         if rt
@@ -574,6 +573,7 @@ impl Machine {
             rt.atomic_objects
                 .add(&AtomicObjects::of(dwarf.as_ref().unwrap_or(&file), bias));
             let functions: Vec<(u64, u64)> = self
+                .obs
                 .objects
                 .get(id)
                 .functions()
@@ -581,8 +581,8 @@ impl Machine {
                 .copied()
                 .filter(|&(s, _)| rt.program.contains(s))
                 .collect();
-            if let Some(bytes) = self.mem.slice(start, len) {
-                let rmw = rmw_locations_known(bytes, start, &functions, self.code.known());
+            if let Some(bytes) = self.cpu.mem.slice(start, len) {
+                let rmw = rmw_locations_known(bytes, start, &functions, self.obs.code.known());
                 rt.atomic_objects.add(&AtomicObjects::from_ranges(rmw));
             }
             let image = Image {
@@ -641,13 +641,13 @@ impl Machine {
                     .collect();
                 functions.sort_unstable();
                 functions.dedup();
-                if let Some(bytes) = self.mem.slice(start, len) {
+                if let Some(bytes) = self.cpu.mem.slice(start, len) {
                     rt.pruning.extend(prune_known(
                         bytes,
                         start,
                         &functions,
                         &image,
-                        self.code.known(),
+                        self.obs.code.known(),
                     ));
                 }
             }
@@ -672,7 +672,7 @@ impl Machine {
             }
             let ranges = rt.program.ranges().to_vec();
             for (s, e) in ranges {
-                self.uc.remove_cache(s, e);
+                self.cpu.uc.remove_cache(s, e);
             }
         }
         new
@@ -681,12 +681,15 @@ impl Machine {
     /// The team instance of the parallel region the current kernel thread
     /// runs a body of (0: none): its barriers, tasks and units.
     fn current_team(&self) -> u64 {
-        self.binary.as_ref().map_or(0, |rt| rt.team_of(self.cur))
+        self.obs
+            .binary
+            .as_ref()
+            .map_or(0, |rt| rt.team_of(self.cpu.cur))
     }
 
     /// Declares the main thread (T1) at the start of a binary-mode run.
     pub fn binary_start(&mut self, pc: u64) {
-        self.threads[0].lthread = Some(1);
+        self.cpu.threads[0].lthread = Some(1);
         self.emit(pc, EventKind::Lard(EvOp::Thread { id: 1 }));
     }
 
@@ -694,27 +697,22 @@ impl Machine {
     /// thread whose clock starts as its creator's.
     pub fn binary_clone(&mut self, child: usize, pc: u64) {
         let parent = self.lang();
-        let rt = self.binary.as_mut().expect("binary mode");
+        let rt = self.obs.binary.as_mut().expect("binary mode");
         rt.end_single_threaded();
         let id = rt.fresh_lang();
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         let pool = rt.made_for_a_team(cur);
         let t = rt.thread(child);
         t.lang = id;
         t.pool = pool;
         rt.thread(cur).last_child = Some(id);
-        self.threads[child].lthread = Some(id);
-        let t = &self.threads[child];
-        let origin = Origin {
-            kthread: t.tid,
-            lthread: t.lthread,
-            core: t.core,
-        };
+        self.cpu.threads[child].lthread = Some(id);
+        let origin = self.cpu.threads[child].origin();
         let (mut p, mut c) = (Vec::new(), Vec::new());
-        fork(&mut self.vc, parent, id, &mut p, &mut c);
-        self.emit_as(origin, pc, EventKind::Lard(EvOp::Thread { id }));
+        fork(&mut self.cpu.vc, parent, id, &mut p, &mut c);
+        self.emit_from(origin, pc, EventKind::Lard(EvOp::Thread { id }));
         for (tid, value) in c {
-            self.emit_as(origin, pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
+            self.emit_from(origin, pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
         }
         for (tid, value) in p {
             self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
@@ -724,10 +722,10 @@ impl Machine {
     /// The running kernel thread now runs language thread `id` (a Thread
     /// event, as LARD's Thread op).
     fn switch_lang(&mut self, id: u64, pc: u64) {
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         self.rt().end_single_threaded();
         self.rt().thread(cur).lang = id;
-        self.threads[cur].lthread = Some(id);
+        self.cpu.threads[cur].lthread = Some(id);
         self.emit(pc, EventKind::Lard(EvOp::Thread { id }));
     }
 
@@ -744,17 +742,17 @@ impl Machine {
     /// fresh one. A reused id's own entry continues after what `start`
     /// knew of it.
     fn switch_to_started_lang(&mut self, pc: u64, start: SyncKey) -> u64 {
-        let rt = self.binary.as_mut().expect("binary mode");
+        let rt = self.obs.binary.as_mut().expect("binary mode");
         let (ids, sync) = (&mut rt.ids, &rt.sync);
         let id = match ids.take(|t| sync.entry(start, t)) {
-            Some(r) => self.vc.reuse(r.id, r.own),
+            Some(r) => self.cpu.vc.reuse(r.id, r.own),
             None => rt.fresh_lang(),
         };
         self.switch_lang(id, pc);
         self.acquire(start, pc);
         let own = self.rt().sync.entry(start, id) + 1;
-        if own > self.vc.read(ThreadKey::Lang(id), id) {
-            self.vc.write(ThreadKey::Lang(id), id, own);
+        if own > self.cpu.vc.read(ThreadKey::Lang(id), id) {
+            self.cpu.vc.write(ThreadKey::Lang(id), id, own);
             self.emit(
                 pc,
                 EventKind::Lard(EvOp::WriteVc {
@@ -772,8 +770,8 @@ impl Machine {
     /// `IdPool`) unless it created tasks, whose keys name it.
     fn retire_lang(&mut self, id: u64, last: u64) {
         let who = ThreadKey::Lang(id);
-        let own = self.vc.read(who, id);
-        self.vc.forget(who);
+        let own = self.cpu.vc.read(who, id);
+        self.cpu.vc.forget(who);
         let rt = self.rt();
         if !rt.task_parents.contains(&id) {
             rt.ids.retire(id, last, own);
@@ -805,7 +803,7 @@ impl Machine {
             rt.single_threaded_accesses += 1;
         } else {
             let stack = self.is_stack(addr);
-            self.stats.count_access(true, stack, kind);
+            self.obs.stats.count_access(true, stack, kind);
             let a = Access {
                 pc,
                 addr,
@@ -835,14 +833,14 @@ impl Machine {
 
     /// Entry of an intercepted library function at `pc`.
     pub fn binary_entry(&mut self, pc: u64) {
-        let Some(call) = self.binary.as_ref().and_then(|r| r.call_at(pc)) else {
+        let Some(call) = self.obs.binary.as_ref().and_then(|r| r.call_at(pc)) else {
             return;
         };
-        let uc = self.uc;
+        let uc = self.cpu.uc;
         let sp = uc.reg(Reg::RSP);
-        let ret = self.mem.read_u64(sp).unwrap_or(0);
+        let ret = self.cpu.mem.read_u64(sp).unwrap_or(0);
         let args = [uc.reg(Reg::RDI), uc.reg(Reg::RSI), uc.reg(Reg::RDX)];
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         // A jump back to the first instruction of a function whose call is
         // pending (a task body that starts with a loop: `while (!flag);`
         // compiles to `je <body>`) is not a call: the innermost pending
@@ -944,10 +942,11 @@ impl Machine {
                 let (deps, many, own_group, exec) = if call == LibCall::OmpTask {
                     // if_clause is the 6th argument (a bool), flags and
                     // depend the 7th and 8th.
-                    let flags = self.mem.read_u64(sp.wrapping_add(8)).unwrap_or(0) & 0xffff_ffff;
-                    let depend = self.mem.read_u64(sp.wrapping_add(16)).unwrap_or(0);
+                    let flags =
+                        self.cpu.mem.read_u64(sp.wrapping_add(8)).unwrap_or(0) & 0xffff_ffff;
+                    let depend = self.cpu.mem.read_u64(sp.wrapping_add(16)).unwrap_or(0);
                     let deps = if flags & FLAG_DEPEND != 0 && depend != 0 {
-                        parse_depend(|a| self.mem.read_u64(a), depend)
+                        parse_depend(|a| self.cpu.mem.read_u64(a), depend)
                     } else {
                         Vec::new()
                     };
@@ -1032,7 +1031,9 @@ impl Machine {
                     .rev()
                     .find(|p| p.call == LibCall::OmpTeams)
                     .map_or(0, |p| p.ret);
-                self.lang_units.insert(id, 0, LangUnit::Team { site, n });
+                self.obs
+                    .lang_units
+                    .insert(id, 0, LangUnit::Team { site, n });
             }
             LibCall::OmpTeams4 => {
                 self.team_end(ret);
@@ -1088,8 +1089,8 @@ impl Machine {
                         self.rt().floors_task_started();
                     }
                     if let Some(u) = unit {
-                        let start = self.vc.read(ThreadKey::Lang(id), id);
-                        self.lang_units.insert(id, start, u);
+                        let start = self.cpu.vc.read(ThreadKey::Lang(id), id);
+                        self.obs.lang_units.insert(id, start, u);
                     }
                     for k in deps {
                         self.acquire(k, ret);
@@ -1111,13 +1112,14 @@ impl Machine {
                 self.unit_end(ret);
                 // Keep where the chunk's bounds go: `istart`, `iend`.
                 let arg = |m: &Machine, i: u8| match i {
-                    0 => m.uc.reg(Reg::RDI),
-                    1 => m.uc.reg(Reg::RSI),
-                    2 => m.uc.reg(Reg::RDX),
-                    3 => m.uc.reg(Reg::RCX),
-                    4 => m.uc.reg(Reg::R8),
-                    5 => m.uc.reg(Reg::R9),
+                    0 => m.cpu.uc.reg(Reg::RDI),
+                    1 => m.cpu.uc.reg(Reg::RSI),
+                    2 => m.cpu.uc.reg(Reg::RDX),
+                    3 => m.cpu.uc.reg(Reg::RCX),
+                    4 => m.cpu.uc.reg(Reg::R8),
+                    5 => m.cpu.uc.reg(Reg::R9),
                     n => m
+                        .cpu
                         .mem
                         .read_u64(sp.wrapping_add(8 * (u64::from(n) - 5)))
                         .unwrap_or(0),
@@ -1171,7 +1173,7 @@ impl Machine {
     /// it unchecked, so its history is an earlier frame's (the body's `ret`
     /// would race with that frame).
     fn clear_dead_frames(&mut self, sp: u64, pc: u64) {
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         let low = std::mem::replace(&mut self.rt().thread(cur).stack_low, 0);
         let low = if low != 0 && low < sp { low } else { sp };
         for (a, len) in page_chunks(low, sp + 8 - low) {
@@ -1191,8 +1193,8 @@ impl Machine {
 
     /// A thread reached `pc`, the return address of some intercepted call.
     fn binary_return(&mut self, pc: u64) {
-        let sp = self.uc.reg(Reg::RSP);
-        let cur = self.cur;
+        let sp = self.cpu.uc.reg(Reg::RSP);
+        let cur = self.cpu.cur;
         let found = {
             let t = self.rt().thread(cur);
             let mut found = None;
@@ -1213,13 +1215,13 @@ impl Machine {
         let Some(p) = found else {
             return;
         };
-        let rax = self.uc.reg(Reg::RAX);
+        let rax = self.cpu.uc.reg(Reg::RAX);
         let ok = rax as u32 == 0;
         let a = p.args;
         match p.call {
             LibCall::ThreadCreate => {
                 let child = self.rt().thread(cur).last_child.take();
-                if let (true, Some(id), Some(handle)) = (ok, child, self.mem.read_u64(a[0])) {
+                if let (true, Some(id), Some(handle)) = (ok, child, self.cpu.mem.read_u64(a[0])) {
                     self.rt().pthreads.insert(handle, id);
                 }
             }
@@ -1294,7 +1296,7 @@ impl Machine {
             LibCall::Calloc => self.heap_alloc(rax, a[0].wrapping_mul(a[1]), pc),
             LibCall::AlignedAlloc => self.heap_alloc(rax, a[1], pc),
             LibCall::PosixMemalign if ok => {
-                if let Some(addr) = self.mem.read_u64(a[0]) {
+                if let Some(addr) = self.cpu.mem.read_u64(a[0]) {
                     self.heap_alloc(addr, a[2], pc);
                 }
             }
@@ -1338,7 +1340,7 @@ impl Machine {
             }
             LibCall::OmpTaskBody => {
                 let (id, prev) = (a[0], a[1]);
-                let last = self.vc.read(ThreadKey::Lang(id), id);
+                let last = self.cpu.vc.read(ThreadKey::Lang(id), id);
                 // The task's binding team: it may run in the region's final
                 // barrier, after the member's body returned.
                 let team = self.rt().tasks.team_of(id);
@@ -1364,14 +1366,14 @@ impl Machine {
                 // An undeferred task completes before its creator
                 // continues (its final clock, read before the switch lets
                 // it go); a task libgomp merely ran at once does not.
-                let fin = undeferred.then(|| self.vc.entries(ThreadKey::Lang(id)));
+                let fin = undeferred.then(|| self.cpu.vc.entries(ThreadKey::Lang(id)));
                 // Its end lets the detectors drop its clock.
                 self.program(pc, ProgramEvent::ThreadExit);
                 self.switch_lang(prev, pc);
                 if let Some(fin) = fin {
                     let me = self.lang();
-                    let rt = self.binary.as_mut().expect("binary mode");
-                    join_clock(&mut self.vc, me, fin, &mut rt.writes);
+                    let rt = self.obs.binary.as_mut().expect("binary mode");
+                    join_clock(&mut self.cpu.vc, me, fin, &mut rt.writes);
                     self.emit_writes(pc);
                 }
                 // Task `id` never runs again, nor waits for its children:
@@ -1391,7 +1393,7 @@ impl Machine {
                 self.group_leave();
                 self.program(pc, ProgramEvent::ThreadExit);
                 self.switch_lang(prev, pc);
-                self.vc.forget(ThreadKey::Lang(id));
+                self.cpu.vc.forget(ThreadKey::Lang(id));
             }
             LibCall::OmpTeams4 if rax as u8 != 0 => {
                 self.team_begin(pc);
@@ -1415,8 +1417,8 @@ impl Machine {
                         i128::from(v as i64)
                     }
                 };
-                let lo = bound(self.mem.read_u64(a[0]).unwrap_or(0));
-                let hi = bound(self.mem.read_u64(a[1]).unwrap_or(0));
+                let lo = bound(self.cpu.mem.read_u64(a[0]).unwrap_or(0));
+                let hi = bound(self.cpu.mem.read_u64(a[1]).unwrap_or(0));
                 // `_next` (istart is its first argument) continues the loop
                 // the last `_start` began.
                 let t = self.rt().thread(cur);
@@ -1466,7 +1468,7 @@ impl Machine {
         }
         // A block libgomp allocates inside GOMP_task holds the task and
         // the copy of its data, which its body gets as argument.
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         let creating = self
             .rt()
             .thread(cur)
@@ -1548,7 +1550,7 @@ impl Machine {
 impl Machine {
     /// The instruction call at `pc`, a return address of an intercepted call.
     pub fn binary_return_call(&mut self, pc: u64) {
-        if self.stop.is_some() || self.binary.is_none() {
+        if self.cpu.stop.is_some() || self.obs.binary.is_none() {
             return;
         }
         self.binary_return(pc);

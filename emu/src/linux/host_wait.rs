@@ -21,8 +21,8 @@
 //! wait on other processes are as deterministic as those processes are.
 
 use super::syscalls::Ret::{self, Val};
-use crate::cpu::machine::{Machine, ThreadState, Wait};
 use crate::cpu::uc::Reg;
+use crate::machine::{Machine, ThreadState, Wait};
 use std::time::{Duration, Instant};
 
 /// `poll` events.
@@ -49,10 +49,11 @@ enum Probe {
 impl Machine {
     /// Whether a thread other than the current one can still run.
     fn others_alive(&self) -> bool {
-        self.threads
+        self.cpu
+            .threads
             .iter()
             .enumerate()
-            .any(|(i, t)| i != self.cur && t.state != ThreadState::Exited)
+            .any(|(i, t)| i != self.cpu.cur && t.state != ThreadState::Exited)
     }
 
     /// How call `nr` would wait on the host, if it can.
@@ -162,8 +163,8 @@ impl Machine {
                 let timeout = if ptr == 0 {
                     None
                 } else {
-                    let s = self.mem.read_u64(ptr)?;
-                    let frac = self.mem.read_u64(ptr + 8)?;
+                    let s = self.cpu.mem.read_u64(ptr)?;
+                    let frac = self.cpu.mem.read_u64(ptr + 8)?;
                     let ns = s.saturating_mul(1_000_000_000).saturating_add(if micro {
                         frac * 1000
                     } else {
@@ -175,13 +176,13 @@ impl Machine {
                     Some(ns)
                 };
                 // A zero timeout in scratch memory below the red zone.
-                let scratch = (self.uc.reg(Reg::RSP) - 512) & !15;
-                let saved = self.mem.slice(scratch, 16)?.to_vec();
-                self.mem.write(scratch, &[0u8; 16])?;
+                let scratch = (self.cpu.uc.reg(Reg::RSP) - 512) & !15;
+                let saved = self.cpu.mem.slice(scratch, 16)?.to_vec();
+                self.cpu.mem.write(scratch, &[0u8; 16])?;
                 let mut b = a;
                 b[arg] = scratch;
                 let r = call(self, b);
-                let _ = self.mem.write(scratch, &saved);
+                let _ = self.cpu.mem.write(scratch, &saved);
                 Some(self.retry_unless_done(r, timeout, nr))
             }
         }
@@ -204,7 +205,7 @@ impl Machine {
                 // retried every round.
                 let wait = match nr {
                     232 | 281 => Wait::Io {
-                        fd: self.uc.reg(Reg::RDI) as i32,
+                        fd: self.cpu.uc.reg(Reg::RDI) as i32,
                         events: POLLIN,
                         deadline,
                     },
@@ -228,14 +229,15 @@ impl Machine {
     /// Whether the guest installed a SIGCHLD handler (not the default
     /// action, not ignored).
     fn sigchld_handled(&self) -> bool {
-        self.sigactions
+        self.process
+            .sigactions
             .get(libc::SIGCHLD as usize)
             .is_some_and(|act| u64::from_le_bytes(act[..8].try_into().expect("8 bytes")) > 1)
     }
 
     /// Whether some thread waits on the host.
     pub fn has_host_waits(&self) -> bool {
-        self.threads.iter().any(|t| {
+        self.cpu.threads.iter().any(|t| {
             matches!(
                 t.state,
                 ThreadState::Blocked(Wait::Io { .. } | Wait::Retry { .. })
@@ -251,7 +253,7 @@ impl Machine {
         let mut fds: Vec<libc::pollfd> = Vec::new();
         let mut who: Vec<usize> = Vec::new();
         let mut retry = false;
-        for (i, t) in self.threads.iter().enumerate() {
+        for (i, t) in self.cpu.threads.iter().enumerate() {
             match t.state {
                 ThreadState::Blocked(Wait::Io { fd, events, .. }) => {
                     fds.push(libc::pollfd {
@@ -266,7 +268,11 @@ impl Machine {
             }
         }
         // Calls that cannot be polled are retried every few milliseconds.
-        let step = Duration::from_millis(if self.host_retry_rounds > 8 { 10 } else { 1 });
+        let step = Duration::from_millis(if self.process.host_retry_rounds > 8 {
+            10
+        } else {
+            1
+        });
         let timeout = match (timeout, retry) {
             (Some(t), true) => Some(t.min(step)),
             (None, true) => Some(step),
@@ -277,7 +283,8 @@ impl Machine {
         // SAFETY: fds is a valid array of fds.len() pollfd structures.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
         if timeout != Some(Duration::ZERO) {
-            self.vtime = self
+            self.cpu.vtime = self
+                .cpu
                 .vtime
                 .saturating_add(started.elapsed().as_nanos() as u64);
         }
@@ -287,10 +294,10 @@ impl Machine {
             }
         }
         if retry {
-            self.host_retry_rounds = self.host_retry_rounds.saturating_add(1);
-            for i in 0..self.threads.len() {
+            self.process.host_retry_rounds = self.process.host_retry_rounds.saturating_add(1);
+            for i in 0..self.cpu.threads.len() {
                 if matches!(
-                    self.threads[i].state,
+                    self.cpu.threads[i].state,
                     ThreadState::Blocked(Wait::Retry { .. })
                 ) {
                     self.restart(i);
@@ -302,15 +309,15 @@ impl Machine {
     /// The virtual-time deadline of a wait of `timeout` ns that starts now,
     /// or of the wait this call makes again.
     pub(super) fn wait_deadline(&mut self, timeout: Option<u64>) -> Option<u64> {
-        let again = self.threads[self.cur].restart_deadline.take();
-        again.or_else(|| timeout.map(|t| self.vtime.saturating_add(t)))
+        let again = self.cpu.threads[self.cpu.cur].restart_deadline.take();
+        again.or_else(|| timeout.map(|t| self.cpu.vtime.saturating_add(t)))
     }
 
     /// Thread `i` runs again from its system call, which it makes again
     /// (its saved RIP is just past the `syscall`, RAX still the number)
     /// with the same deadline.
     fn restart(&mut self, i: usize) {
-        let t = &mut self.threads[i];
+        let t = &mut self.cpu.threads[i];
         t.restart_deadline = match t.state {
             ThreadState::Blocked(Wait::Io { deadline, .. } | Wait::Retry { deadline, .. }) => {
                 deadline

@@ -7,6 +7,7 @@ pub mod loader;
 pub mod process;
 mod process_calls;
 pub mod signals;
+pub mod state;
 pub mod syscalls;
 pub mod sysnames;
 pub mod sysroot;

@@ -10,7 +10,7 @@
 //! of one process is the same whatever pid the host gave lard);
 //! [`Identity`] translates between the two.
 
-use crate::cpu::machine::GUEST_PID;
+use crate::machine::GUEST_PID;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;

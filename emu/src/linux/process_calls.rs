@@ -14,8 +14,8 @@
 
 use super::process::{self, ExecRequest};
 use super::syscalls::Ret::{self, NoReturn, Val};
-use crate::cpu::machine::{Machine, Stop, ThreadState};
 use crate::cpu::uc::Reg;
+use crate::machine::{Machine, Stop, ThreadState};
 use log::warn;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -42,8 +42,8 @@ impl Machine {
     /// clone's arguments: flags, stack, parent tid, child tid, tls).
     pub(super) fn sys_fork(&mut self, a: [u64; 6], pc: u64) -> Ret {
         let [flags, stack, ptid, ctid, tls, _] = a;
-        if let Err(why) = self.observer.prepare_fork() {
-            if self.warned.insert(57) {
+        if let Err(why) = self.obs.observer.prepare_fork() {
+            if self.process.warned.insert(57) {
                 warn!("fork at {pc:#x}: {why}: returning -EAGAIN");
             }
             return Val(-i64::from(libc::EAGAIN));
@@ -56,11 +56,11 @@ impl Machine {
             return Val(errno());
         }
         if host > 0 {
-            self.observer.forked(false);
+            self.obs.observer.forked(false);
             self.config.process.labelled = true;
             let child = self.config.process.to_guest(i64::from(host));
             if flags & CLONE_PARENT_SETTID != 0 {
-                let _ = self.mem.write(ptid, &(child as u32).to_le_bytes());
+                let _ = self.cpu.mem.write(ptid, &(child as u32).to_le_bytes());
             }
             return Val(child);
         }
@@ -68,19 +68,19 @@ impl Machine {
         self.config.process = self.config.process.forked_child();
         self.signals_forked_child();
         let pid = self.config.process.pid;
-        let cur = self.cur;
-        for (i, t) in self.threads.iter_mut().enumerate() {
+        let cur = self.cpu.cur;
+        for (i, t) in self.cpu.threads.iter_mut().enumerate() {
             if i != cur {
                 t.state = ThreadState::Exited;
             }
         }
-        self.threads[cur].tid = pid;
-        self.next_tid = pid + 1;
+        self.cpu.threads[cur].tid = pid;
+        self.process.next_tid = pid + 1;
         if stack != 0 {
-            self.uc.set_reg(Reg::RSP, stack);
+            self.cpu.uc.set_reg(Reg::RSP, stack);
         }
         if flags & CLONE_SETTLS != 0 {
-            self.uc.set_reg(Reg::FS_BASE, tls);
+            self.cpu.uc.set_reg(Reg::FS_BASE, tls);
         }
         if flags & (CLONE_CHILD_SETTID | CLONE_PARENT_SETTID) != 0 {
             let at = if flags & CLONE_CHILD_SETTID != 0 {
@@ -88,14 +88,14 @@ impl Machine {
             } else {
                 ptid
             };
-            let _ = self.mem.write(at, &pid.to_le_bytes());
+            let _ = self.cpu.mem.write(at, &pid.to_le_bytes());
         }
-        self.threads[cur].clear_child_tid = if flags & CLONE_CHILD_CLEARTID != 0 {
+        self.cpu.threads[cur].clear_child_tid = if flags & CLONE_CHILD_CLEARTID != 0 {
             ctid
         } else {
             0
         };
-        self.observer.forked(true);
+        self.obs.observer.forked(true);
         Val(0)
     }
 
@@ -103,7 +103,7 @@ impl Machine {
     /// program that cannot run fails here with the kernel's errno; one
     /// that can stops this process's emulation with [`Stop::Exec`].
     pub(super) fn sys_execve(&mut self, dirfd: i64, path: u64, argv: u64, envp: u64) -> Ret {
-        let Some(name) = self.mem.read_cstr(path, 4096) else {
+        let Some(name) = self.cpu.mem.read_cstr(path, 4096) else {
             return Val(-i64::from(libc::EFAULT));
         };
         if name.is_empty() {
@@ -119,7 +119,7 @@ impl Machine {
                 file = p;
             }
         }
-        let mem = &self.mem;
+        let mem = &self.cpu.mem;
         let read_ptr = |a: u64| mem.read_u64(a);
         let read_str = |a: u64| mem.read_cstr(a, 1 << 17);
         let Some(argv) = process::read_string_array(argv, MAX_ARGS, read_ptr, read_str) else {
@@ -133,13 +133,13 @@ impl Machine {
         if let Err(e) = process::resolve(&file, &argv) {
             return Val(-i64::from(e));
         }
-        self.stop = Some(Stop::Exec(Box::new(ExecRequest {
+        self.cpu.stop = Some(Stop::Exec(Box::new(ExecRequest {
             path: file,
             argv,
             envp,
-            sigmask: self.threads[self.cur].sig.mask,
+            sigmask: self.cpu.threads[self.cpu.cur].sig.mask,
         })));
-        self.uc.stop();
+        self.cpu.uc.stop();
         NoReturn
     }
 
@@ -198,9 +198,9 @@ impl Machine {
         }
         // si_pid is at byte 16 of a siginfo.
         if info_addr != 0 {
-            if let Some(host) = self.mem.read_u32(info_addr + 16) {
+            if let Some(host) = self.cpu.mem.read_u32(info_addr + 16) {
                 let guest = id.to_guest(i64::from(host as i32)) as u32;
-                let _ = self.mem.write(info_addr + 16, &guest.to_le_bytes());
+                let _ = self.cpu.mem.write(info_addr + 16, &guest.to_le_bytes());
             }
         }
         Val(r)

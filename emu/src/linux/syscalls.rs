@@ -10,12 +10,12 @@
 //! guest under `--strict-syscalls`.
 
 use crate::binary::objects::{LoadedObject, ObjectKind};
-use crate::cpu::machine::{Machine, Stop, Thread, ThreadState, Wait};
 use crate::cpu::memory::{page_ceil, page_floor, MemError, PAGE};
 use crate::cpu::sched::SplitMix64;
 use crate::cpu::uc::{prot, Context, Reg};
 use crate::linux::sysroot;
-use lard_detector_hw::event::{Event, EventKind, LowLevelSync, ProgramEvent};
+use crate::machine::{Machine, Stop, Thread, ThreadState, Wait};
+use lard_detector_hw::event::{EventKind, LowLevelSync, ProgramEvent};
 use log::warn;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
@@ -86,23 +86,23 @@ impl Machine {
         if len == 0 {
             return Some(addr);
         }
-        self.mem.host_ptr(addr, len, need).map(|p| p as u64)
+        self.cpu.mem.host_ptr(addr, len, need).map(|p| p as u64)
     }
 
     /// A host pointer to a NUL-terminated guest string.
     fn cstr(&self, addr: u64) -> Option<u64> {
-        let s = self.mem.read_cstr(addr, 4096)?;
+        let s = self.cpu.mem.read_cstr(addr, 4096)?;
         self.ptr(addr, s.len() as u64 + 1, prot::READ)
     }
 
     fn warn_unknown(&mut self, nr: u64, pc: u64) -> Ret {
         if self.config.strict_syscalls {
-            self.stop = Some(Stop::StrictSyscall(nr));
-            self.uc.stop();
+            self.cpu.stop = Some(Stop::StrictSyscall(nr));
+            self.cpu.uc.stop();
             return NoReturn;
         }
-        if self.warned.insert(nr) {
-            let at = self.objects.describe_pc(pc).unwrap_or_default();
+        if self.process.warned.insert(nr) {
+            let at = self.obs.objects.describe_pc(pc).unwrap_or_default();
             warn!(
                 "unsupported system call {nr} ({}) at {pc:#x} {at}: returning -ENOSYS",
                 name(nr)
@@ -113,48 +113,49 @@ impl Machine {
 
     /// Virtual monotonic time in ns.
     pub fn monotonic_ns(&self) -> u64 {
-        self.vtime
+        self.cpu.vtime
     }
 
     fn write_timespec(&self, addr: u64, ns: u64) -> bool {
         let mut b = [0u8; 16];
         b[..8].copy_from_slice(&(ns / 1_000_000_000).to_le_bytes());
         b[8..].copy_from_slice(&(ns % 1_000_000_000).to_le_bytes());
-        self.mem.write(addr, &b).is_some()
+        self.cpu.mem.write(addr, &b).is_some()
     }
 
     pub(in crate::linux) fn read_timespec(&self, addr: u64) -> Option<u64> {
-        let s = self.mem.read_u64(addr)?;
-        let ns = self.mem.read_u64(addr + 8)?;
+        let s = self.cpu.mem.read_u64(addr)?;
+        let ns = self.cpu.mem.read_u64(addr + 8)?;
         Some(s.saturating_mul(1_000_000_000).saturating_add(ns))
     }
 
     pub(crate) fn clock_ns(&self, clock: u64) -> Option<u64> {
         match clock {
-            0 | 5 | 8 => Some(self.realtime_base + self.vtime),
-            1 | 4 | 6 | 7 | 9 => Some(self.vtime),
-            2 => Some(self.stats.insns),
-            3 => Some(self.threads[self.cur].insns),
+            0 | 5 | 8 => Some(self.process.realtime_base + self.cpu.vtime),
+            1 | 4 | 6 | 7 | 9 => Some(self.cpu.vtime),
+            2 => Some(self.obs.stats.insns),
+            3 => Some(self.cpu.threads[self.cpu.cur].insns),
             _ => None,
         }
     }
 
     /// Blocks the current thread; the run loop picks another.
     pub(in crate::linux) fn block(&mut self, w: Wait) -> Ret {
-        if self.report_objects {
-            let pc = self.uc.reg(Reg::RIP);
-            self.stats.program_events += 1;
+        if self.obs.report_objects {
+            let pc = self.cpu.uc.reg(Reg::RIP);
+            self.obs.stats.program_events += 1;
             self.emit(pc, EventKind::Program(ProgramEvent::Block));
         }
-        self.threads[self.cur].state = ThreadState::Blocked(w);
-        self.stop = Some(Stop::Blocked);
-        self.uc.stop();
+        self.cpu.threads[self.cpu.cur].state = ThreadState::Blocked(w);
+        self.cpu.stop = Some(Stop::Blocked);
+        self.cpu.uc.stop();
         NoReturn
     }
 
     /// Wakes up to `n` futex waiters on `addr` whose mask intersects `bitset`.
     pub fn futex_wake(&mut self, addr: u64, n: u64, bitset: u32, pc: u64) -> u64 {
         let mut waiters: Vec<(u64, usize)> = self
+            .cpu
             .threads
             .iter()
             .enumerate()
@@ -188,35 +189,21 @@ impl Machine {
     }
 
     fn wake(&mut self, i: usize, ret: i64, pc: u64) {
-        let addr = match self.threads[i].state {
+        let addr = match self.cpu.threads[i].state {
             ThreadState::Blocked(Wait::Futex { addr, .. }) => Some(addr),
             _ => None,
         };
-        self.threads[i].state = ThreadState::Runnable;
-        self.threads[i].ctx.set_reg(Reg::RAX, ret as u64);
-        self.threads[i].ctx_changed = true;
-        if self.report_objects {
-            let t = &self.threads[i];
-            let e = Event {
-                pc,
-                origin: lard_detector_hw::event::Origin {
-                    kthread: t.tid,
-                    lthread: t.lthread,
-                    core: t.core,
-                },
-                kind: EventKind::Program(ProgramEvent::Wake),
-            };
-            self.stats.program_events += 1;
-            self.observer.event(&e);
+        self.cpu.threads[i].state = ThreadState::Runnable;
+        self.cpu.threads[i].ctx.set_reg(Reg::RAX, ret as u64);
+        self.cpu.threads[i].ctx_changed = true;
+        let origin = self.cpu.threads[i].origin();
+        if self.obs.report_objects {
+            self.obs.stats.program_events += 1;
+            self.emit_from(origin, pc, EventKind::Program(ProgramEvent::Wake));
         }
         if let (Some(addr), 0) = (addr, ret) {
-            let t = &self.threads[i];
-            let origin = lard_detector_hw::event::Origin {
-                kthread: t.tid,
-                lthread: t.lthread,
-                core: t.core,
-            };
             let joined = self
+                .cpu
                 .threads
                 .iter()
                 .find(|c| c.state == ThreadState::Exited && c.clear_child_tid == addr)
@@ -226,14 +213,9 @@ impl Machine {
                 events.push(LowLevelSync::ThreadJoin { child });
             }
             for s in events {
-                self.stats.sync_events += 1;
-                if self.report_sync {
-                    let e = Event {
-                        pc,
-                        origin,
-                        kind: EventKind::Sync(s),
-                    };
-                    self.observer.event(&e);
+                self.obs.stats.sync_events += 1;
+                if self.obs.report_sync {
+                    self.emit_from(origin, pc, EventKind::Sync(s));
                 }
             }
         }
@@ -241,9 +223,9 @@ impl Machine {
 
     /// Wakes threads whose timed wait expired at the current virtual time.
     pub fn expire_timeouts(&mut self) {
-        let now = self.vtime;
-        for i in 0..self.threads.len() {
-            let deadline = match self.threads[i].state {
+        let now = self.cpu.vtime;
+        for i in 0..self.cpu.threads.len() {
+            let deadline = match self.cpu.threads[i].state {
                 ThreadState::Blocked(Wait::Futex {
                     deadline: Some(d), ..
                 }) => Some((d, -ETIMEDOUT)),
@@ -254,7 +236,7 @@ impl Machine {
                     ..
                 }) => {
                     if d <= now {
-                        self.threads[i].sig.mask = mask;
+                        self.cpu.threads[i].sig.mask = mask;
                     }
                     Some((d, -EAGAIN))
                 }
@@ -279,8 +261,8 @@ impl Machine {
 
     /// Emulates the system call the current thread is executing.
     pub fn syscall(&mut self) {
-        self.stats.syscalls += 1;
-        let uc = self.uc;
+        self.obs.stats.syscalls += 1;
+        let uc = self.cpu.uc;
         let nr = uc.reg(Reg::RAX);
         let a = [
             uc.reg(Reg::RDI),
@@ -291,14 +273,14 @@ impl Machine {
             uc.reg(Reg::R9),
         ];
         let pc = uc.reg(Reg::RIP);
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         if let Val(v) = self.dispatch(nr, a, pc) {
             uc.set_reg(Reg::RAX, v as u64);
             self.note_host_eintr(cur, nr, v);
         }
         self.stop_for_signals(cur);
         // A restarted call's deadline is for that call only.
-        if let Some(t) = self.threads.get_mut(cur) {
+        if let Some(t) = self.cpu.threads.get_mut(cur) {
             t.restart_deadline = None;
         }
     }
@@ -337,18 +319,19 @@ impl Machine {
             PR_SET_NAME => {
                 // The kernel copies at most 15 bytes, terminated or not.
                 let name = self
+                    .cpu
                     .mem
                     .read_cstr(a[1], 16)
-                    .or_else(|| self.mem.slice(a[1], 15).map(<[u8]>::to_vec));
+                    .or_else(|| self.cpu.mem.slice(a[1], 15).map(<[u8]>::to_vec));
                 let Some(name) = name else {
                     return Val(-EFAULT);
                 };
-                self.threads[self.cur].name = crate::cpu::machine::thread_name(&name);
+                self.cpu.threads[self.cpu.cur].name = crate::machine::thread_name(&name);
                 Val(0)
             }
             PR_GET_NAME => {
-                let name = self.threads[self.cur].name;
-                if self.mem.write(a[1], &name).is_none() {
+                let name = self.cpu.threads[self.cpu.cur].name;
+                if self.cpu.mem.write(a[1], &name).is_none() {
                     return Val(-EFAULT);
                 }
                 Val(0)
@@ -364,7 +347,7 @@ impl Machine {
             2 => {
                 let mut v = 0i32;
                 let r = host(157, [a[0], &mut v as *mut i32 as u64, 0, 0, 0, 0]);
-                if r == 0 && self.mem.write(a[1], &v.to_le_bytes()).is_none() {
+                if r == 0 && self.cpu.mem.write(a[1], &v.to_le_bytes()).is_none() {
                     return Val(-EFAULT);
                 }
                 Val(r)
@@ -407,7 +390,7 @@ impl Machine {
         let r = self.dispatch_inner(nr, a, pc, &mut bounces);
         for (addr, buf, write) in bounces {
             if write {
-                self.mem.scatter(addr, &buf);
+                self.cpu.mem.scatter(addr, &buf);
             }
         }
         r
@@ -415,7 +398,8 @@ impl Machine {
 
     /// Whether the guest left `sig` at its default action.
     fn default_action(&self, sig: i32) -> bool {
-        self.sigactions
+        self.process
+            .sigactions
             .get(sig as usize)
             .is_none_or(|act| act[..8] == [0u8; 8])
     }
@@ -434,7 +418,7 @@ impl Machine {
         if len > 1 << 30 {
             return None;
         }
-        let buf = self.mem.gather(addr, len, need)?;
+        let buf = self.cpu.mem.gather(addr, len, need)?;
         let p = buf.as_ptr() as u64;
         bounces.push((addr, buf, need & prot::WRITE != 0));
         Some(p)
@@ -505,34 +489,33 @@ impl Machine {
                 if !a[0].is_multiple_of(PAGE) || len == 0 {
                     return Val(-EINVAL);
                 }
-                self.code.forget(a[0], len);
-                self.objects.unmapped(a[0], len);
-                match self.mem.unmap(a[0], len) {
+                self.unmapped(a[0], len);
+                match self.cpu.mem.unmap(a[0], len) {
                     Ok(()) => Val(0),
                     Err(_) => Val(-EINVAL),
                 }
             }
-            12 => Val(self.mem.brk(a[0]) as i64),
+            12 => Val(self.cpu.mem.brk(a[0]) as i64),
             13 => {
                 let sig = a[0] as usize;
                 if sig == 0 || sig > 64 {
                     return Val(-EINVAL);
                 }
-                if self.sigactions.len() <= sig {
-                    self.sigactions.resize(65, [0; 32]);
+                if self.process.sigactions.len() <= sig {
+                    self.process.sigactions.resize(65, [0; 32]);
                 }
-                let old = self.sigactions[sig];
-                if a[2] != 0 && self.mem.write(a[2], &old).is_none() {
+                let old = self.process.sigactions[sig];
+                if a[2] != 0 && self.cpu.mem.write(a[2], &old).is_none() {
                     return efault;
                 }
                 if a[1] != 0 {
                     if sig == libc::SIGKILL as usize || sig == libc::SIGSTOP as usize {
                         return Val(-EINVAL);
                     }
-                    let Some(new) = self.mem.slice(a[1], 32) else {
+                    let Some(new) = self.cpu.mem.slice(a[1], 32) else {
                         return efault;
                     };
-                    self.sigactions[sig].copy_from_slice(new);
+                    self.process.sigactions[sig].copy_from_slice(new);
                     self.sigaction_changed(sig as i32);
                 }
                 Val(0)
@@ -570,16 +553,16 @@ impl Machine {
             22 => Val(host(nr, [p!(a[0], 8, W), 0, 0, 0, 0, 0])),
             293 => Val(host(nr, [p!(a[0], 8, W), a[1], 0, 0, 0, 0])),
             24 => {
-                self.sched.yielded(self.cur);
-                self.stop = Some(Stop::Preempt);
-                self.uc.stop();
+                self.cpu.sched.yielded(self.cpu.cur);
+                self.cpu.stop = Some(Stop::Preempt);
+                self.cpu.uc.stop();
                 Val(0)
             }
             25 => self.sys_mremap(a),
             28 => {
                 // MADV_DONTNEED on private anonymous memory reads back zeros.
                 if a[2] == 4 {
-                    self.mem.discard(a[0], a[1]);
+                    self.cpu.mem.discard(a[0], a[1]);
                 }
                 Val(0)
             }
@@ -588,7 +571,7 @@ impl Machine {
                     return efault;
                 };
                 self.block(Wait::Sleep {
-                    deadline: self.vtime.saturating_add(ns),
+                    deadline: self.cpu.vtime.saturating_add(ns),
                 })
             }
             39 => Val(i64::from(self.config.process.pid)),
@@ -611,8 +594,8 @@ impl Machine {
             109 | 111 | 112 | 121 | 124 => self.sys_pgrp(nr, a),
             60 => self.sys_exit(a[0] as i32, pc),
             231 => {
-                self.stop = Some(Stop::ExitGroup(a[0] as i32));
-                self.uc.stop();
+                self.cpu.stop = Some(Stop::ExitGroup(a[0] as i32));
+                self.cpu.uc.stop();
                 NoReturn
             }
             62 => self.sys_kill(a[0] as i32 as i64, a[1] as i32),
@@ -657,7 +640,7 @@ impl Machine {
             }
             // getsockname, getpeername: the address buffer is *addrlen long
             51 | 52 => {
-                let Some(len) = self.mem.read_u32(a[2]) else {
+                let Some(len) = self.cpu.mem.read_u32(a[2]) else {
                     return efault;
                 };
                 let len = u64::from(len);
@@ -695,11 +678,11 @@ impl Machine {
             267 => self.sys_readlink(a[0], a[1], a[2], a[3]),
             96 => {
                 if a[0] != 0 {
-                    let ns = self.realtime_base + self.vtime;
+                    let ns = self.process.realtime_base + self.cpu.vtime;
                     let mut b = [0u8; 16];
                     b[..8].copy_from_slice(&(ns / 1_000_000_000).to_le_bytes());
                     b[8..].copy_from_slice(&((ns % 1_000_000_000) / 1000).to_le_bytes());
-                    if self.mem.write(a[0], &b).is_none() {
+                    if self.cpu.mem.write(a[0], &b).is_none() {
                         return efault;
                     }
                 }
@@ -716,10 +699,10 @@ impl Machine {
             131 => self.sys_sigaltstack(a[0], a[1]),
             15 => self.sys_rt_sigreturn(),
             158 => self.sys_arch_prctl(a),
-            186 => Val(i64::from(self.threads[self.cur].tid)),
+            186 => Val(i64::from(self.cpu.threads[self.cpu.cur].tid)),
             201 => {
-                let secs = (self.realtime_base + self.vtime) / 1_000_000_000;
-                if a[0] != 0 && self.mem.write(a[0], &secs.to_le_bytes()).is_none() {
+                let secs = (self.process.realtime_base + self.cpu.vtime) / 1_000_000_000;
+                if a[0] != 0 && self.cpu.mem.write(a[0], &secs.to_le_bytes()).is_none() {
                     return efault;
                 }
                 Val(secs as i64)
@@ -737,15 +720,15 @@ impl Machine {
                 if n < 8 {
                     return Val(-EINVAL);
                 }
-                if self.mem.write(a[2], &mask.to_le_bytes()).is_none() {
+                if self.cpu.mem.write(a[2], &mask.to_le_bytes()).is_none() {
                     return efault;
                 }
                 Val(8)
             }
             217 => Val(host(nr, [a[0], p!(a[1], a[2], W), a[2], 0, 0, 0])),
             218 => {
-                self.threads[self.cur].clear_child_tid = a[0];
-                Val(i64::from(self.threads[self.cur].tid))
+                self.cpu.threads[self.cpu.cur].clear_child_tid = a[0];
+                Val(i64::from(self.cpu.threads[self.cpu.cur].tid))
             }
             228 => {
                 let Some(ns) = self.clock_ns(a[0]) else {
@@ -775,7 +758,7 @@ impl Machine {
                     req
                 };
                 self.block(Wait::Sleep {
-                    deadline: self.vtime.saturating_add(ns),
+                    deadline: self.cpu.vtime.saturating_add(ns),
                 })
             }
             257 => self.sys_openat(a[0], a[1], a[2], a[3]),
@@ -809,7 +792,7 @@ impl Machine {
                 let mut sig = [0u64; 2];
                 if a[5] != 0 {
                     let (Some(mask), Some(size)) =
-                        (self.mem.read_u64(a[5]), self.mem.read_u64(a[5] + 8))
+                        (self.cpu.mem.read_u64(a[5]), self.cpu.mem.read_u64(a[5] + 8))
                     else {
                         return efault;
                     };
@@ -849,11 +832,11 @@ impl Machine {
             330 => Val(-libc::ENOSPC as i64),
             // getcpu: the thread's simulated core, node 0
             309 => {
-                let core = u32::from(self.threads[self.cur].core);
-                if a[0] != 0 && self.mem.write(a[0], &core.to_le_bytes()).is_none() {
+                let core = u32::from(self.cpu.threads[self.cpu.cur].core);
+                if a[0] != 0 && self.cpu.mem.write(a[0], &core.to_le_bytes()).is_none() {
                     return efault;
                 }
-                if a[1] != 0 && self.mem.write(a[1], &0u32.to_le_bytes()).is_none() {
+                if a[1] != 0 && self.cpu.mem.write(a[1], &0u32.to_le_bytes()).is_none() {
                     return efault;
                 }
                 Val(0)
@@ -872,11 +855,11 @@ impl Machine {
                 Val(host(nr, [0, a[1], 0, old, 0, 0]))
             }
             318 => {
-                let Some(buf) = self.mem.slice_mut(a[0], a[1]) else {
+                let Some(buf) = self.cpu.mem.slice_mut(a[0], a[1]) else {
                     return efault;
                 };
                 let mut rng =
-                    SplitMix64(self.config.seed ^ self.stats.syscalls.wrapping_mul(0x9e37));
+                    SplitMix64(self.config.seed ^ self.obs.stats.syscalls.wrapping_mul(0x9e37));
                 for chunk in buf.chunks_mut(8) {
                     let v = rng.next_u64().to_le_bytes();
                     chunk.copy_from_slice(&v[..chunk.len()]);
@@ -894,7 +877,7 @@ impl Machine {
 
     /// True if a write to `fd` is dropped ([`Machine::quiet_output`]).
     fn quiet(&self, fd: u64) -> bool {
-        self.quiet_output && (fd == 1 || fd == 2)
+        self.process.quiet_output && (fd == 1 || fd == 2)
     }
 
     fn sys_iov(&mut self, nr: u64, a: [u64; 6]) -> Ret {
@@ -906,8 +889,8 @@ impl Machine {
         let need = if nr == 19 { prot::WRITE } else { prot::READ };
         for i in 0..n {
             let (Some(base), Some(len)) = (
-                self.mem.read_u64(a[1] + 16 * i),
-                self.mem.read_u64(a[1] + 16 * i + 8),
+                self.cpu.mem.read_u64(a[1] + 16 * i),
+                self.cpu.mem.read_u64(a[1] + 16 * i + 8),
             ) else {
                 return Val(-EFAULT);
             };
@@ -924,13 +907,13 @@ impl Machine {
     }
 
     fn sys_readlink(&mut self, dirfd: u64, path: u64, buf: u64, len: u64) -> Ret {
-        let Some(p) = self.mem.read_cstr(path, 4096) else {
+        let Some(p) = self.cpu.mem.read_cstr(path, 4096) else {
             return Val(-EFAULT);
         };
         if p == b"/proc/self/exe" {
-            let exe = self.exe_path.clone();
+            let exe = self.process.exe_path.clone();
             let n = exe.len().min(len as usize);
-            return match self.mem.write(buf, &exe[..n]) {
+            return match self.cpu.mem.write(buf, &exe[..n]) {
                 Some(()) => Val(n as i64),
                 None => Val(-EFAULT),
             };
@@ -950,7 +933,7 @@ impl Machine {
         let Some(root) = self.config.sysroot.as_deref() else {
             return self.cstr(addr);
         };
-        let guest = self.mem.read_cstr(addr, 4096)?;
+        let guest = self.cpu.mem.read_cstr(addr, 4096)?;
         let host = sysroot::host_path(Some(root), &guest);
         if host.as_os_str().as_bytes() == guest.as_slice() {
             return self.cstr(addr);
@@ -965,7 +948,7 @@ impl Machine {
     /// host's would describe lard); other paths go to the host, under
     /// `--sysroot` first.
     fn sys_openat(&mut self, dirfd: u64, path: u64, flags: u64, mode: u64) -> Ret {
-        let Some(name) = self.mem.read_cstr(path, 4096) else {
+        let Some(name) = self.cpu.mem.read_cstr(path, 4096) else {
             return Val(-EFAULT);
         };
         let own = format!("/proc/{}/maps", self.config.process.pid);
@@ -982,8 +965,8 @@ impl Machine {
     /// A memfd holding the guest's memory map in /proc/PID/maps format.
     fn proc_maps_fd(&self) -> i64 {
         let mut text = String::new();
-        for (start, len, perms, name) in self.mem.regions() {
-            let object = self.objects.at(start).map(|o| o.name.clone());
+        for (start, len, perms, name) in self.cpu.mem.regions() {
+            let object = self.obs.objects.at(start).map(|o| o.name.clone());
             let name = object.as_deref().unwrap_or(match name {
                 "[heap]" | "[stack]" => name,
                 _ => "",
@@ -1015,7 +998,7 @@ impl Machine {
     /// so `/proc/self/fd/N` names the file) and its load bias (the mapping
     /// minus its first PT_LOAD's page).
     fn register_object(&mut self, at: u64, len: u64, fd: u64) {
-        let Some(hdr) = self.mem.peek(at, 64.min(len)) else {
+        let Some(hdr) = self.cpu.mem.peek(at, 64.min(len)) else {
             return;
         };
         if hdr.len() < 64 || hdr[..4] != *b"\x7fELF" || hdr[4] != 2 {
@@ -1033,7 +1016,7 @@ impl Machine {
             if ph + 56 > len {
                 return None;
             }
-            let b = self.mem.peek(at + ph, 56)?;
+            let b = self.cpu.mem.peek(at + ph, 56)?;
             let ptype = u32::from_le_bytes(b[..4].try_into().expect("4 bytes"));
             (ptype == 1).then(|| u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")))
         });
@@ -1046,7 +1029,7 @@ impl Machine {
         };
         let root = self.config.sysroot.clone();
         let name = sysroot::guest_path(root.as_deref(), &host_path);
-        self.objects.add(LoadedObject::new(
+        self.obs.objects.add(LoadedObject::new(
             host_path,
             name.to_string_lossy().into_owned(),
             ObjectKind::Library,
@@ -1058,16 +1041,16 @@ impl Machine {
 
     fn sys_arch_prctl(&mut self, a: [u64; 6]) -> Ret {
         match a[0] {
-            0x1001 => self.uc.set_reg(Reg::GS_BASE, a[1]),
-            0x1002 => self.uc.set_reg(Reg::FS_BASE, a[1]),
+            0x1001 => self.cpu.uc.set_reg(Reg::GS_BASE, a[1]),
+            0x1002 => self.cpu.uc.set_reg(Reg::FS_BASE, a[1]),
             0x1003 | 0x1004 => {
                 let r = if a[0] == 0x1003 {
                     Reg::FS_BASE
                 } else {
                     Reg::GS_BASE
                 };
-                let v = self.uc.reg(r);
-                if self.mem.write(a[1], &v.to_le_bytes()).is_none() {
+                let v = self.cpu.uc.reg(r);
+                if self.cpu.mem.write(a[1], &v.to_le_bytes()).is_none() {
                     return Val(-EFAULT);
                 }
             }
@@ -1096,9 +1079,8 @@ impl Machine {
                 return Val(-EINVAL);
             }
             if flags & MAP_FIXED != 0 {
-                self.code.forget(addr, len);
-                self.objects.unmapped(addr, len);
-                if let Err(e) = self.mem.unmap(addr, len) {
+                self.unmapped(addr, len);
+                if let Err(e) = self.cpu.mem.unmap(addr, len) {
                     return Self::map_err(e);
                 }
             }
@@ -1106,11 +1088,11 @@ impl Machine {
         } else if addr != 0
             && addr % PAGE == 0
             && addr.saturating_add(len) <= TASK_SIZE
-            && self.mem.is_free(addr, len)
+            && self.cpu.mem.is_free(addr, len)
         {
             addr
         } else {
-            match self.mem.find_free(len) {
+            match self.cpu.mem.find_free(len) {
                 Some(a) => a,
                 None => return Val(-ENOMEM),
             }
@@ -1135,16 +1117,17 @@ impl Machine {
                 Err(e) => Val(e),
             };
         }
-        if let Err(e) = self.mem.map(at, len, perms, name) {
+        if let Err(e) = self.cpu.mem.map(at, len, perms, name) {
             return Self::map_err(e);
         }
         if file {
             let r = self
+                .cpu
                 .mem
                 .fill(at, len, |p| host(17, [fd, p as u64, len, off, 0, 0]))
                 .expect("just mapped");
             if r < 0 {
-                let _ = self.mem.unmap(at, len);
+                let _ = self.cpu.mem.unmap(at, len);
                 return Val(r);
             }
         }
@@ -1192,7 +1175,8 @@ impl Machine {
                 .map_mut(&*f)
         }
         .map_err(|e| -i64::from(e.raw_os_error().unwrap_or(libc::EACCES)))?;
-        self.mem
+        self.cpu
+            .mem
             .map_host(at, len, perms, "[shared]", host, true)
             .map_err(|_| -ENOMEM)
     }
@@ -1202,7 +1186,7 @@ impl Machine {
             return Val(-EINVAL);
         }
         let perms = (a[2] & 7) as u32;
-        match self.mem.protect(a[0], a[1], perms) {
+        match self.cpu.mem.protect(a[0], a[1], perms) {
             Ok(()) => {
                 if perms & prot::EXEC != 0 && self.code_mapped(a[0], page_ceil(a[1])).is_err() {
                     warn!("could not hook LARDx86 sites after mprotect at {:#x}", a[0]);
@@ -1221,48 +1205,49 @@ impl Machine {
         }
         if new_len <= old_len {
             if new_len < old_len {
-                let _ = self.mem.unmap(old + new_len, old_len - new_len);
+                let _ = self.cpu.mem.unmap(old + new_len, old_len - new_len);
             }
             return Val(old as i64);
         }
         if flags & 1 == 0 {
             return Val(-ENOMEM);
         }
-        let Some(data) = self.mem.slice(old, old_len).map(|s| s.to_vec()) else {
+        let Some(data) = self.cpu.mem.slice(old, old_len).map(|s| s.to_vec()) else {
             return Val(-EFAULT);
         };
-        let Some(at) = self.mem.find_free(new_len) else {
+        let Some(at) = self.cpu.mem.find_free(new_len) else {
             return Val(-ENOMEM);
         };
         if let Err(e) = self
+            .cpu
             .mem
             .map(at, new_len, prot::READ | prot::WRITE, "[mmap]")
         {
             return Self::map_err(e);
         }
-        self.mem.poke(at, &data);
-        let _ = self.mem.unmap(old, old_len);
+        self.cpu.mem.poke(at, &data);
+        let _ = self.cpu.mem.unmap(old, old_len);
         Val(at as i64)
     }
 
     fn sys_clone(&mut self, a: [u64; 6], pc: u64) -> Ret {
         let [flags, stack, ptid, ctid, tls, _] = a;
         if flags & CLONE_VM == 0 {
-            if self.warned.insert(56) {
+            if self.process.warned.insert(56) {
                 warn!("clone with CLONE_THREAD but without CLONE_VM is not supported: returning -EINVAL");
             }
             return Val(-EINVAL);
         }
-        let tid = self.next_tid;
-        self.next_tid += 1;
-        let Ok(mut ctx) = Context::new(self.uc) else {
+        let tid = self.process.next_tid;
+        self.process.next_tid += 1;
+        let Ok(mut ctx) = Context::new(self.cpu.uc) else {
             return Val(-ENOMEM);
         };
-        if ctx.save(self.uc).is_err() {
+        if ctx.save(self.cpu.uc).is_err() {
             return Val(-ENOMEM);
         }
         // Inside the hook RIP still addresses the `syscall` (0f 05).
-        let next = if self.mem.slice(pc, 2) == Some(&[0x0f, 0x05][..]) {
+        let next = if self.cpu.mem.slice(pc, 2) == Some(&[0x0f, 0x05][..]) {
             pc + 2
         } else {
             pc
@@ -1275,15 +1260,18 @@ impl Machine {
         if flags & CLONE_SETTLS != 0 {
             ctx.set_reg(Reg::FS_BASE, tls);
         }
-        if flags & CLONE_PARENT_SETTID != 0 && self.mem.write(ptid, &tid.to_le_bytes()).is_none() {
+        if flags & CLONE_PARENT_SETTID != 0
+            && self.cpu.mem.write(ptid, &tid.to_le_bytes()).is_none()
+        {
             return Val(-EFAULT);
         }
-        if flags & CLONE_CHILD_SETTID != 0 && self.mem.write(ctid, &tid.to_le_bytes()).is_none() {
+        if flags & CLONE_CHILD_SETTID != 0 && self.cpu.mem.write(ctid, &tid.to_le_bytes()).is_none()
+        {
             return Val(-EFAULT);
         }
-        let core = (self.threads.len() % usize::from(self.config.cores.max(1))) as u16;
-        let parent = self.threads[self.cur].tid;
-        self.threads.push(Thread {
+        let core = (self.cpu.threads.len() % usize::from(self.config.cores.max(1))) as u16;
+        let parent = self.cpu.threads[self.cpu.cur].tid;
+        self.cpu.threads.push(Thread {
             tid,
             ctx,
             state: ThreadState::Runnable,
@@ -1298,32 +1286,32 @@ impl Machine {
             parent: Some(parent),
             restart_deadline: None,
             ctx_changed: false,
-            name: self.threads[self.cur].name,
-            sig: self.threads[self.cur].sig.inherited(),
+            name: self.cpu.threads[self.cpu.cur].name,
+            sig: self.cpu.threads[self.cpu.cur].sig.inherited(),
         });
         if stack != 0 {
             self.add_stack(stack);
         }
         self.emit_sync(pc, LowLevelSync::ThreadCreate { child: tid });
-        if self.binary.is_some() {
-            self.binary_clone(self.threads.len() - 1, pc);
+        if self.obs.binary.is_some() {
+            self.binary_clone(self.cpu.threads.len() - 1, pc);
         }
         Val(i64::from(tid))
     }
 
     fn sys_exit(&mut self, status: i32, pc: u64) -> Ret {
         self.emit_sync(pc, LowLevelSync::ThreadExit);
-        if self.binary.is_some() {
+        if self.obs.binary.is_some() {
             self.binary_exit(pc);
         }
-        let ctid = self.threads[self.cur].clear_child_tid;
-        self.threads[self.cur].state = ThreadState::Exited;
-        self.last_exit_status = status;
-        if ctid != 0 && self.mem.write(ctid, &0u32.to_le_bytes()).is_some() {
+        let ctid = self.cpu.threads[self.cpu.cur].clear_child_tid;
+        self.cpu.threads[self.cpu.cur].state = ThreadState::Exited;
+        self.process.last_exit_status = status;
+        if ctid != 0 && self.cpu.mem.write(ctid, &0u32.to_le_bytes()).is_some() {
             self.futex_wake(ctid, 1, u32::MAX, pc);
         }
-        self.stop = Some(Stop::ThreadExit);
-        self.uc.stop();
+        self.cpu.stop = Some(Stop::ThreadExit);
+        self.cpu.uc.stop();
         NoReturn
     }
 
@@ -1334,7 +1322,7 @@ impl Machine {
         match cmd {
             // WAIT, WAIT_BITSET
             0 | 9 => {
-                let Some(cur) = self.mem.read_u32(uaddr) else {
+                let Some(cur) = self.cpu.mem.read_u32(uaddr) else {
                     return Val(-EFAULT);
                 };
                 if cur != val as u32 {
@@ -1351,9 +1339,9 @@ impl Machine {
                         return Val(-EFAULT);
                     };
                     Some(if cmd == 0 {
-                        self.vtime.saturating_add(t)
+                        self.cpu.vtime.saturating_add(t)
                     } else if realtime {
-                        t.saturating_sub(self.realtime_base)
+                        t.saturating_sub(self.process.realtime_base)
                     } else {
                         t
                     })
@@ -1361,8 +1349,8 @@ impl Machine {
                 // A futex word in shared memory may be woken by another
                 // process: the wait is made again every few milliseconds
                 // (a wait may end early: callers check the word again).
-                if self.mem.is_shared(uaddr) {
-                    let deadline = match self.threads[self.cur].restart_deadline.take() {
+                if self.cpu.mem.is_shared(uaddr) {
+                    let deadline = match self.cpu.threads[self.cpu.cur].restart_deadline.take() {
                         Some(d) => Some(d),
                         None => deadline,
                     };
@@ -1371,12 +1359,12 @@ impl Machine {
                         expired: -ETIMEDOUT,
                     });
                 }
-                self.futex_seq += 1;
+                self.process.futex_seq += 1;
                 self.block(Wait::Futex {
                     addr: uaddr,
                     bitset,
                     deadline,
-                    seq: self.futex_seq,
+                    seq: self.process.futex_seq,
                 })
             }
             // WAKE, WAKE_BITSET
@@ -1387,7 +1375,7 @@ impl Machine {
             // REQUEUE, CMP_REQUEUE
             3 | 4 => {
                 if cmd == 4 {
-                    let Some(cur) = self.mem.read_u32(uaddr) else {
+                    let Some(cur) = self.cpu.mem.read_u32(uaddr) else {
                         return Val(-EFAULT);
                     };
                     if cur != val3 as u32 {
@@ -1396,7 +1384,7 @@ impl Machine {
                 }
                 let woken = self.futex_wake(uaddr, val, u32::MAX, pc);
                 let mut moved = 0;
-                for t in &mut self.threads {
+                for t in &mut self.cpu.threads {
                     if moved >= timeout {
                         break;
                     }
@@ -1411,7 +1399,7 @@ impl Machine {
             }
             // WAKE_OP
             5 => {
-                let Some(old) = self.mem.read_u32(uaddr2) else {
+                let Some(old) = self.cpu.mem.read_u32(uaddr2) else {
                     return Val(-EFAULT);
                 };
                 let (opk, cmp) = ((val3 >> 28) & 0xf, (val3 >> 24) & 0xf);
@@ -1428,7 +1416,7 @@ impl Machine {
                     4 => old ^ oparg,
                     _ => return Val(-ENOSYS),
                 };
-                if self.mem.write(uaddr2, &new.to_le_bytes()).is_none() {
+                if self.cpu.mem.write(uaddr2, &new.to_le_bytes()).is_none() {
                     return Val(-EFAULT);
                 }
                 let mut n = self.futex_wake(uaddr, val, u32::MAX, pc);

@@ -6,7 +6,7 @@
 //! data access (AccessMode::All) when a variant checks untracked accesses,
 //! and low-level synchronization when a variant uses it.
 
-use crate::cpu::machine::Machine;
+use crate::machine::Machine;
 use crate::observe::detect::RaceLog;
 use crate::observe::observer::{AccessBatch, AccessMode, Control, Observer};
 use lard_detector_hw::event::{Event, EventKind};

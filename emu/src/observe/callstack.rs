@@ -11,7 +11,7 @@
 //! addresses have 47 bits. Ids become frames only when a report is printed.
 
 use crate::binary::lines::Frame;
-use crate::cpu::machine::Machine;
+use crate::machine::Machine;
 
 /// Bits of a site that hold the PC.
 pub const PC_BITS: u32 = 47;
@@ -57,14 +57,15 @@ pub fn id(site: u64) -> u32 {
 /// true when the stack was not (completely) recorded.
 pub fn callers(m: &Machine, id: u32) -> (Vec<u64>, bool) {
     let mut out = Vec::new();
-    let table = m.call_stacks;
+    let table = m.obs.call_stacks;
     let mut cur = id;
     while cur != 0 && table != 0 {
         if cur == UNKNOWN || out.len() > MAX_FRAMES {
             return (out, true);
         }
         let node = table + u64::from(cur) * NODE_SIZE;
-        let (Some(ret), Some(parent)) = (m.mem.read_u64(node), m.mem.read_u32(node + 8)) else {
+        let (Some(ret), Some(parent)) = (m.cpu.mem.read_u64(node), m.cpu.mem.read_u32(node + 8))
+        else {
             return (out, true);
         };
         if parent == 0 {
@@ -81,7 +82,7 @@ pub fn callers(m: &Machine, id: u32) -> (Vec<u64>, bool) {
 /// return address; a caller without line information is one frame named by
 /// its symbol). The flag is true when outer frames were not recorded.
 pub fn chains(m: &Machine, site: u64) -> (Vec<Vec<Frame>>, bool) {
-    let mut out = vec![m.objects.frames(pc(site))];
+    let mut out = vec![m.obs.objects.frames(pc(site))];
     let (callers, truncated) = callers(m, id(site));
     for ret in callers {
         if ret == GAP {
@@ -93,11 +94,12 @@ pub fn chains(m: &Machine, site: u64) -> (Vec<Vec<Frame>>, bool) {
             continue;
         }
         let call = ret.wrapping_sub(1);
-        let f = m.objects.frames(call);
+        let f = m.obs.objects.frames(call);
         out.push(if f.is_empty() {
             vec![Frame {
                 function: Some(
-                    m.objects
+                    m.obs
+                        .objects
                         .describe_pc(call)
                         .unwrap_or_else(|| format!("{call:#x}")),
                 ),

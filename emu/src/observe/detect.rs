@@ -7,7 +7,7 @@
 
 use crate::binary::lines::Frame;
 use crate::binary::program::ProgramSource;
-use crate::cpu::machine::Machine;
+use crate::machine::Machine;
 use crate::observe::callstack;
 use crate::observe::observer::{AccessMode, Control, Observer};
 use crate::run::describe_pc;
@@ -285,7 +285,7 @@ pub(crate) fn kind_name(k: RaceKind) -> &'static str {
 /// The report header's mode line: which accesses were checked and, in
 /// binary mode, what a binary cannot tell (docs/binary-mode.md).
 pub fn mode_line(m: &Machine) -> String {
-    match &m.binary {
+    match &m.obs.binary {
         None => "mode: LARD (Tracked accesses, LARDx86 synchronization)".to_string(),
         Some(rt) if rt.program.is_empty() => "mode: binary — no program code (the executable has \
              no DWARF and no --program-code pattern matched: build with -g or name functions \
@@ -338,7 +338,8 @@ pub(crate) fn call_site(m: &Machine, ret: u64) -> String {
 
 /// `file:line` of the instruction at `pc` (else `fallback`'s symbol).
 fn line_at(m: &Machine, pc: u64, fallback: u64) -> String {
-    m.objects
+    m.obs
+        .objects
         .frames(pc)
         .first()
         .map(|f| {
@@ -357,7 +358,7 @@ pub(crate) fn unit_text(m: &Machine, t: ThreadKey, clock: u64) -> Option<String>
     let ThreadKey::Lang(id) = t else {
         return None;
     };
-    let u = m.lang_units.get(id, clock)?;
+    let u = m.obs.lang_units.get(id, clock)?;
     Some(u.text(|a, ret| {
         if ret {
             call_site(m, a)
@@ -368,7 +369,7 @@ pub(crate) fn unit_text(m: &Machine, t: ThreadKey, clock: u64) -> Option<String>
 }
 
 pub(crate) fn data_name(m: &Machine, addr: u64) -> String {
-    if let Some(b) = m.binary.as_ref().and_then(|rt| rt.heap_block(addr)) {
+    if let Some(b) = m.obs.binary.as_ref().and_then(|rt| rt.heap_block(addr)) {
         let site = call_site(m, b.site);
         return format!(
             "heap block of {} bytes at offset {}, allocated by {} at {}{}",
@@ -379,9 +380,9 @@ pub(crate) fn data_name(m: &Machine, addr: u64) -> String {
             if b.live { "" } else { ", freed" }
         );
     }
-    match m.objects.describe_data(addr) {
+    match m.obs.objects.describe_data(addr) {
         Some(d) => d,
-        None => m.mem.region_name(addr).unwrap_or("?").to_string(),
+        None => m.cpu.mem.region_name(addr).unwrap_or("?").to_string(),
     }
 }
 
@@ -496,7 +497,7 @@ impl RaceLog {
             "== lard races ({}) ==\n{}\nracy dynamic accesses (DRE): {}, distinct racy PCs: {}",
             self.detector,
             mode_line(m)
-                + &m.binary.as_ref().map_or(String::new(), |rt| format!(
+                + &m.obs.binary.as_ref().map_or(String::new(), |rt| format!(
                     "\n{}",
                     rt.pruning_table().trim_end()
                 )),
@@ -556,8 +557,8 @@ impl RaceLog {
                 let (pc, prev) = (callstack::pc(*site), callstack::pc(*prev_site));
                 format!(
                     "{{\"pc\":{pc},\"symbol\":\"{}\",\"prev_pc\":{prev},\"prev_symbol\":\"{}\",\"addr\":{},\"data\":\"{}\",\"size\":{},\"kind\":\"{}\",\"thread\":\"{}\",\"kthread\":{},\"prev_thread\":\"{}\",\"unit\":{},\"prev_unit\":{},\"count\":{},\"frames\":{},\"prev_frames\":{}}}",
-                    esc(m.objects.describe_pc(pc).unwrap_or_default()),
-                    esc(m.objects.describe_pc(prev).unwrap_or_default()),
+                    esc(m.obs.objects.describe_pc(pc).unwrap_or_default()),
+                    esc(m.obs.objects.describe_pc(prev).unwrap_or_default()),
                     p.addr,
                     esc(data_name(m, p.addr)),
                     p.size,
@@ -585,7 +586,7 @@ impl RaceLog {
                 .collect::<Vec<_>>()
                 .join(","),
             races.join(","),
-            if m.binary.is_some() { "binary" } else { "lard" }
+            if m.obs.binary.is_some() { "binary" } else { "lard" }
         )
     }
 }

@@ -5,6 +5,7 @@ pub mod accuracy;
 pub mod callstack;
 pub mod detect;
 pub mod objects;
+pub mod observation;
 pub mod observer;
 pub mod stats;
 pub(crate) mod stream_hash;

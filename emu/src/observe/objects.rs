@@ -4,7 +4,7 @@
 //! paper's Tables 3 to 5. Text for stderr and JSON fields for
 //! `--report-json` (docs/cli.md).
 
-use crate::cpu::machine::Machine;
+use crate::machine::Machine;
 use crate::observe::callstack;
 use crate::observe::detect::{data_name, frames_json, frames_text, stack_json};
 use crate::run::describe_pc;
@@ -50,7 +50,10 @@ fn object_line(m: &Machine, o: &ObjectInfo) -> String {
                 format!(
                     "the call returning to {:#x} <{}>",
                     o.site,
-                    m.objects.describe_pc(o.site).unwrap_or_else(|| "?".into())
+                    m.obs
+                        .objects
+                        .describe_pc(o.site)
+                        .unwrap_or_else(|| "?".into())
                 )
             };
             format!(
@@ -209,7 +212,7 @@ pub fn json_fields(det: &ObjectDetector, m: &Machine) -> String {
                 Some(p) => format!(
                     "{{\"pc\":{},\"symbol\":\"{}\",\"thread\":\"{}\",\"write\":{},\"frames\":{}}}",
                     callstack::pc(p.pc),
-                    esc(&m.objects.describe_pc(callstack::pc(p.pc)).unwrap_or_default()),
+                    esc(&m.obs.objects.describe_pc(callstack::pc(p.pc)).unwrap_or_default()),
                     p.thread,
                     p.write,
                     stack_json(m, p.pc)
@@ -226,11 +229,11 @@ pub fn json_fields(det: &ObjectDetector, m: &Machine) -> String {
                 },
                 esc(&data_name(m, o.addr)),
                 o.site,
-                esc(&m.objects.describe_pc(o.site).unwrap_or_default()),
-                frames_json(&m.objects.frames(o.site.saturating_sub(1))),
+                esc(&m.obs.objects.describe_pc(o.site).unwrap_or_default()),
+                frames_json(&m.obs.objects.frames(o.site.saturating_sub(1))),
                 o.creator,
                 callstack::pc(a.pc),
-                esc(&m.objects.describe_pc(callstack::pc(a.pc)).unwrap_or_default()),
+                esc(&m.obs.objects.describe_pc(callstack::pc(a.pc)).unwrap_or_default()),
                 a.addr,
                 a.size,
                 a.kind == AccessKind::Write,

@@ -10,20 +10,20 @@
 //! (`guest-sdk/cc/gomp.c`, "contention groups"; docs/lard-cc.md's OpenMP
 //! table).
 
-use crate::cpu::machine::Machine;
 use crate::intercept::hb::SyncKey;
+use crate::machine::Machine;
 
 impl Machine {
     /// The contention group of the code the current kernel thread runs.
     pub(super) fn group(&mut self) -> u64 {
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         self.rt().thread(cur).cg
     }
 
     /// The current kernel thread enters contention group `g` (a parallel
     /// region's body, run in its master's group).
     pub(super) fn group_enter(&mut self, g: u64) {
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         let t = self.rt().thread(cur);
         t.cg_saved.push(t.cg);
         t.cg = g;
@@ -46,13 +46,13 @@ impl Machine {
         let rt = self.rt();
         rt.groups += 1;
         let g = rt.groups;
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         self.rt().thread(cur).cg = g;
     }
 
     /// The current kernel thread leaves the group it entered last.
     pub(super) fn group_leave(&mut self) {
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         let t = self.rt().thread(cur);
         t.cg = t.cg_saved.pop().unwrap_or(0);
     }

@@ -24,8 +24,8 @@
 //! (`Observer::accepts_floors`).
 
 use super::{BinaryRuntime, LibCall};
-use crate::cpu::machine::{Machine, ThreadState};
 use crate::intercept::hb::SyncKey;
+use crate::machine::{Machine, ThreadState};
 use lard_detector_hw::event::{EventKind, LardOp as EvOp, ThreadKey};
 
 impl BinaryRuntime {
@@ -72,7 +72,7 @@ impl Machine {
     /// docs); called where the team has just synchronized (a barrier's
     /// return, a parallel region's end).
     pub(super) fn raise_floors(&mut self, pc: u64) {
-        if !self.floors {
+        if !self.obs.floors {
             return;
         }
         let Some(live) = self.floor_holders() else {
@@ -80,10 +80,10 @@ impl Machine {
         };
         let me = self.lang();
         let mut raised = Vec::new();
-        for (t, v) in self.vc.stored(ThreadKey::Lang(me)) {
+        for (t, v) in self.cpu.vc.stored(ThreadKey::Lang(me)) {
             if live
                 .iter()
-                .all(|&l| self.vc.read(ThreadKey::Lang(l), t) >= v)
+                .all(|&l| self.cpu.vc.read(ThreadKey::Lang(l), t) >= v)
             {
                 raised.push((t, v));
             }
@@ -101,14 +101,14 @@ impl Machine {
     /// then skip those entries, so one member pays for a phase's units
     /// instead of every member.
     pub(super) fn raise_floors_at_barrier(&mut self, pc: u64, team: u64) {
-        if !self.floors {
+        if !self.obs.floors {
             return;
         }
         let Some(live) = self.floor_holders() else {
             return;
         };
         let me = self.lang();
-        let Some(rt) = self.binary.as_ref() else {
+        let Some(rt) = self.obs.binary.as_ref() else {
             return;
         };
         let waiting: Vec<u64> = rt
@@ -135,10 +135,10 @@ impl Machine {
         let mut raised: Vec<(u64, u64)> = published
             .into_iter()
             .filter(|&(t, v)| {
-                v > self.vc.read(ThreadKey::Lang(me), t)
+                v > self.cpu.vc.read(ThreadKey::Lang(me), t)
                     && others
                         .iter()
-                        .all(|&l| self.vc.read(ThreadKey::Lang(l), t) >= v)
+                        .all(|&l| self.cpu.vc.read(ThreadKey::Lang(l), t) >= v)
             })
             .collect();
         raised.sort_unstable();
@@ -149,11 +149,11 @@ impl Machine {
     /// the detectors (a FloorVc event each, which first delivers every
     /// earlier access), then in the unit names.
     fn raise(&mut self, pc: u64, raised: Vec<(u64, u64)>) {
-        if let Some(rt) = self.binary.as_mut() {
+        if let Some(rt) = self.obs.binary.as_mut() {
             rt.floors_raised += raised.len() as u64;
         }
         for &(tid, value) in &raised {
-            self.vc.raise_floor(tid, value);
+            self.cpu.vc.raise_floor(tid, value);
             self.emit(pc, EventKind::Lard(EvOp::FloorVc { tid, value }));
         }
         for (tid, value) in raised {
@@ -164,13 +164,14 @@ impl Machine {
     /// The language threads that can still run, or `None` while a clock
     /// that is not theirs may still start one (module docs).
     fn floor_holders(&self) -> Option<Vec<u64>> {
-        let rt = self.binary.as_ref()?;
+        let rt = self.obs.binary.as_ref()?;
         if rt.unstarted > 0 || rt.floors_off {
             return None;
         }
         let mut live = Vec::new();
         for (i, t) in rt.threads.iter().enumerate() {
             if self
+                .cpu
                 .threads
                 .get(i)
                 .is_none_or(|m| m.state == ThreadState::Exited)

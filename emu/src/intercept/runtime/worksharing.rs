@@ -38,11 +38,11 @@
 //! (`guest-sdk/cc/gomp.c`).
 
 use super::page_chunks;
-use crate::cpu::machine::Machine;
 use crate::cpu::uc::Reg;
 use crate::intercept::hb::{fork, SyncKey};
 use crate::intercept::libs::LibCall;
 use crate::intercept::names::LangUnit;
+use crate::machine::Machine;
 use lard_detector_hw::event::{EventKind, LardOp as EvOp, ProgramEvent, ThreadKey};
 
 /// A unit a kernel thread runs.
@@ -77,7 +77,7 @@ impl Machine {
     /// The stack pointer at the entry of the innermost call `what` pending
     /// on the current kernel thread, and its `task` word.
     fn innermost_pending(&mut self, what: impl Fn(LibCall) -> bool) -> Option<(u64, u64)> {
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         self.rt()
             .thread(cur)
             .pending
@@ -101,18 +101,18 @@ impl Machine {
     }
 
     fn end_unit_if(&mut self, pc: u64, which: impl Fn(&Unit) -> bool) {
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         let t = self.rt().thread(cur);
         let Some(u) = t.units.last().copied().filter(which) else {
             return;
         };
         t.units.pop();
-        let last = self.vc.read(ThreadKey::Lang(u.id), u.id);
+        let last = self.cpu.vc.read(ThreadKey::Lang(u.id), u.id);
         self.release(u.end, pc);
         if self.thread_bound(u.owner) {
             self.release(SyncKey::Units(u.owner), pc);
         }
-        let sp = self.uc.reg(Reg::RSP);
+        let sp = self.cpu.uc.reg(Reg::RSP);
         let low = std::mem::replace(&mut self.rt().thread(cur).stack_low, 0);
         let low = if low != 0 && low < sp { low } else { sp };
         if low < u.top {
@@ -160,7 +160,7 @@ impl Machine {
     /// task or one of that task's worksharing units; `None` in an explicit
     /// task, a team of `teams`, or outside every region.
     pub(super) fn own_task(&mut self) -> Option<u64> {
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         let t = self.rt().thread(cur);
         let body = t.pending.iter().rev().find(|p| {
             matches!(
@@ -183,7 +183,7 @@ impl Machine {
             .or_else(|| self.pending_sp(|c| c == LibCall::OmpRegion))
             .unwrap_or(0);
         let me = self.lang();
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         let t = self.rt().thread(cur);
         let n = t.teams_started;
         t.teams_started += 1;
@@ -206,16 +206,16 @@ impl Machine {
 
     fn begin_unit(&mut self, pc: u64, end: SyncKey, top: u64, what: LangUnit, owner: u64) {
         let task = self.lang();
-        let rt = self.binary.as_mut().expect("binary mode");
-        let vc = &self.vc;
+        let rt = self.obs.binary.as_mut().expect("binary mode");
+        let vc = &self.cpu.vc;
         let id = match rt.ids.take(|t| vc.read(ThreadKey::Lang(task), t)) {
-            Some(r) => self.vc.reuse(r.id, r.own),
+            Some(r) => self.cpu.vc.reuse(r.id, r.own),
             None => rt.fresh_lang(),
         };
         let (mut p, mut c) = (Vec::new(), Vec::new());
-        fork(&mut self.vc, task, id, &mut p, &mut c);
-        let start = self.vc.read(ThreadKey::Lang(id), id);
-        self.lang_units.insert(id, start, what);
+        fork(&mut self.cpu.vc, task, id, &mut p, &mut c);
+        let start = self.cpu.vc.read(ThreadKey::Lang(id), id);
+        self.obs.lang_units.insert(id, start, what);
         for (tid, value) in p {
             self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
         }
@@ -223,7 +223,7 @@ impl Machine {
         for (tid, value) in c {
             self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
         }
-        let cur = self.cur;
+        let cur = self.cpu.cur;
         self.rt().thread(cur).units.push(Unit {
             task,
             id,

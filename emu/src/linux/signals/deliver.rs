@@ -5,9 +5,9 @@
 //! system call is interrupted first.
 
 use super::{bit, host, SigInfo, UNBLOCKABLE};
-use crate::cpu::machine::{Machine, Stop, ThreadState, Wait};
 use crate::cpu::uc::Reg;
 use crate::linux::syscalls::Ret::{self, Val};
+use crate::machine::{Machine, Stop, ThreadState, Wait};
 
 /// `si_code` of `kill`.
 pub(super) const SI_USER: i32 = 0;
@@ -96,7 +96,7 @@ impl Machine {
         if self.disposition(info.signal) == Disposition::Ignore {
             return;
         }
-        self.signals.pending |= bit(info.signal);
+        self.process.signals.pending |= bit(info.signal);
         self.keep_info(info);
     }
 
@@ -105,13 +105,18 @@ impl Machine {
         if self.disposition(info.signal) == Disposition::Ignore {
             return;
         }
-        self.threads[i].sig.pending |= bit(info.signal);
+        self.cpu.threads[i].sig.pending |= bit(info.signal);
         self.keep_info(info);
     }
 
     /// The `siginfo` kept for `sig`, taken (a `kill`'s when none was kept).
     fn take_info(&mut self, sig: i32) -> SigInfo {
-        let pos = self.signals.info.iter().position(|x| x.signal == sig);
+        let pos = self
+            .process
+            .signals
+            .info
+            .iter()
+            .position(|x| x.signal == sig);
         pos.map_or(
             SigInfo {
                 signal: sig,
@@ -119,23 +124,28 @@ impl Machine {
                 word16: 0,
                 word24: 0,
             },
-            |p| self.signals.info.remove(p),
+            |p| self.process.signals.info.remove(p),
         )
     }
 
     fn keep_info(&mut self, info: SigInfo) {
         // Standard signals do not queue: the latest sender is kept.
-        self.signals.info.retain(|i| i.signal != info.signal);
-        self.signals.info.push(info);
+        self.process
+            .signals
+            .info
+            .retain(|i| i.signal != info.signal);
+        self.process.signals.info.push(info);
     }
 
     /// Whether thread `i` has a signal to take now (the run loop should
     /// get control: [`Machine::route_signals`], [`Machine::deliver_pending`]).
     pub fn signal_due(&self, i: usize) -> bool {
-        let t = &self.threads[i].sig;
-        (self.signals.pending | t.pending) & !t.mask != 0
+        let t = &self.cpu.threads[i].sig;
+        (self.process.signals.pending | t.pending) & !t.mask != 0
             || host::any()
-            || self.next_timer_deadline().is_some_and(|d| d <= self.vtime)
+            || self
+                .next_timer_deadline()
+                .is_some_and(|d| d <= self.cpu.vtime)
     }
 
     /// Between quanta: takes the signals other processes sent and the
@@ -145,11 +155,13 @@ impl Machine {
     /// ends the process.
     pub fn route_signals(&mut self) -> Delivery {
         let from_host = host::take();
-        let timer_due = self.next_timer_deadline().is_some_and(|d| d <= self.vtime);
+        let timer_due = self
+            .next_timer_deadline()
+            .is_some_and(|d| d <= self.cpu.vtime);
         if from_host == 0
             && !timer_due
-            && self.signals.pending == 0
-            && self.threads.iter().all(|t| t.sig.pending == 0)
+            && self.process.signals.pending == 0
+            && self.cpu.threads.iter().all(|t| t.sig.pending == 0)
         {
             return Delivery::Continue;
         }
@@ -164,56 +176,56 @@ impl Machine {
             }
         }
         self.expire_signal_timers();
-        let live: Vec<usize> = (0..self.threads.len())
-            .filter(|&i| self.threads[i].state != ThreadState::Exited)
+        let live: Vec<usize> = (0..self.cpu.threads.len())
+            .filter(|&i| self.cpu.threads[i].state != ThreadState::Exited)
             .collect();
-        let mut pending = self.signals.pending;
+        let mut pending = self.process.signals.pending;
         while pending != 0 {
             let sig = pending.trailing_zeros() as i32 + 1;
             pending &= pending - 1;
-            let wants = |m: &Machine, i: usize| m.threads[i].sig.mask & bit(sig) == 0;
-            let target = if live.contains(&self.cur) && wants(self, self.cur) {
-                Some(self.cur)
+            let wants = |m: &Machine, i: usize| m.cpu.threads[i].sig.mask & bit(sig) == 0;
+            let target = if live.contains(&self.cpu.cur) && wants(self, self.cpu.cur) {
+                Some(self.cpu.cur)
             } else {
                 live.iter().copied().find(|&i| wants(self, i))
             };
             let Some(t) = target else { continue };
-            self.signals.pending &= !bit(sig);
-            self.threads[t].sig.pending |= bit(sig);
+            self.process.signals.pending &= !bit(sig);
+            self.cpu.threads[t].sig.pending |= bit(sig);
         }
         // A thread in rt_sigtimedwait takes a signal it waits for before
         // any disposition applies, as the kernel dequeues it.
         for &i in &live {
             if let ThreadState::Blocked(Wait::SigWait {
                 set, info, mask, ..
-            }) = self.threads[i].state
+            }) = self.cpu.threads[i].state
             {
                 if let Some(r) = self.take_waited(i, set, info) {
-                    self.threads[i].sig.mask = mask;
+                    self.cpu.threads[i].sig.mask = mask;
                     self.wake_thread(i, r);
                 }
             }
         }
         for &i in &live {
-            let ready = self.threads[i].sig.pending & !self.threads[i].sig.mask;
+            let ready = self.cpu.threads[i].sig.pending & !self.cpu.threads[i].sig.mask;
             let mut rest = ready;
             while rest != 0 {
                 let sig = rest.trailing_zeros() as i32 + 1;
                 rest &= rest - 1;
                 match self.disposition(sig) {
                     Disposition::Terminate => return Delivery::Terminate(sig),
-                    Disposition::Ignore => self.threads[i].sig.pending &= !bit(sig),
+                    Disposition::Ignore => self.cpu.threads[i].sig.pending &= !bit(sig),
                     Disposition::Handler => {}
                 }
             }
-            let ready = self.threads[i].sig.pending & !self.threads[i].sig.mask;
+            let ready = self.cpu.threads[i].sig.pending & !self.cpu.threads[i].sig.mask;
             if ready != 0 {
-                if let ThreadState::Blocked(w) = self.threads[i].state {
+                if let ThreadState::Blocked(w) = self.cpu.threads[i].state {
                     if let Wait::SigWait { mask, .. } = w {
-                        self.threads[i].sig.mask = mask;
+                        self.cpu.threads[i].sig.mask = mask;
                     }
-                    let nr = self.threads[i].ctx.reg(Reg::RAX);
-                    self.threads[i].sig.interrupted = Some(nr);
+                    let nr = self.cpu.threads[i].ctx.reg(Reg::RAX);
+                    self.cpu.threads[i].sig.interrupted = Some(nr);
                     self.wake_thread(i, -EINTR);
                 }
             }
@@ -224,20 +236,20 @@ impl Machine {
     /// Delivers one signal the current thread (whose registers are in the
     /// CPU) has to take: runs its handler, or ends the process.
     pub fn deliver_pending(&mut self) -> Delivery {
-        let i = self.cur;
-        let t = &self.threads[i].sig;
+        let i = self.cpu.cur;
+        let t = &self.cpu.threads[i].sig;
         let ready = t.pending & !t.mask;
         if ready == 0 {
             return Delivery::Continue;
         }
         let sig = ready.trailing_zeros() as i32 + 1;
-        self.threads[i].sig.pending &= !bit(sig);
-        let interrupted = self.threads[i].sig.interrupted.take();
+        self.cpu.threads[i].sig.pending &= !bit(sig);
+        let interrupted = self.cpu.threads[i].sig.interrupted.take();
         match self.disposition(sig) {
             Disposition::Terminate => return Delivery::Terminate(sig),
             Disposition::Ignore => {
-                if let Some(m) = self.threads[i].sig.saved_mask.take() {
-                    self.threads[i].sig.mask = m;
+                if let Some(m) = self.cpu.threads[i].sig.saved_mask.take() {
+                    self.cpu.threads[i].sig.mask = m;
                 }
                 return Delivery::Continue;
             }
@@ -246,9 +258,9 @@ impl Machine {
         let flags = self.sigaction(sig).1;
         if let Some(nr) = interrupted {
             if flags & SA_RESTART != 0 && restartable(nr) {
-                let rip = self.uc.reg(Reg::RIP);
-                self.uc.set_reg(Reg::RIP, rip - 2);
-                self.uc.set_reg(Reg::RAX, nr);
+                let rip = self.cpu.uc.reg(Reg::RIP);
+                self.cpu.uc.set_reg(Reg::RIP, rip - 2);
+                self.cpu.uc.set_reg(Reg::RAX, nr);
             }
         }
         let info = self.take_info(sig);
@@ -262,9 +274,9 @@ impl Machine {
     /// Makes the CPU stop after the current system call if a signal is
     /// due, so that the run loop routes and delivers it.
     pub fn stop_for_signals(&mut self, cur: usize) {
-        if self.stop.is_none() && self.threads.get(cur).is_some() && self.signal_due(cur) {
-            self.stop = Some(Stop::Preempt);
-            self.uc.stop();
+        if self.cpu.stop.is_none() && self.cpu.threads.get(cur).is_some() && self.signal_due(cur) {
+            self.cpu.stop = Some(Stop::Preempt);
+            self.cpu.uc.stop();
         }
     }
 
@@ -273,7 +285,7 @@ impl Machine {
     /// `SA_RESTART` can make it again.
     pub fn note_host_eintr(&mut self, cur: usize, nr: u64, ret: i64) {
         if ret == -EINTR && host::any() {
-            if let Some(t) = self.threads.get_mut(cur) {
+            if let Some(t) = self.cpu.threads.get_mut(cur) {
                 t.sig.interrupted = Some(nr);
             }
         }
@@ -281,8 +293,8 @@ impl Machine {
 
     /// SIGKILL: the process ends now.
     fn killed_now(&mut self) -> Ret {
-        self.stop = Some(Stop::Killed(libc::SIGKILL));
-        self.uc.stop();
+        self.cpu.stop = Some(Stop::Killed(libc::SIGKILL));
+        self.cpu.uc.stop();
         Ret::NoReturn
     }
 
@@ -323,6 +335,7 @@ impl Machine {
             return Val(-EINVAL);
         }
         let Some(i) = self
+            .cpu
             .threads
             .iter()
             .position(|t| t.tid == tid && t.state != ThreadState::Exited)
@@ -345,8 +358,8 @@ impl Machine {
     /// disposition so that other processes' signals reach the guest.
     pub(crate) fn sigaction_changed(&mut self, sig: i32) {
         if self.disposition(sig) == Disposition::Ignore {
-            self.signals.pending &= !bit(sig);
-            for t in &mut self.threads {
+            self.process.signals.pending &= !bit(sig);
+            for t in &mut self.cpu.threads {
                 t.sig.pending &= !bit(sig);
             }
         }
@@ -364,9 +377,9 @@ impl Machine {
         if size != 8 {
             return Val(-EINVAL);
         }
-        let cur = self.threads[self.cur].sig.mask;
+        let cur = self.cpu.threads[self.cpu.cur].sig.mask;
         let new = if set != 0 {
-            let Some(s) = self.mem.read_u64(set) else {
+            let Some(s) = self.cpu.mem.read_u64(set) else {
                 return Val(-EFAULT);
             };
             match how {
@@ -378,11 +391,11 @@ impl Machine {
         } else {
             None
         };
-        if old != 0 && self.mem.write(old, &cur.to_le_bytes()).is_none() {
+        if old != 0 && self.cpu.mem.write(old, &cur.to_le_bytes()).is_none() {
             return Val(-EFAULT);
         }
         if let Some(m) = new {
-            self.threads[self.cur].sig.mask = m & !UNBLOCKABLE;
+            self.cpu.threads[self.cpu.cur].sig.mask = m & !UNBLOCKABLE;
         }
         Val(0)
     }
@@ -392,9 +405,9 @@ impl Machine {
         if size != 8 {
             return Val(-EINVAL);
         }
-        let t = &self.threads[self.cur].sig;
-        let p = (self.signals.pending | t.pending) & t.mask;
-        if self.mem.write(set, &p.to_le_bytes()).is_none() {
+        let t = &self.cpu.threads[self.cpu.cur].sig;
+        let p = (self.process.signals.pending | t.pending) & t.mask;
+        if self.cpu.mem.write(set, &p.to_le_bytes()).is_none() {
             return Val(-EFAULT);
         }
         Val(0)
@@ -406,13 +419,13 @@ impl Machine {
         if size != 8 {
             return Val(-EINVAL);
         }
-        let Some(m) = self.mem.read_u64(mask) else {
+        let Some(m) = self.cpu.mem.read_u64(mask) else {
             return Val(-EFAULT);
         };
-        let t = &mut self.threads[self.cur].sig;
+        let t = &mut self.cpu.threads[self.cpu.cur].sig;
         t.saved_mask = Some(t.mask);
         t.mask = m & !UNBLOCKABLE;
-        if self.signal_due(self.cur) {
+        if self.signal_due(self.cpu.cur) {
             return Val(-EINTR);
         }
         self.block(Wait::Signal)
@@ -434,7 +447,7 @@ impl Machine {
         if size != 8 {
             return Val(-EINVAL);
         }
-        let Some(want) = self.mem.read_u64(set) else {
+        let Some(want) = self.cpu.mem.read_u64(set) else {
             return Val(-EFAULT);
         };
         let want = want & !UNBLOCKABLE;
@@ -444,15 +457,15 @@ impl Machine {
             let Some(ns) = self.read_timespec(timeout) else {
                 return Val(-EFAULT);
             };
-            Some(self.vtime.saturating_add(ns))
+            Some(self.cpu.vtime.saturating_add(ns))
         };
-        if let Some(r) = self.take_waited(self.cur, want, info) {
+        if let Some(r) = self.take_waited(self.cpu.cur, want, info) {
             return Val(r);
         }
-        if deadline == Some(self.vtime) {
+        if deadline == Some(self.cpu.vtime) {
             return Val(-EAGAIN);
         }
-        let t = &mut self.threads[self.cur].sig;
+        let t = &mut self.cpu.threads[self.cpu.cur].sig;
         let mask = t.mask;
         t.mask &= !want;
         self.block(Wait::SigWait {
@@ -467,20 +480,20 @@ impl Machine {
     /// else the process's) and writes its `siginfo` to `info` (unless 0):
     /// the signal's number, or `-EFAULT`; None if none is pending.
     fn take_waited(&mut self, i: usize, want: u64, info: u64) -> Option<i64> {
-        let own = self.threads[i].sig.pending & want;
+        let own = self.cpu.threads[i].sig.pending & want;
         let bits = if own != 0 {
             own
         } else {
-            self.signals.pending & want
+            self.process.signals.pending & want
         };
         if bits == 0 {
             return None;
         }
         let sig = bits.trailing_zeros() as i32 + 1;
         if own != 0 {
-            self.threads[i].sig.pending &= !bit(sig);
+            self.cpu.threads[i].sig.pending &= !bit(sig);
         } else {
-            self.signals.pending &= !bit(sig);
+            self.process.signals.pending &= !bit(sig);
         }
         let si = self.take_info(sig);
         if info != 0 {
@@ -490,7 +503,7 @@ impl Machine {
             b[8..12].copy_from_slice(&(si.code as u32).to_le_bytes());
             b[16..24].copy_from_slice(&si.word16.to_le_bytes());
             b[24..32].copy_from_slice(&si.word24.to_le_bytes());
-            if self.mem.write(info, &b).is_none() {
+            if self.cpu.mem.write(info, &b).is_none() {
                 return Some(-EFAULT);
             }
         }
@@ -499,7 +512,7 @@ impl Machine {
 
     /// `pause()`: waits until a handler runs.
     pub(in crate::linux) fn sys_pause(&mut self) -> Ret {
-        if self.signal_due(self.cur) {
+        if self.signal_due(self.cpu.cur) {
             return Val(-EINTR);
         }
         self.block(Wait::Signal)
@@ -507,10 +520,10 @@ impl Machine {
 
     /// After `fork`, in the child: no signal pending, no timer.
     pub fn signals_forked_child(&mut self) {
-        self.signals.pending = 0;
-        self.signals.info.clear();
-        self.signals.timers = Default::default();
-        let cur = self.cur;
-        self.threads[cur].sig.pending = 0;
+        self.process.signals.pending = 0;
+        self.process.signals.info.clear();
+        self.process.signals.timers = Default::default();
+        let cur = self.cpu.cur;
+        self.cpu.threads[cur].sig.pending = 0;
     }
 }

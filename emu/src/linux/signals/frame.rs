@@ -16,9 +16,9 @@
 //! handler sees holds only the control words.
 
 use super::{FaultInfo, SigInfo, UNBLOCKABLE};
-use crate::cpu::machine::Machine;
 use crate::cpu::uc::{Context, Reg};
 use crate::linux::syscalls::Ret::{self, NoReturn, Val};
+use crate::machine::Machine;
 
 /// `sa_flags`: run on the alternate signal stack.
 const SA_ONSTACK: u64 = 0x0800_0000;
@@ -70,7 +70,7 @@ impl Machine {
     pub(super) fn sigaction(&self, sig: i32) -> (u64, u64, u64, u64) {
         let Some(act) = usize::try_from(sig)
             .ok()
-            .and_then(|s| self.sigactions.get(s))
+            .and_then(|s| self.process.sigactions.get(s))
         else {
             return (0, 0, 0, 0);
         };
@@ -110,10 +110,11 @@ impl Machine {
             return false;
         };
         let sa_mask = self.sigaction(f.signal).3;
-        let uc = self.uc;
-        let tid = self.threads[self.cur].tid;
+        let uc = self.cpu.uc;
+        let tid = self.cpu.threads[self.cpu.cur].tid;
         let rsp = uc.reg(Reg::RSP);
         let alt = self
+            .process
             .signals
             .altstacks
             .iter()
@@ -165,7 +166,7 @@ impl Machine {
         put(mc + 8 * 23, fpstate);
         // The mask to restore: the thread's, or the one rt_sigsuspend
         // replaced for the wait.
-        let thread = &mut self.threads[self.cur].sig;
+        let thread = &mut self.cpu.threads[self.cpu.cur].sig;
         let old_mask = thread.saved_mask.take().unwrap_or(thread.mask);
         put(uc_off + UC_SIGMASK, old_mask);
         // siginfo: signo, errno, code, then the fields of the code.
@@ -178,7 +179,7 @@ impl Machine {
         let fp = fpstate - frame;
         put(fp, 0x37f);
         put(fp + 24, 0x1f80 | (0xffff << 32));
-        if self.mem.write(frame, &bytes).is_none() {
+        if self.cpu.mem.write(frame, &bytes).is_none() {
             return false;
         }
         let Ok(mut saved) = Context::new(uc) else {
@@ -187,16 +188,16 @@ impl Machine {
         if saved.save(uc).is_err() {
             return false;
         }
-        self.signals.frames.push((tid, ucontext, saved));
+        self.process.signals.frames.push((tid, ucontext, saved));
         let bit = if flags & SA_NODEFER != 0 {
             0
         } else {
             super::bit(f.signal)
         };
-        let thread = &mut self.threads[self.cur].sig;
+        let thread = &mut self.cpu.threads[self.cpu.cur].sig;
         thread.mask = (old_mask | sa_mask | bit) & !UNBLOCKABLE;
         if flags & SA_RESETHAND != 0 {
-            if let Some(act) = self.sigactions.get_mut(f.signal as usize) {
+            if let Some(act) = self.process.sigactions.get_mut(f.signal as usize) {
                 *act = [0; 32];
             }
         }
@@ -217,10 +218,11 @@ impl Machine {
     /// inside the system call hook: the CPU stops after this call and
     /// [`Machine::finish_sigreturn`] loads them.
     pub(in crate::linux) fn sys_rt_sigreturn(&mut self) -> Ret {
-        let uc = self.uc;
-        let tid = self.threads[self.cur].tid;
+        let uc = self.cpu.uc;
+        let tid = self.cpu.threads[self.cpu.cur].tid;
         let ucontext = uc.reg(Reg::RSP);
         let Some(pos) = self
+            .process
             .signals
             .frames
             .iter()
@@ -228,12 +230,15 @@ impl Machine {
         else {
             return self.kill_self(libc::SIGSEGV);
         };
-        let (_, _, saved) = self.signals.frames.remove(pos);
+        let (_, _, saved) = self.process.signals.frames.remove(pos);
         // Frames of handlers left by longjmp are gone with this one.
-        self.signals.frames.retain(|f| f.0 != tid || f.1 > ucontext);
-        self.signals.pending_return = Some((saved, ucontext));
-        if self.stop.is_none() {
-            self.stop = Some(crate::cpu::machine::Stop::Preempt);
+        self.process
+            .signals
+            .frames
+            .retain(|f| f.0 != tid || f.1 > ucontext);
+        self.process.signals.pending_return = Some((saved, ucontext));
+        if self.cpu.stop.is_none() {
+            self.cpu.stop = Some(crate::machine::Stop::Preempt);
         }
         uc.stop();
         NoReturn
@@ -245,11 +250,12 @@ impl Machine {
     /// Returns false when the frame cannot be read (the thread then dies of
     /// SIGSEGV, as natively).
     pub fn finish_sigreturn(&mut self) -> bool {
-        let Some((saved, ucontext)) = self.signals.pending_return.take() else {
+        let Some((saved, ucontext)) = self.process.signals.pending_return.take() else {
             return true;
         };
-        let uc = self.uc;
+        let uc = self.cpu.uc;
         let Some(gregs) = self
+            .cpu
             .mem
             .slice(ucontext + 40, 8 * GREGS.len() as u64)
             .map(<[u8]>::to_vec)
@@ -259,8 +265,8 @@ impl Machine {
         if saved.restore(uc).is_err() {
             return false;
         }
-        if let Some(mask) = self.mem.read_u64(ucontext + UC_SIGMASK) {
-            self.threads[self.cur].sig.mask = mask & !UNBLOCKABLE;
+        if let Some(mask) = self.cpu.mem.read_u64(ucontext + UC_SIGMASK) {
+            self.cpu.threads[self.cpu.cur].sig.mask = mask & !UNBLOCKABLE;
         }
         for (i, r) in GREGS.iter().enumerate() {
             let v = u64::from_le_bytes(gregs[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
@@ -271,12 +277,17 @@ impl Machine {
 
     /// `sigaltstack(ss, old_ss)` for the current thread.
     pub(in crate::linux) fn sys_sigaltstack(&mut self, ss: u64, old: u64) -> Ret {
-        let tid = self.threads[self.cur].tid;
-        let cur = self.signals.altstacks.iter().position(|a| a.0 == tid);
+        let tid = self.cpu.threads[self.cpu.cur].tid;
+        let cur = self
+            .process
+            .signals
+            .altstacks
+            .iter()
+            .position(|a| a.0 == tid);
         if old != 0 {
-            let rsp = self.uc.reg(Reg::RSP);
+            let rsp = self.cpu.uc.reg(Reg::RSP);
             let mut b = [0u8; 24];
-            match cur.map(|i| self.signals.altstacks[i]) {
+            match cur.map(|i| self.process.signals.altstacks[i]) {
                 Some((_, base, size)) => {
                     b[..8].copy_from_slice(&base.to_le_bytes());
                     let on = rsp > base && rsp <= base + size;
@@ -286,24 +297,24 @@ impl Machine {
                 }
                 None => b[8..12].copy_from_slice(&(SS_DISABLE as u32).to_le_bytes()),
             }
-            if self.mem.write(old, &b).is_none() {
+            if self.cpu.mem.write(old, &b).is_none() {
                 return Val(-i64::from(libc::EFAULT));
             }
         }
         if ss != 0 {
-            let Some(s) = self.mem.slice(ss, 24).map(<[u8]>::to_vec) else {
+            let Some(s) = self.cpu.mem.slice(ss, 24).map(<[u8]>::to_vec) else {
                 return Val(-i64::from(libc::EFAULT));
             };
             let word = |o: usize| u64::from_le_bytes(s[o..o + 8].try_into().unwrap_or([0; 8]));
             let (base, flags, size) = (word(0), word(8) & 0xffff_ffff, word(16));
             if let Some(i) = cur {
-                self.signals.altstacks.remove(i);
+                self.process.signals.altstacks.remove(i);
             }
             if flags & SS_DISABLE == 0 {
                 if size < 2048 {
                     return Val(-i64::from(libc::ENOMEM));
                 }
-                self.signals.altstacks.push((tid, base, size));
+                self.process.signals.altstacks.push((tid, base, size));
             }
         }
         Val(0)

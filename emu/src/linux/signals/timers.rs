@@ -6,8 +6,8 @@
 //! virtual time to its deadline, as a sleep does.
 
 use super::{deliver::SI_USER, SigInfo};
-use crate::cpu::machine::{Machine, ThreadState};
 use crate::linux::syscalls::Ret::{self, Val};
+use crate::machine::{Machine, ThreadState};
 
 const NS: u64 = 1_000_000_000;
 const EINVAL: i64 = libc::EINVAL as i64;
@@ -59,7 +59,7 @@ fn remaining(a: Option<Armed>, now: u64) -> (u64, u64) {
 impl Machine {
     /// The earliest timer deadline, if a timer is armed.
     pub fn next_timer_deadline(&self) -> Option<u64> {
-        let t = &self.signals.timers;
+        let t = &self.process.signals.timers;
         t.itimers
             .iter()
             .flatten()
@@ -76,19 +76,19 @@ impl Machine {
     /// Sends the signals of the timers whose deadline passed and re-arms
     /// the periodic ones.
     pub(super) fn expire_signal_timers(&mut self) {
-        let now = self.vtime;
+        let now = self.cpu.vtime;
         if self.next_timer_deadline().is_none_or(|d| d > now) {
             return;
         }
         let pid = u64::from(self.config.process.pid);
         for (which, sig) in ITIMER_SIGNALS.iter().enumerate() {
-            let Some(a) = self.signals.timers.itimers[which] else {
+            let Some(a) = self.process.signals.timers.itimers[which] else {
                 continue;
             };
             if a.deadline > now {
                 continue;
             }
-            self.signals.timers.itimers[which] = (a.interval > 0).then(|| Armed {
+            self.process.signals.timers.itimers[which] = (a.interval > 0).then(|| Armed {
                 deadline: a.deadline + a.interval * ((now - a.deadline) / a.interval + 1),
                 ..a
             });
@@ -99,8 +99,8 @@ impl Machine {
                 word24: 0,
             });
         }
-        for id in 0..self.signals.timers.posix.len() {
-            let Some(mut t) = self.signals.timers.posix[id] else {
+        for id in 0..self.process.signals.timers.posix.len() {
+            let Some(mut t) = self.process.signals.timers.posix[id] else {
                 continue;
             };
             let Some(a) = t.armed else { continue };
@@ -113,7 +113,7 @@ impl Machine {
                 deadline: a.deadline + a.interval * (missed + 1),
                 ..a
             });
-            self.signals.timers.posix[id] = Some(t);
+            self.process.signals.timers.posix[id] = Some(t);
             let info = SigInfo {
                 signal: t.signo,
                 code: SI_TIMER,
@@ -124,6 +124,7 @@ impl Machine {
                 SIGEV_SIGNAL => self.send_process_signal(info),
                 SIGEV_THREAD_ID => {
                     let i = self
+                        .cpu
                         .threads
                         .iter()
                         .position(|th| th.tid == t.tid && th.state != ThreadState::Exited);
@@ -141,7 +142,7 @@ impl Machine {
         let mut buf = [0u8; 16];
         buf[..8].copy_from_slice(&a.to_le_bytes());
         buf[8..].copy_from_slice(&b.to_le_bytes());
-        self.mem.write(addr, &buf).is_some()
+        self.cpu.mem.write(addr, &buf).is_some()
     }
 
     /// Writes (period, remaining) as a `struct itimerval` (`usec`) or
@@ -156,7 +157,7 @@ impl Machine {
     /// value) in ns.
     fn read_timer(&self, addr: u64, usec: bool) -> Option<(u64, u64)> {
         let mul = if usec { 1000 } else { 1 };
-        let w = |o: u64| self.mem.read_u64(addr + o);
+        let w = |o: u64| self.cpu.mem.read_u64(addr + o);
         let interval = w(0)?
             .saturating_mul(NS)
             .saturating_add(w(8)?.saturating_mul(mul));
@@ -168,9 +169,9 @@ impl Machine {
 
     /// `alarm(seconds)`: the seconds left of the previous alarm.
     pub(in crate::linux) fn sys_alarm(&mut self, secs: u64) -> Ret {
-        let now = self.vtime;
-        let (left, _) = remaining(self.signals.timers.itimers[0], now);
-        self.signals.timers.itimers[0] = (secs > 0).then(|| Armed {
+        let now = self.cpu.vtime;
+        let (left, _) = remaining(self.process.signals.timers.itimers[0], now);
+        self.process.signals.timers.itimers[0] = (secs > 0).then(|| Armed {
             deadline: now + secs.saturating_mul(NS),
             interval: 0,
         });
@@ -179,10 +180,10 @@ impl Machine {
 
     /// `getitimer(which, value)`.
     pub(in crate::linux) fn sys_getitimer(&mut self, which: u64, out: u64) -> Ret {
-        let Some(&t) = self.signals.timers.itimers.get(which as usize) else {
+        let Some(&t) = self.process.signals.timers.itimers.get(which as usize) else {
             return Val(-EINVAL);
         };
-        let (rem, interval) = remaining(t, self.vtime);
+        let (rem, interval) = remaining(t, self.cpu.vtime);
         if !self.write_timer(out, rem, interval, true) {
             return Val(-EFAULT);
         }
@@ -191,10 +192,10 @@ impl Machine {
 
     /// `setitimer(which, new, old)`.
     pub(in crate::linux) fn sys_setitimer(&mut self, which: u64, new: u64, old: u64) -> Ret {
-        let Some(&t) = self.signals.timers.itimers.get(which as usize) else {
+        let Some(&t) = self.process.signals.timers.itimers.get(which as usize) else {
             return Val(-EINVAL);
         };
-        let now = self.vtime;
+        let now = self.cpu.vtime;
         let set = if new != 0 {
             match self.read_timer(new, true) {
                 Some(v) => Some(v),
@@ -210,7 +211,7 @@ impl Machine {
             }
         }
         if let Some((interval, value)) = set {
-            self.signals.timers.itimers[which as usize] = (value > 0).then_some(Armed {
+            self.process.signals.timers.itimers[which as usize] = (value > 0).then_some(Armed {
                 deadline: now + value,
                 interval,
             });
@@ -223,11 +224,11 @@ impl Machine {
         if self.clock_ns(clock).is_none() {
             return Val(-EINVAL);
         }
-        let id = self.signals.timers.posix.len();
+        let id = self.process.signals.timers.posix.len();
         let (value, signo, notify, tid) = if sevp == 0 {
             (id as u64, libc::SIGALRM, SIGEV_SIGNAL, 0)
         } else {
-            let Some(b) = self.mem.slice(sevp, 20).map(<[u8]>::to_vec) else {
+            let Some(b) = self.cpu.mem.slice(sevp, 20).map(<[u8]>::to_vec) else {
                 return Val(-EFAULT);
             };
             let w32 = |o: usize| i32::from_le_bytes(b[o..o + 4].try_into().unwrap_or([0; 4]));
@@ -239,10 +240,15 @@ impl Machine {
             SIGEV_SIGNAL | SIGEV_NONE | SIGEV_THREAD_ID => {}
             _ => return Val(-EINVAL),
         }
-        if self.mem.write(idp, &(id as i32).to_le_bytes()).is_none() {
+        if self
+            .cpu
+            .mem
+            .write(idp, &(id as i32).to_le_bytes())
+            .is_none()
+        {
             return Val(-EFAULT);
         }
-        self.signals.timers.posix.push(Some(PosixTimer {
+        self.process.signals.timers.posix.push(Some(PosixTimer {
             clock,
             signo,
             notify,
@@ -255,7 +261,8 @@ impl Machine {
     }
 
     fn posix_timer(&self, id: u64) -> Option<PosixTimer> {
-        self.signals
+        self.process
+            .signals
             .timers
             .posix
             .get(id as usize)
@@ -277,7 +284,7 @@ impl Machine {
         let Some((interval, value)) = self.read_timer(new, false) else {
             return Val(-EFAULT);
         };
-        let now = self.vtime;
+        let now = self.cpu.vtime;
         if old != 0 {
             let (rem, iv) = remaining(t.armed, now);
             if !self.write_timer(old, rem, iv, false) {
@@ -295,7 +302,7 @@ impl Machine {
                 interval,
             }
         });
-        self.signals.timers.posix[id as usize] = Some(t);
+        self.process.signals.timers.posix[id as usize] = Some(t);
         Val(0)
     }
 
@@ -304,7 +311,7 @@ impl Machine {
         let Some(t) = self.posix_timer(id) else {
             return Val(-EINVAL);
         };
-        let (rem, iv) = remaining(t.armed, self.vtime);
+        let (rem, iv) = remaining(t.armed, self.cpu.vtime);
         if !self.write_timer(out, rem, iv, false) {
             return Val(-EFAULT);
         }
@@ -321,7 +328,7 @@ impl Machine {
 
     /// `timer_delete(timerid)`.
     pub(in crate::linux) fn sys_timer_delete(&mut self, id: u64) -> Ret {
-        match self.signals.timers.posix.get_mut(id as usize) {
+        match self.process.signals.timers.posix.get_mut(id as usize) {
             Some(t @ Some(_)) => {
                 *t = None;
                 Val(0)

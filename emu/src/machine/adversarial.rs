@@ -32,8 +32,8 @@
 //! With adversarial memory off, `Machine::adversary` is `None`: no extra
 //! hooks are installed and the Tracked path pays one `is_some` test.
 
+use super::{gpr_reg, Machine};
 use crate::cpu::code::MemInsn;
-use crate::cpu::machine::{gpr_reg, Machine};
 use iced_x86::{Mnemonic, OpKind, Register};
 use lard_detector_hw::adversarial::{AdversarialConfig, AdversarialMemory};
 use lard_detector_hw::event::{AccessKind, LardOp};
@@ -77,7 +77,7 @@ impl Adversary {
 
 /// Little-endian value of `size` (1..=8) bytes at `addr`.
 fn load(m: &Machine, addr: u64, size: u64) -> Option<u64> {
-    let bytes = m.mem.slice(addr, size)?;
+    let bytes = m.cpu.mem.slice(addr, size)?;
     let mut v = [0u8; 8];
     v[..bytes.len()].copy_from_slice(bytes);
     Some(u64::from_le_bytes(v))
@@ -95,7 +95,7 @@ fn store_value(m: &Machine, site: &MemInsn) -> Option<u64> {
             let r = i.op1_register();
             let high = matches!(r, Register::AH | Register::CH | Register::DH | Register::BH);
             let g = lard_isa_ext::Gpr::from_iced(r.full_register())?;
-            let v = m.uc.reg(gpr_reg(g));
+            let v = m.cpu.uc.reg(gpr_reg(g));
             Some(if high { v >> 8 } else { v })
         }
         OpKind::Immediate8 | OpKind::Immediate16 | OpKind::Immediate32 => Some(i.immediate(1)),
@@ -117,7 +117,7 @@ impl Machine {
         size: u64,
         kind: AccessKind,
     ) {
-        let Some(adv) = self.adversary.as_deref() else {
+        let Some(adv) = self.obs.adversary.as_deref() else {
             return;
         };
         if !adv.memory.involves(pc, addr, size) {
@@ -132,7 +132,7 @@ impl Machine {
             None
         };
         let stored = store_value(self, site);
-        let Some(adv) = self.adversary.as_deref_mut() else {
+        let Some(adv) = self.obs.adversary.as_deref_mut() else {
             return;
         };
         let mut needs_hook = false;
@@ -143,7 +143,7 @@ impl Machine {
                 needs_hook = !hooked && adv.memory.buffer(addr).is_some();
                 if let Some(v) = chosen.filter(|v| *v != current) {
                     let bytes = v.to_le_bytes();
-                    if self.mem.write(addr, &bytes[..size as usize]).is_some() {
+                    if self.cpu.mem.write(addr, &bytes[..size as usize]).is_some() {
                         adv.pending.push(Pending::Restore {
                             addr,
                             size,
@@ -160,7 +160,7 @@ impl Machine {
                     match stored {
                         // A plain store: its value is known before it runs.
                         Some(v) => {
-                            let (mem, adv) = (&self.mem, &mut *adv);
+                            let (mem, adv) = (&self.cpu.mem, &mut *adv);
                             adv.memory.after_write(&origin, addr, size, |a, s| {
                                 let s = u64::from(s);
                                 let mut bytes = [0u8; 8];
@@ -196,7 +196,7 @@ impl Machine {
     /// Right after an instruction with adversarial accesses: restores the
     /// real values reads were shown instead, and records writes.
     pub fn settle_adversarial(&mut self) {
-        let Some(mut adv) = self.adversary.take() else {
+        let Some(mut adv) = self.obs.adversary.take() else {
             return;
         };
         let origin = self.origin();
@@ -215,24 +215,24 @@ impl Machine {
                     });
                     if !written {
                         let bytes = value.to_le_bytes();
-                        let _ = self.mem.write(addr, &bytes[..size as usize]);
+                        let _ = self.cpu.mem.write(addr, &bytes[..size as usize]);
                     }
                 }
             }
         }
         adv.pending = pending;
         adv.pending.clear();
-        self.adversary = Some(adv);
+        self.obs.adversary = Some(adv);
     }
 
     /// A LARDx86 op, for the adversarial memory's clocks and buffers.
     pub fn adversarial_lard(&mut self, op: &LardOp) {
-        let Some(mut adv) = self.adversary.take() else {
+        let Some(mut adv) = self.obs.adversary.take() else {
             return;
         };
         let origin = self.origin();
         adv.memory
             .lard(&origin, op, |a, s| load(self, a, u64::from(s)));
-        self.adversary = Some(adv);
+        self.obs.adversary = Some(adv);
     }
 }
