@@ -18,6 +18,7 @@ use crate::machine::{
     Wait,
 };
 use crate::observe::callstack;
+use crate::observe::observation::Policy;
 use crate::observe::observer::{AccessMode, Observer};
 use crate::observe::stats::{Report, Stats};
 use goblin::elf::program_header::PF_X;
@@ -297,7 +298,8 @@ impl Emulator {
             obs: Observation {
                 code: CodeMap::default(),
                 observer,
-                mode,
+                // (LARD mode until binary mode is decided, below.)
+                policy: Policy::choose(mode, false, adversary.is_some()),
                 report_sync,
                 report_objects,
                 floors,
@@ -345,14 +347,15 @@ impl Emulator {
         };
         if binary && mode != AccessMode::None {
             let patterns = machine.config.program_code.clone();
-            let mut rt = BinaryRuntime::new(patterns, machine.config.prune, mode);
+            let mut rt =
+                BinaryRuntime::new(patterns, machine.config.prune, mode == AccessMode::All);
             if machine.config.skip_single_threaded {
                 rt.skip_single_threaded();
             }
             machine.obs.binary = Some(Box::new(rt));
-            // Every access is seen (the memory hook filters by program
-            // code); atomics are hooked as sync.
-            machine.obs.mode = AccessMode::All;
+            // Every access is seen (binary mode's runtime classifies
+            // them); atomics are hooked as sync.
+            machine.obs.policy = Policy::choose(mode, true, machine.obs.adversary.is_some());
             if !machine.obs.report_sync {
                 let atomics = machine.obs.code.atomic_sites();
                 machine.hook_sites(&atomics)?;
@@ -679,7 +682,7 @@ impl Emulator {
                 .map(|t| (t.tid, t.lthread, t.insns))
                 .collect(),
             wall: self.wall,
-            observed: match m.obs.mode {
+            observed: match m.obs.policy.observed() {
                 AccessMode::None => "none",
                 AccessMode::Tracked => "tracked",
                 AccessMode::All => "all",

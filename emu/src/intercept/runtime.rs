@@ -26,7 +26,7 @@ use crate::binary::prune::{prune_known, Image, Pruned, Pruning};
 use crate::cpu::code::AddrMap;
 use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::cpu::uc::Reg;
-use crate::intercept::counted::{self, PrunedCounts};
+use crate::intercept::counted::PrunedCounts;
 use crate::intercept::hb::{fork, join_clock, IdPool, SyncClocks, SyncKey};
 use crate::intercept::libs::{library_functions, LibCall, OMP_CRITICAL, OMP_ORDERED};
 use crate::intercept::names::LangUnit;
@@ -35,12 +35,13 @@ use crate::intercept::tasks::{
     FLAG_NOGROUP,
 };
 use crate::machine::{call, Machine};
-use crate::observe::observer::AccessMode;
 use lard_detector_hw::event::{
     Access, AccessKind, EventKind, LardOp as EvOp, LockMode, ObjectKind, ProgramEvent, ThreadKey,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+mod classify;
+pub use classify::Class;
 mod contention;
 mod floors;
 mod worksharing;
@@ -119,9 +120,9 @@ pub struct BinaryRuntime {
     pub program: ProgramCode,
     /// Where the executable's program code came from (once it is mapped).
     pub program_source: Option<ProgramSource>,
-    /// What the observer itself asked for (All: system-code accesses are
-    /// delivered too, unchecked).
-    pub observer_mode: AccessMode,
+    /// The observer asked for every access: system code's accesses are
+    /// delivered too, unchecked, and nothing is counted inline.
+    pub all: bool,
     patterns: Vec<String>,
     seen: HashSet<ObjectId>,
     by_entry: AddrMap<LibCall>,
@@ -208,13 +209,13 @@ pub struct BinaryRuntime {
 impl BinaryRuntime {
     /// Binary mode with no object seen yet; `patterns` are the
     /// `--program-code` globs.
-    pub fn new(patterns: Vec<String>, prune: bool, observer_mode: AccessMode) -> BinaryRuntime {
+    pub fn new(patterns: Vec<String>, prune: bool, all: bool) -> BinaryRuntime {
         BinaryRuntime {
             program: ProgramCode::default(),
             program_source: None,
             patterns,
             seen: HashSet::new(),
-            observer_mode,
+            all,
             by_entry: AddrMap::default(),
             sync: SyncClocks::default(),
             tasks: Tasks::default(),
@@ -274,78 +275,6 @@ impl BinaryRuntime {
         self.by_entry.get(&pc).copied()
     }
 
-    /// A program-code access at `pc` of `addr` is about to be delivered:
-    /// false when it is not checked — a write to the executable's read-only
-    /// segments (checked by no mode), or an instruction static pruning
-    /// removed (counted per analysis).
-    #[inline]
-    pub fn observe_checked(&mut self, pc: u64, addr: u64, kind: AccessKind) -> bool {
-        match self.pruning.pcs.get(&pc) {
-            None => self.observe_unpruned(addr, kind),
-            Some(_) if self.writes_readonly(addr, kind) => false,
-            Some(p) => {
-                self.pruned[p.index()] += 1;
-                false
-            }
-        }
-    }
-
-    /// [`BinaryRuntime::observe_checked`] for an instruction static pruning
-    /// kept ([`BinaryRuntime::is_pruned`] false): the same answer and
-    /// counts without the pruning table.
-    #[inline]
-    pub fn observe_unpruned(&mut self, addr: u64, kind: AccessKind) -> bool {
-        if self.writes_readonly(addr, kind) {
-            return false;
-        }
-        self.checked_accesses += 1;
-        true
-    }
-
-    /// True for a write into the executable's read-only segments.
-    #[inline]
-    fn writes_readonly(&self, addr: u64, kind: AccessKind) -> bool {
-        kind == AccessKind::Write && self.readonly.iter().any(|&(s, e)| addr >= s && addr < e)
-    }
-
-    /// True when static pruning removed program-code instruction `pc`
-    /// (fixed once the object holding `pc` is loaded).
-    pub fn is_pruned(&self, pc: u64) -> bool {
-        self.pruning.pcs.contains_key(&pc)
-    }
-
-    /// The [`PrunedCounts`] slot program-code instruction `pc` is counted in,
-    /// when its accesses need nothing but counting: it was pruned, and
-    /// * frame, private stack: no OpenMP task can start (their stack
-    ///   accesses would set the range a task start clears); these accesses
-    ///   are `rsp`/`rbp`-based into a frame the analyses proved private,
-    ///   so they are not taken for accesses of atomic objects nor for
-    ///   writes into the executable's read-only segments (a private stack
-    ///   is neither);
-    /// * read-only data: no atomic object lies in a read-only segment (the
-    ///   address is fixed and read-only);
-    /// * redundant: never (the address is an earlier write's, which may be an
-    ///   atomic object's).
-    pub fn counted_slot(&self, pc: u64) -> Option<usize> {
-        if self.counted.is_none() || !self.prune || self.observer_mode == AccessMode::All {
-            return None;
-        }
-        let k = *self.pruning.pcs.get(&pc)?;
-        let ok = match k {
-            Pruned::Frame | Pruned::PrivateStack => !self.tasks_possible,
-            Pruned::ReadOnly => !self
-                .readonly
-                .iter()
-                .any(|&(s, e)| self.atomic_objects.overlaps(s, e)),
-            Pruned::Redundant => false,
-        };
-        if ok {
-            counted::slot(k)
-        } else {
-            None
-        }
-    }
-
     /// The team instance of the innermost parallel region whose body
     /// kernel thread `i` runs (0: none).
     fn team_of(&self, i: usize) -> u64 {
@@ -374,7 +303,7 @@ impl BinaryRuntime {
     /// Checks no access while the process has one thread (a pruning of its
     /// own: such accesses happen before every other thread's).
     pub fn skip_single_threaded(&mut self) {
-        self.single_threaded = self.prune && self.observer_mode != AccessMode::All;
+        self.single_threaded = self.prune && !self.all;
     }
 
     /// The pruning table (HardRace Tables 2-4 style): static memory
@@ -430,16 +359,6 @@ impl BinaryRuntime {
             ));
         }
         s
-    }
-
-    /// Program code on kernel thread `cur` accessed stack address `addr`.
-    #[inline]
-    pub fn note_stack(&mut self, cur: usize, addr: u64) {
-        if let Some(t) = self.threads.get_mut(cur) {
-            if t.stack_low == 0 || addr < t.stack_low {
-                t.stack_low = addr;
-            }
-        }
     }
 
     /// The heap block containing `addr`: a live one, else the last freed

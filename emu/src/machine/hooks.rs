@@ -12,8 +12,9 @@ use crate::cpu::uc::Reg;
 use crate::cpu::uc::UcError;
 use crate::intercept::counted::PrunedCounts;
 use crate::intercept::names::UnitNote;
+use crate::intercept::runtime::Class;
 use crate::intercept::CallArgs;
-use crate::observe::observer::AccessMode;
+use crate::observe::observation::Policy;
 use crate::observe::observer::Control;
 use lard_detector_hw::event::Access;
 use lard_detector_hw::event::AccessKind;
@@ -125,57 +126,25 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
         AccessKind::Read
     };
     let tag = (info >> observe::TAG_SHIFT) as u16;
-    let tracked = tag & Observe::TRACKED != 0;
-    let stack = m.is_stack(addr);
     let size = info & observe::SIZE_MASK;
     if tag & Observe::SITE != 0 {
-        // As Machine::instruction_accesses delivered it from the site's
-        // code hook (and counts it: Tracked, never as stack).
-        m.obs.stats.count_access(true, false, kind);
-        let a = Access {
-            pc: m.attributed_pc(pc),
-            addr,
-            size,
-            kind,
-            tracked: true,
-            stack,
-            origin: m.origin(),
-        };
+        let a = m.tracked_access(pc, addr, size, kind);
         return i32::from(m.emit_access(pc, a) == Control::Stop);
     }
-    let cur = m.cpu.cur;
-    let mut tracked = tracked;
+    let stack = m.is_stack(addr);
+    let mut tracked = tag & Observe::TRACKED != 0;
     if let Some(rt) = &mut m.obs.binary {
-        // Binary mode: program code is checked (delivered as tracked)
-        // unless observe_checked says otherwise (static pruning, writes to
-        // read-only segments); system code is not — and neither is
-        // delivered unless the observer asked for every access. An
-        // atomic's own accesses are sync (its instruction is no program
-        // code to Machine::observes), and so are plain accesses of objects
-        // DWARF types as atomic.
-        let mut plain_atomic = false;
-        if tracked {
-            if rt.atomic_objects.contains(addr) {
-                plain_atomic = true;
+        match rt.classify(pc, addr, kind, tag, stack, m.cpu.cur) {
+            Class::Drop => return 0,
+            Class::Checked => tracked = true,
+            Class::Unchecked => tracked = false,
+            Class::PlainAtomic { deliver } => {
+                m.binary_plain_atomic(pc, addr, kind);
+                if !deliver {
+                    return 0;
+                }
                 tracked = false;
-            } else if rt.single_threaded {
-                rt.single_threaded_accesses += 1;
-                tracked = false;
-            } else if tag & Observe::UNPRUNED != 0 {
-                tracked = rt.observe_unpruned(addr, kind);
-            } else {
-                tracked = rt.observe_checked(pc, addr, kind);
             }
-            if stack {
-                rt.note_stack(cur, addr);
-            }
-        }
-        let all = rt.observer_mode == AccessMode::All;
-        if plain_atomic {
-            m.binary_plain_atomic(pc, addr, kind);
-        }
-        if !tracked && !all {
-            return 0;
         }
     }
     m.obs.stats.count_access(tracked, stack, kind);
@@ -264,8 +233,7 @@ impl Machine {
             // stops before one, and only where on_access's general path
             // would deliver them (LARD mode, every access, no adversarial
             // memory acting around Tracked accesses).
-            if self.obs.mode == AccessMode::All
-                && self.obs.binary.is_none()
+            if self.obs.policy == Policy::LardAll
                 && self.obs.adversary.is_none()
                 && !self.obs.observer.stops_on_access()
             {

@@ -6,7 +6,7 @@ use crate::cpu::code::MemInsn;
 use crate::cpu::uc::Reg;
 use crate::cpu::uc::UcRef;
 use crate::observe::callstack;
-use crate::observe::observer::AccessMode;
+use crate::observe::observation::Policy;
 use crate::observe::observer::Control;
 use iced_x86::OpAccess;
 use iced_x86::Register;
@@ -179,6 +179,32 @@ impl Machine {
         self.cpu.uc.set_reg(Reg::RIP, pc);
     }
 
+    /// The Tracked access of `size` bytes at `addr` the instruction at `pc`
+    /// is about to make, counted: the one definition of what a Tracked
+    /// access is, whether translated code's access callback delivers it
+    /// (the default) or a Tracked site's instruction call does (with
+    /// adversarial memory). It is reported under
+    /// [`Machine::attributed_pc`] and never counted as a stack access.
+    #[inline]
+    pub(super) fn tracked_access(
+        &mut self,
+        pc: u64,
+        addr: u64,
+        size: u32,
+        kind: AccessKind,
+    ) -> Access {
+        self.obs.stats.count_access(true, false, kind);
+        Access {
+            pc: self.attributed_pc(pc),
+            addr,
+            size,
+            kind,
+            tracked: true,
+            stack: self.is_stack(addr),
+            origin: self.origin(),
+        }
+    }
+
     /// Delivers the accesses a Tracked (or atomic) instruction is about to make.
     pub(super) fn instruction_accesses(&mut self, pc: u64, site: &MemInsn, tracked: bool) {
         let uc = self.cpu.uc;
@@ -190,8 +216,9 @@ impl Machine {
         // x86 address depends on registers only, which delivering an event
         // never changes, so this equals computing every address first —
         // without collecting them (no allocation on the per-access path).
-        let origin = self.origin();
-        let at = if tracked { self.attributed_pc(pc) } else { pc };
+        // (With adversarial memory on, Tracked sites have an instruction
+        // call even when the observer wants no accesses.)
+        let deliver = self.obs.policy == Policy::Adversarial { deliver: true };
         for m in &site.mem {
             let size = m.memory_size().size() as u32;
             let Some(addr) = m.virtual_address(0, |r, _, _| iced_reg_value(uc, r)) else {
@@ -207,25 +234,13 @@ impl Machine {
             };
             for &kind in kinds {
                 if tracked {
-                    self.obs.stats.count_access(true, false, kind);
-                    let a = Access {
-                        pc: at,
-                        addr,
-                        size: size.max(1),
-                        kind,
-                        tracked: true,
-                        stack: self.is_stack(addr),
-                        origin,
-                    };
-                    // (With adversarial memory on, Tracked sites are hooked
-                    // even when the observer wants no accesses.)
-                    if self.obs.mode == AccessMode::Tracked
-                        && self.emit(pc, EventKind::Access(a)) == Control::Stop
-                    {
+                    let size = size.max(1);
+                    let a = self.tracked_access(pc, addr, size, kind);
+                    if deliver && self.emit(pc, EventKind::Access(a)) == Control::Stop {
                         return;
                     }
                     if self.obs.adversary.is_some() {
-                        self.adversarial_access(pc, site, addr, u64::from(size.max(1)), kind);
+                        self.adversarial_access(pc, site, addr, u64::from(size), kind);
                     }
                 } else if kind == AccessKind::Write {
                     self.emit_sync(pc, LowLevelSync::AtomicRmw { addr, size });

@@ -4,8 +4,7 @@ use super::Machine;
 use super::IN_HELPER_SITES;
 use crate::cpu::code::Site;
 use crate::cpu::uc::observe;
-use crate::intercept::counted;
-use crate::observe::observer::AccessMode;
+use crate::observe::observation::Policy;
 use iced_x86::OpAccess;
 use iced_x86::Register;
 
@@ -100,84 +99,55 @@ impl Machine {
     /// What translated code does at `pc` — the one per-PC decision every
     /// observation mechanism goes through (unicorn asks once per
     /// translation; [`Machine::call_at`] and the mapping paths flush
-    /// translations whose decision changes):
+    /// translations whose decision changes), by the run's [`Policy`]:
     /// * an instruction call where [`Machine::call_at`] registered one;
-    /// * every access under `--observe all` in LARD mode, Tracked ones tagged;
-    /// * binary mode: program-code accesses (not an atomic's own, which are
-    ///   sync), pruned or not (`observe_checked` consults `pruning.pcs` and
-    ///   counts them); other code's accesses only for an observer that asked
-    ///   for every access.
+    /// * LARD mode: Tracked accesses, or every access under `--observe
+    ///   all` with Tracked ones tagged; with adversarial memory, none
+    ///   (a Tracked site's instruction call delivers its accesses);
+    /// * binary mode: [`BinaryRuntime::decide`](crate::intercept::runtime::BinaryRuntime::decide).
     pub fn observes(&self, pc: u64) -> Observe {
         let call = self.obs.calls.contains_key(&pc);
-        if self.obs.mode == AccessMode::Tracked
-            && self.obs.binary.is_none()
-            && self.obs.adversary.is_none()
-        {
-            // (Adversarial memory acts before a Tracked instruction, from
-            // its instruction call, which then delivers its accesses.)
-            let tracked = self.obs.code.is_tracked(pc);
-            return Observe {
+        match self.obs.policy {
+            Policy::LardTracked => {
+                let tracked = self.obs.code.is_tracked(pc);
+                Observe {
+                    call,
+                    mem: tracked,
+                    tag: if tracked {
+                        Observe::TRACKED | Observe::SITE
+                    } else {
+                        0
+                    },
+                    buffered: false,
+                    in_helper: self.obs.code.tracked_sites() >= IN_HELPER_SITES,
+                    ..Observe::default()
+                }
+            }
+            Policy::Calls | Policy::Adversarial { .. } => Observe {
                 call,
-                mem: tracked,
-                tag: if tracked {
-                    Observe::TRACKED | Observe::SITE
+                ..Observe::default()
+            },
+            Policy::LardAll => Observe {
+                call,
+                mem: true,
+                tag: if self.obs.code.is_tracked(pc) {
+                    Observe::TRACKED
                 } else {
                     0
                 },
-                buffered: false,
-                in_helper: self.obs.code.tracked_sites() >= IN_HELPER_SITES,
-                ..Observe::default()
-            };
-        }
-        if self.obs.mode != AccessMode::All {
-            return Observe {
-                call,
-                ..Observe::default()
-            };
-        }
-        let Some(rt) = &self.obs.binary else {
-            let tracked = self.obs.code.is_tracked(pc);
-            return Observe {
-                call,
-                mem: true,
-                tag: if tracked { Observe::TRACKED } else { 0 },
                 buffered: self.obs.access_buffer.is_some(),
                 ..Observe::default()
-            };
-        };
-        let atomic = matches!(self.obs.code.site(pc).map(|s| &**s), Some(Site::Atomic(_)));
-        let program = !atomic && rt.program.contains(pc);
-        let all = rt.observer_mode == AccessMode::All;
-        if atomic && self.counted_atomic(pc) {
-            return Observe {
-                call: false,
-                mem: all,
-                tag: (counted::ATOMICS as u16) << 8,
-                count_insn: true,
-                ..Observe::default()
-            };
-        }
-        if let Some(slot) = rt.counted_slot(pc).filter(|_| program) {
-            return Observe {
-                call,
-                mem: true,
-                // (A C helper's access still calls on_access, which sees a
-                // program-code access as before.)
-                tag: Observe::TRACKED | (slot as u16) << 8,
-                count: true,
-                ..Observe::default()
-            };
-        }
-        let tag = match program {
-            true if rt.is_pruned(pc) => Observe::TRACKED,
-            true => Observe::TRACKED | Observe::UNPRUNED,
-            false => 0,
-        };
-        Observe {
-            call,
-            mem: program || all,
-            tag,
-            ..Observe::default()
+            },
+            Policy::Binary => {
+                let atomic = matches!(self.obs.code.site(pc).map(|s| &**s), Some(Site::Atomic(_)));
+                match &self.obs.binary {
+                    Some(rt) => rt.decide(pc, call, atomic, atomic && self.counted_atomic(pc)),
+                    None => Observe {
+                        call,
+                        ..Observe::default()
+                    },
+                }
+            }
         }
     }
 

@@ -16,8 +16,9 @@ use crate::observe::stats::Stats;
 pub struct Observation {
     /// Where events go.
     pub observer: Box<dyn Observer>,
-    /// Access mode the observer asked for.
-    pub mode: AccessMode,
+    /// How accesses are observed: chosen once, when the run's mode is
+    /// known ([`Policy::choose`]).
+    pub policy: Policy,
     /// Whether low-level synchronization is reported.
     pub report_sync: bool,
     /// Whether static objects and Block/Wake are reported
@@ -58,4 +59,60 @@ pub struct Observation {
     /// in LARD mode for an observer that never stops on an access
     /// ([`Machine::install_hooks`]).
     pub access_buffer: Option<AccessBuffer>,
+}
+
+/// How a run observes accesses: chosen once, when the run's mode is known,
+/// and the one input of every per-PC and per-access decision
+/// ([`Machine::observes`](crate::machine::Machine::observes), the access
+/// callback, the hooks installed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// No access is observed, only instruction calls (`--observe none`).
+    Calls,
+    /// LARD mode: Tracked accesses, delivered by translated code (the
+    /// default).
+    LardTracked,
+    /// LARD mode: every access, Tracked ones tagged (`--observe all`).
+    LardAll,
+    /// LARD mode with adversarial memory: Tracked accesses are delivered by
+    /// their instruction call, around which adversarial memory acts;
+    /// `deliver` when the observer wants them (else only adversarial memory
+    /// sees them).
+    Adversarial {
+        /// The observer wants Tracked accesses.
+        deliver: bool,
+    },
+    /// Binary mode: every access is seen, and binary mode's runtime
+    /// decides which are checked
+    /// ([`BinaryRuntime::classify`](crate::intercept::runtime::BinaryRuntime::classify)).
+    Binary,
+}
+
+impl Policy {
+    /// The policy for an observer that asked for `mode`, in binary mode or
+    /// not, with adversarial memory or not. (Adversarial memory acts on
+    /// Tracked accesses only, so with `--observe all` in LARD mode it acts
+    /// from the Tracked sites' instruction calls while translated code
+    /// delivers every access.)
+    pub fn choose(mode: AccessMode, binary: bool, adversarial: bool) -> Policy {
+        match (mode, binary, adversarial) {
+            (AccessMode::None, false, false) => Policy::Calls,
+            (_, true, _) => Policy::Binary,
+            (AccessMode::All, false, _) => Policy::LardAll,
+            (mode, false, true) => Policy::Adversarial {
+                deliver: mode == AccessMode::Tracked,
+            },
+            (AccessMode::Tracked, false, false) => Policy::LardTracked,
+        }
+    }
+
+    /// The accesses that reach the observer, in `--stats`' words: binary
+    /// mode sees every access (and filters them itself).
+    pub fn observed(self) -> AccessMode {
+        match self {
+            Policy::Calls | Policy::Adversarial { deliver: false } => AccessMode::None,
+            Policy::LardTracked | Policy::Adversarial { deliver: true } => AccessMode::Tracked,
+            Policy::LardAll | Policy::Binary => AccessMode::All,
+        }
+    }
 }
