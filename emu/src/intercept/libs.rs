@@ -29,6 +29,24 @@ pub fn library_functions(file: &ElfFile) -> Vec<(u64, LibCall)> {
     out
 }
 
+/// The family of a [`LibCall`]: each family's entry and return actions
+/// live in one module (emu/src/intercept/runtime/calls/).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// POSIX threads: creation, join, mutexes, read-write locks, condition variables, barriers, semaphores, `pthread_once`.
+    Pthread,
+    /// The heap: `malloc` and its family, `free`.
+    Heap,
+    /// OpenMP parallel regions and their members' bodies, `teams` constructs and their teams, `target`.
+    OmpTeams,
+    /// OpenMP explicit tasks: creation, bodies, `taskwait`, `taskgroup`.
+    OmpTasks,
+    /// OpenMP worksharing: barriers, `sections`, loop chunks, a construct's end, `omp_get_thread_num`.
+    OmpWork,
+    /// OpenMP mutual exclusion: `critical`, `ordered`, `single`'s copy, OpenMP locks.
+    OmpSync,
+}
+
 /// A library call binary mode acts on. Entry actions happen when the
 /// function is entered, return actions when it returns to its caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -177,6 +195,57 @@ pub const OMP_ATOMIC: u8 = 1;
 pub const OMP_ORDERED: u8 = 2;
 
 impl LibCall {
+    /// The family whose module acts on the call.
+    pub fn family(self) -> Family {
+        match self {
+            LibCall::ThreadCreate
+            | LibCall::ThreadJoin
+            | LibCall::Lock
+            | LibCall::Unlock
+            | LibCall::RdLock
+            | LibCall::WrLock
+            | LibCall::RwUnlock
+            | LibCall::CondWait
+            | LibCall::CondSignal
+            | LibCall::BarrierWait
+            | LibCall::SemPost
+            | LibCall::SemWait
+            | LibCall::Once => Family::Pthread,
+            LibCall::Malloc
+            | LibCall::Calloc
+            | LibCall::Realloc
+            | LibCall::AlignedAlloc
+            | LibCall::PosixMemalign
+            | LibCall::Free => Family::Heap,
+            LibCall::OmpParallel
+            | LibCall::OmpRegion
+            | LibCall::OmpTeams
+            | LibCall::OmpTeamBody
+            | LibCall::OmpTeams4
+            | LibCall::OmpTarget => Family::OmpTeams,
+            LibCall::OmpTask
+            | LibCall::OmpTaskLoop
+            | LibCall::OmpTaskGroupStart
+            | LibCall::OmpTaskGroupEnd
+            | LibCall::OmpTaskBody
+            | LibCall::OmpTaskWait => Family::OmpTasks,
+            LibCall::OmpBarrier
+            | LibCall::OmpSections
+            | LibCall::OmpLoop { .. }
+            | LibCall::OmpWorkEnd
+            | LibCall::OmpThreadNum => Family::OmpWork,
+            LibCall::OmpEnter(_)
+            | LibCall::OmpExit(_)
+            | LibCall::OmpNamedEnter
+            | LibCall::OmpNamedExit
+            | LibCall::OmpCopyStart
+            | LibCall::OmpCopyEnd
+            | LibCall::OmpTestLock
+            | LibCall::OmpLock
+            | LibCall::OmpUnlock => Family::OmpSync,
+        }
+    }
+
     /// True for the malloc family (a nested call of the family inside
     /// another one, e.g. `operator new` calling `malloc`, is one allocation).
     pub fn is_heap(self) -> bool {
