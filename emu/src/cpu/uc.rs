@@ -862,7 +862,7 @@ impl Drop for Context {
     }
 }
 
-/// One access of a batch ([`Observer::accesses`]), packed in three words
+/// One access of a batch ([`Observer::accesses`](crate::observe::observer::Observer::accesses)), packed in three words
 /// (the batch shares its origin): the layout unicorn patch 0008's access
 /// buffer uses, so a batch is handed over where translated code wrote it.
 #[repr(C)]

@@ -13,7 +13,7 @@
 //! its single-threaded start, and the table reads [`PrunedCounts::folded`].
 //!
 //! Which analyses may be counted, and when, is
-//! [`BinaryRuntime::counted_slot`](crate::intercept::runtime::BinaryRuntime::counted_slot)'s
+//! [`BinaryRuntime::decide`](crate::intercept::runtime::BinaryRuntime::decide)'s
 //! decision (docs/binary-mode.md, "Static pruning").
 //!
 //! Slot [`ATOMICS`] counts atomic instructions of system code (libc's

@@ -20,7 +20,7 @@ use lard_detector_hw::event::ProgramEvent;
 impl Machine {
     /// Delivers an event made by `origin` (the running thread, or one being
     /// created or woken): the one way an event reaches the observer
-    /// (accesses made by translated code aside: [`Machine::emit_access`],
+    /// (accesses made by translated code aside: `Machine::emit_access`,
     /// the access buffer's batches). Whether a stop the observer asks for
     /// is honoured is the caller's ([`Machine::emit`]).
     #[inline]

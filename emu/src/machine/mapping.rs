@@ -105,7 +105,7 @@ impl Machine {
 
     /// Hooks `next`, the instruction after the Tracked site at `pc`, so that
     /// adversarial memory settles right after the site executes
-    /// (emu/src/cpu/adversary.rs). Once per site.
+    /// (emu/src/machine/adversarial.rs). Once per site.
     pub fn hook_settle(&mut self, pc: u64, next: u64) -> Result<(), UcError> {
         let Some(adv) = self.obs.adversary.as_deref_mut() else {
             return Ok(());

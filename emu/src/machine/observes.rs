@@ -35,7 +35,7 @@ pub struct Observe {
     /// With `mem`: the accesses only add 1 to a counter, inline (unicorn
     /// patch 0011; the slot is the tag's high byte): binary mode's pruned
     /// instructions whose accesses need nothing else
-    /// ([`BinaryRuntime::counted_slot`](crate::intercept::runtime::BinaryRuntime::counted_slot)).
+    /// ([`BinaryRuntime::decide`](crate::intercept::runtime::BinaryRuntime::decide)).
     pub count: bool,
     /// The instruction adds 1 to a counter before it runs, inline (unicorn
     /// patch 0011; the slot is the tag's high byte): binary mode's system
@@ -46,7 +46,8 @@ pub struct Observe {
 
 impl Observe {
     /// Accesses are Tracked (LARD), or program code's (binary mode: checked
-    /// unless `BinaryRuntime::observe_checked` prunes them).
+    /// unless [`BinaryRuntime::classify`](crate::intercept::runtime::BinaryRuntime::classify)
+    /// drops them).
     pub const TRACKED: u16 = 1;
     /// A Tracked site delivered under `--observe tracked`: reported under
     /// [`Machine::attributed_pc`] (with [`Observe::TRACKED`]).
@@ -55,7 +56,7 @@ impl Observe {
     /// static pruning kept (decided at translation, as pruning is fixed
     /// when the code's object is loaded), so its accesses are checked
     /// without looking the PC up in the pruning table again
-    /// ([`BinaryRuntime::observe_unpruned`](crate::intercept::runtime::BinaryRuntime::observe_unpruned)).
+    /// ([`BinaryRuntime::classify`](crate::intercept::runtime::BinaryRuntime::classify)).
     pub const UNPRUNED: u16 = 2;
 
     /// The flags unicorn's decision callback returns.

@@ -22,7 +22,7 @@ pub struct Observation {
     /// Whether low-level synchronization is reported.
     pub report_sync: bool,
     /// Whether static objects and Block/Wake are reported
-    /// ([`Observer::wants_objects`](crate::observe::observer::Observer::wants_objects)).
+    /// ([`Observer::wants_objects`]).
     pub report_objects: bool,
     /// The observer applies clock floors (`Observer::accepts_floors`):
     /// binary mode's runtime may raise them.
@@ -36,7 +36,7 @@ pub struct Observation {
     pub stacks: StackMap,
     /// LARD sites and block sizes.
     pub code: CodeMap,
-    /// PCs with an instruction call, and what it does ([`call`] bits).
+    /// PCs with an instruction call, and what it does ([`call`](crate::machine::call) bits).
     pub calls: AddrMap<u8>,
     /// Intercepted guest functions (program events).
     pub intercepts: InterceptTable,
@@ -57,7 +57,7 @@ pub struct Observation {
     pub binary: Option<Box<crate::intercept::runtime::BinaryRuntime>>,
     /// Buffered observation (unicorn patch 0008), when on: `--observe all`
     /// in LARD mode for an observer that never stops on an access
-    /// ([`Machine::install_hooks`]).
+    /// ([`Machine::install_hooks`](crate::machine::Machine::install_hooks)).
     pub access_buffer: Option<AccessBuffer>,
 }
 
