@@ -6,6 +6,7 @@ pub mod accuracy;
 pub mod adversarial;
 pub mod campaign;
 pub mod cc_accuracy;
+pub mod disasm;
 pub mod explore;
 pub mod jumble;
 pub mod manifest;

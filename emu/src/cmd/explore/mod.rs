@@ -17,6 +17,7 @@
 //! the running ones; what the finished runs found is reported.
 
 pub mod classify;
+pub mod cli;
 pub mod command;
 pub mod report;
 
