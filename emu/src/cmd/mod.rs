@@ -10,6 +10,7 @@ pub mod disasm;
 pub mod explore;
 pub mod jumble;
 pub mod manifest;
+pub mod pool;
 pub mod run;
 
 use std::sync::atomic::AtomicUsize;
