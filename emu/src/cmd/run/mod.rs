@@ -1,12 +1,12 @@
 //! `lard run`: one guest program on the LARDx86 CPU, checked by a race
 //! detector, with its reports and exit status (docs/cli.md).
 //!
-//! * [`args`]: the options;
-//! * [`guest`]: the program, found as `execvp` finds it;
-//! * [`config`]: the machine's configuration from the options;
-//! * [`checker`]: the observer and the reports it renders;
-//! * [`report`]: what ended the run, and the one write of the report;
-//! * [`exec`]: the hand-off when the guest calls `execve`.
+//! * `args.rs`: the options;
+//! * `guest.rs`: the program, found as `execvp` finds it;
+//! * `config.rs`: the machine's configuration from the options;
+//! * `checker.rs`: the observer and the reports it renders;
+//! * `report.rs`: what ended the run, and the one write of the report;
+//! * `exec.rs`: the hand-off when the guest calls `execve`.
 
 mod args;
 mod checker;
