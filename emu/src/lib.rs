@@ -10,8 +10,8 @@
 //!   detector variants and run statistics;
 //! * [`intercept`]: guest functions intercepted by symbol, turned into
 //!   program events;
-//! * [`cmd`]: subcommands beyond `lard run` (`lard accuracy`) and the guest
-//!   manifest they read;
+//! * [`cmd`]: the `lard` subcommands (`lard run` in [`cmd::run`]) and the
+//!   guest manifest they read;
 //! * [`run`]: setting up a process and running it to completion;
 //! * [`gdb`]: `lard run --gdb`, the GDB remote-protocol server.
 

@@ -15,7 +15,11 @@ use lard_detector_hw::variants::Variant;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit status when the manifest or the guests' build is unusable.
+const EXIT_BAD_INPUT: u8 = 1;
 
 /// Table-3 counts of one detector in one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -221,4 +225,105 @@ pub fn unmet_expectations(results: &[RunResult]) -> Vec<String> {
         }
     }
     out
+}
+
+/// `lard accuracy`'s options.
+#[derive(clap::Args)]
+pub struct AccuracyArgs {
+    /// The guests directory (with manifest.toml and its Makefile).
+    #[arg(long, default_value = "guests")]
+    guests: PathBuf,
+    /// Where to build the guests.
+    #[arg(long, default_value = "target/accuracy-guests")]
+    build: PathBuf,
+    /// Only runs whose label contains this text (e.g. `glibc/`, `minivm`).
+    #[arg(long)]
+    only: Option<String>,
+    /// Runs at a time (default: the host's cores).
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    jobs: Option<u64>,
+}
+
+/// `lard accuracy`: builds the guests, runs them as a campaign
+/// (`BUILD/accuracy.results`, made afresh) and prints the matrix; exit
+/// status 0 when LARD matches the ground truth everywhere.
+pub fn run(a: AccuracyArgs) -> ExitCode {
+    let (guests, only) = (&a.guests, a.only.as_deref());
+    let manifest = guests.join("manifest.toml");
+    if !manifest.is_file() {
+        eprintln!(
+            "lard: {}: no manifest (use --guests DIR)",
+            manifest.display()
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let build = std::path::absolute(&a.build).unwrap_or_else(|_| a.build.clone());
+    eprintln!("lard: building the guests into {}", build.display());
+    let made = std::process::Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(guests)
+        .arg(format!("BUILD={}", build.display()))
+        .output();
+    match made {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            eprint!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            eprintln!(
+                "lard: building the guests failed (make -C {})",
+                guests.display()
+            );
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+        Err(e) => {
+            eprintln!("lard: cannot run make: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    }
+    let runs = match crate::cmd::manifest::read(&manifest, &build) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("lard: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let runs: Vec<_> = runs
+        .into_iter()
+        .filter(|r| only.is_none_or(|o| r.label.contains(o)))
+        .collect();
+    let camp = campaign(&runs, &build);
+    let results = match crate::cmd::campaign::make_afresh(&camp, &build, a.jobs) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let results: Vec<RunResult> = runs
+        .iter()
+        .zip(&results)
+        .map(|(r, (_, v))| judge(r, v.as_ref()))
+        .collect();
+    print!("{}", matrix(&results));
+    let mismatches = results.iter().filter(|r| r.verdict.is_err()).count();
+    let unmet = if only.is_none() {
+        unmet_expectations(&results)
+    } else {
+        Vec::new()
+    };
+    for u in &unmet {
+        println!("expectation not met: {u}");
+    }
+    println!(
+        "{} runs: LARD matches ground truth in {}, mismatches {}",
+        results.len(),
+        results.len() - mismatches,
+        mismatches
+    );
+    if mismatches == 0 && unmet.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

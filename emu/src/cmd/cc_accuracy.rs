@@ -20,7 +20,10 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
+
+/// Exit status when the manifest or a build is unusable.
+const EXIT_BAD_INPUT: u8 = 1;
 
 /// One (program, seed) run's outcome.
 #[derive(Clone, Debug)]
@@ -394,5 +397,100 @@ mod tests {
                 same_lines: 1
             }
         );
+    }
+}
+
+/// `lard cc-accuracy`'s options.
+#[derive(clap::Args)]
+pub struct CcAccuracyArgs {
+    /// The manifest.
+    #[arg(long, default_value = "guests/cc/manifest.toml")]
+    manifest: PathBuf,
+    /// The lard-cc driver (lard-c++ is taken from the same directory).
+    #[arg(long, default_value = "lard-cc")]
+    lard_cc: PathBuf,
+    /// Where to build the programs.
+    #[arg(long, default_value = "target/cc-accuracy")]
+    build: PathBuf,
+    /// Runs per program, with `--sched random --seed 1..=N`.
+    #[arg(long, default_value_t = 3)]
+    seeds: u64,
+    /// Build the programs dynamically linked (the interposing runtime)
+    /// instead of `-static`.
+    #[arg(long)]
+    dynamic: bool,
+    /// Build with plain gcc/g++ instead of lard-cc (binary mode).
+    #[arg(long)]
+    plain: bool,
+    /// Only programs whose name contains this text.
+    #[arg(long)]
+    only: Option<String>,
+    /// Runs at a time (default: the host's cores).
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    jobs: Option<u64>,
+}
+
+/// `lard cc-accuracy`: builds the programs, runs them as a campaign and
+/// prints the report; exit status 0 when every run's verdict is right.
+pub fn run(a: CcAccuracyArgs) -> ExitCode {
+    let mut dir = std::path::absolute(&a.build).unwrap_or_else(|_| a.build.clone());
+    if a.plain {
+        dir = dir.join("plain");
+    }
+    let guests = a
+        .manifest
+        .parent()
+        .and_then(Path::parent)
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let programs = match programs(&a.manifest, &dir, a.dynamic) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("lard: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let programs: Vec<_> = programs
+        .into_iter()
+        .filter(|(r, _)| a.only.as_deref().is_none_or(|o| r.name.contains(o)))
+        .collect();
+    if programs.is_empty() {
+        eprintln!("lard: cc-accuracy: no program matches --only");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let me = std::env::current_exe().unwrap_or_else(|_| "lard".into());
+    // The installed layout: lard-cc next to lard; else as given (PATH).
+    let driver = match me.parent().map(|d| d.join("lard-cc")) {
+        Some(p) if a.lard_cc == Path::new("lard-cc") && p.is_file() => p,
+        _ => a.lard_cc.clone(),
+    };
+    let compiler = if a.plain {
+        Compiler::Plain
+    } else {
+        Compiler::LardCc(driver)
+    };
+    for (r, flags) in &programs {
+        if let Err(e) = build(&compiler, &guests, r, flags, a.dynamic) {
+            eprintln!("lard: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    }
+    let runs: Vec<_> = programs.into_iter().map(|(r, _)| r).collect();
+    let seeds = a.seeds.max(1);
+    let camp = campaign(&runs, &dir, seeds);
+    // Made afresh: the programs were just rebuilt.
+    let results = match crate::cmd::campaign::make_afresh(&camp, &dir, a.jobs) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let results: Vec<_> = results
+        .iter()
+        .map(|(spec, v)| judge(&runs[spec.program], &spec.params["seed"], v.as_ref()))
+        .collect();
+    print!("{}", report(&results, seeds, &compiler));
+    if results.iter().all(|r| r.verdict.is_ok()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }

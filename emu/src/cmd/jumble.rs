@@ -27,14 +27,18 @@
 use crate::cmd::campaign::collect::{behaviour, Behaviour};
 use crate::cmd::campaign::runner::{self, RunArgs};
 use crate::cmd::campaign::spec::{self, Axis, AxisValue, Campaign, Expect, Program};
+use lard_detector_hw::adversarial::Heuristic;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Exit status when the guest or the analysis is unusable.
+const EXIT_BAD_INPUT: u8 = 1;
 
 /// A run may take this many times the reference's instructions.
 pub const QOS_FACTOR: u64 = 10;
@@ -435,13 +439,6 @@ pub fn jumble(a: &JumbleArgs) -> Result<JumbleResult, String> {
                 true,
             ),
         };
-        let written = std::fs::create_dir_all(&out)
-            .map_err(|e| e.to_string())
-            .and_then(|()| camp.to_toml().map_err(|e| e.0))
-            .and_then(|t| std::fs::write(out.join("campaign.toml"), t).map_err(|e| e.to_string()));
-        if let Err(e) = written {
-            return Err(format!("results directory {}: {e}", out.display()));
-        }
         let args = RunArgs {
             lard: a.lard.clone(),
             out: out.clone(),
@@ -450,11 +447,11 @@ pub fn jumble(a: &JumbleArgs) -> Result<JumbleResult, String> {
             progress: a.progress,
             interrupt: a.interrupt.clone(),
         };
-        let summary = runner::run(&camp, &args).map_err(|e| e.to_string());
-        for spec in camp.runs() {
-            let v: Option<Value> = std::fs::read(runner::result_path(&out, &spec.key))
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok());
+        let made = std::fs::create_dir_all(&out)
+            .map_err(|e| e.to_string())
+            .and_then(|()| crate::cmd::campaign::make(&camp, &out.join("campaign.toml"), &args))
+            .map_err(|e| format!("results directory {}: {e}", out.display()))?;
+        for (spec, v) in &made.results {
             if let Some(b) = v.as_ref().and_then(behaviour) {
                 let column = spec.params["adversarial"].clone();
                 locations[spec.program]
@@ -467,7 +464,7 @@ pub fn jumble(a: &JumbleArgs) -> Result<JumbleResult, String> {
         if temporary {
             let _ = std::fs::remove_dir_all(&out);
         }
-        interrupted = summary?.interrupted;
+        interrupted = made.summary.map_err(|e| e.to_string())?.interrupted;
     }
     Ok(JumbleResult {
         reference,
@@ -617,4 +614,88 @@ impl JumbleResult {
             self.verdict().name()
         )
     }
+}
+
+/// `lard jumble`'s command line.
+#[derive(clap::Args)]
+pub struct JumbleCli {
+    /// Runs per configuration (each heuristic, `sc`, and `none`).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=100000))]
+    runs: u64,
+    /// Adversarial heuristics to try (comma-separated; `sc` and `none` are
+    /// always run as baselines).
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "oldest,oldest-different,random,random-different"
+    )]
+    heuristics: String,
+    /// Child processes at a time (default: the host's cores).
+    #[arg(long, value_name = "N")]
+    jobs: Option<usize>,
+    /// Write the result as JSON to FILE (docs/cli.md).
+    #[arg(long, value_name = "FILE")]
+    report_json: Option<PathBuf>,
+    /// Keep the runs as a campaign in DIR (its campaign.toml and one result
+    /// per run): a second jumble with the same DIR makes only the runs
+    /// missing, and `lard campaign collect DIR` draws JUMBLE's Figure 9.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    /// The guest program (after `--`).
+    #[arg(required = true)]
+    guest: PathBuf,
+    /// Arguments for the guest.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+/// `lard jumble`: the analysis, its table on stdout and its JSON report.
+pub fn run(a: JumbleCli) -> ExitCode {
+    if let Err(e) = crate::binary::elf::ElfFile::open(&a.guest) {
+        eprintln!("lard: {e}");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let mut heuristics = Vec::new();
+    for h in a.heuristics.split(',').map(str::trim) {
+        match h.parse::<Heuristic>() {
+            Ok(h) => heuristics.push(h.name().to_string()),
+            Err(e) => {
+                eprintln!("lard: --heuristics: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let args = JumbleArgs {
+        lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),
+        guest: a.guest.clone(),
+        args: a.args,
+        runs: a.runs,
+        heuristics,
+        jobs: crate::cmd::jobs_or_cores(a.jobs.map(|j| j as u64)),
+        progress: !a.no_progress,
+        out: a.out.clone(),
+        interrupt: crate::cmd::interrupt_flag(),
+    };
+    let result = match jumble(&args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("lard: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    print!("{}", result.table(&a.guest));
+    if let Some(path) = &a.report_json {
+        if let Err(e) = std::fs::write(path, result.json()) {
+            eprintln!("lard: cannot write {}: {e}", path.display());
+            return ExitCode::from(crate::cmd::run::EXIT_INTERNAL);
+        }
+    }
+    if result.interrupted {
+        eprintln!("lard: jumble interrupted: the table counts the runs made");
+        return ExitCode::from(130);
+    }
+    ExitCode::SUCCESS
 }

@@ -1,12 +1,59 @@
-//! Subcommands beyond `lard run`, and the guest manifest they read.
+//! The `lard` subcommands (`lard run` in [`run`]), the guest manifest
+//! they read, and what they share: interrupts, `--jobs`, shell words and
+//! progress bars.
 
 pub mod accuracy;
 pub mod adversarial;
 pub mod campaign;
 pub mod cc_accuracy;
+pub mod disasm;
 pub mod explore;
 pub mod jumble;
 pub mod manifest;
+pub mod pool;
+pub mod run;
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+/// A positive, finite number of seconds (fractions allowed): the value
+/// of `--timeout`.
+pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !v.is_finite() || v <= 0.0 || v > 1e9 {
+        return Err(format!("`{s}`: seconds must be positive"));
+    }
+    Ok(std::time::Duration::from_secs_f64(v))
+}
+
+/// The first SIGINT or SIGTERM sets the returned flag to the signal number
+/// instead of killing lard, so the run loop can stop the guest and still
+/// report; a second one kills lard as usual.
+pub fn interrupt_flag() -> Option<Arc<AtomicUsize>> {
+    use signal_hook::flag;
+    let which = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let registered = flag::register_conditional_default(sig, seen.clone())
+            .and_then(|_| flag::register(sig, seen.clone()))
+            .and_then(|_| flag::register_usize(sig, which.clone(), sig as usize));
+        if let Err(e) = registered {
+            log::warn!("cannot handle signal {sig}: {e}");
+            return None;
+        }
+    }
+    Some(which)
+}
+
+/// `--jobs J` of a many-run command, or the host's cores without it.
+pub fn jobs_or_cores(jobs: Option<u64>) -> usize {
+    jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        |j| j as usize,
+    )
+}
 
 /// `w` as one shell word (unchanged when it needs no quoting).
 pub fn shell_quote(w: &str) -> String {

@@ -5,6 +5,7 @@
 //! file.
 
 use super::spec::{Campaign, RunSpec};
+use crate::cmd::pool::{self, interrupted, Flow};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -54,11 +55,6 @@ pub struct RunSummary {
     pub build_failures: Vec<String>,
     /// The user interrupted.
     pub interrupted: bool,
-}
-
-fn interrupted(flag: &Option<Arc<AtomicUsize>>) -> bool {
-    flag.as_ref()
-        .is_some_and(|f| f.load(Ordering::Relaxed) != 0)
 }
 
 /// Clears `cmd`'s environment but for [`KEPT_VARS`]: the environment
@@ -418,43 +414,39 @@ pub fn run(c: &Campaign, a: &RunArgs) -> Result<RunSummary, RunError> {
         }
     }
     let bar = crate::cmd::progress_bar(a.progress, &c.name, todo.len() as u64, Some("0 failed"));
-    let next = AtomicUsize::new(0);
     let made = AtomicUsize::new(0);
     let failed = AtomicUsize::new(0);
     let error: Mutex<Option<RunError>> = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..a.jobs.max(1) {
-            s.spawn(|| loop {
-                if interrupted(&a.interrupt) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(r) = todo.get(i) else { break };
-                if unbuildable[r.program] {
-                    bar.inc(1);
-                    continue;
-                }
-                let v = make_run(c, a, r);
-                if v["outcome"] == "interrupted" {
-                    break;
-                }
-                if v["outcome"] != "ok" {
-                    let n = failed.fetch_add(1, Ordering::Relaxed) + 1;
-                    bar.set_message(format!("{n} failed"));
-                }
-                if let Err(e) = write_result(&result_path(&a.out, &r.key), &v).map_err(RunError::Io)
-                {
-                    error
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .get_or_insert(e);
-                    break;
-                }
-                made.fetch_add(1, Ordering::Relaxed);
+    pool::run(
+        a.jobs,
+        &a.interrupt,
+        |i| (i as usize) < todo.len(),
+        |i| {
+            let r = todo[i as usize];
+            if unbuildable[r.program] {
                 bar.inc(1);
-            });
-        }
-    });
+                return Flow::Next;
+            }
+            let v = make_run(c, a, r);
+            if v["outcome"] == "interrupted" {
+                return Flow::Stop;
+            }
+            if v["outcome"] != "ok" {
+                let n = failed.fetch_add(1, Ordering::Relaxed) + 1;
+                bar.set_message(format!("{n} failed"));
+            }
+            if let Err(e) = write_result(&result_path(&a.out, &r.key), &v).map_err(RunError::Io) {
+                error
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_or_insert(e);
+                return Flow::Stop;
+            }
+            made.fetch_add(1, Ordering::Relaxed);
+            bar.inc(1);
+            Flow::Next
+        },
+    );
     bar.finish_and_clear();
     if let Some(e) = error.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);

@@ -17,9 +17,11 @@
 //! the running ones; what the finished runs found is reported.
 
 pub mod classify;
+pub mod cli;
 pub mod command;
 pub mod report;
 
+use crate::cmd::pool::{self, interrupted, Flow};
 use classify::{Findings, Kind, Observation, RunRecord};
 use command::{command_line, RunWords, Schedule, Strategy};
 use std::collections::BTreeMap;
@@ -222,11 +224,6 @@ fn status_of(s: std::process::ExitStatus) -> i32 {
     s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0))
 }
 
-fn interrupted(flag: &Option<Arc<AtomicUsize>>) -> bool {
-    flag.as_ref()
-        .is_some_and(|f| f.load(Ordering::Relaxed) != 0)
-}
-
 /// One finished child run.
 struct Child {
     record: RunRecord,
@@ -350,55 +347,51 @@ pub fn explore(a: &ExploreArgs) -> Result<ExploreResult, ExploreError> {
         seed: a.seed.wrapping_add(i),
     };
     let bar = crate::cmd::progress_bar(a.progress, "explore", a.runs, Some("0 with findings"));
-    let next = AtomicU64::new(1);
     // --until first: no run after the first one with a finding.
     let last = AtomicU64::new(a.runs);
     let with_findings = AtomicU64::new(0);
     let results: Mutex<BTreeMap<u64, Vec<Observation>>> = Mutex::new(BTreeMap::new());
     let failure: Mutex<Option<ExploreError>> = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..a.jobs.max(1) {
-            s.spawn(|| loop {
-                if interrupted(&a.interrupt) {
-                    break;
+    // Job j is run j + 1 (run 0 is the first run).
+    pool::run(
+        a.jobs,
+        &a.interrupt,
+        |j| j < last.load(Ordering::Relaxed),
+        |j| {
+            let i = j + 1;
+            let mut words = a.with_options(RunWords::of(&schedule(i), realtime));
+            words.limit("--max-insns", max_insns.to_string());
+            words.limit("--timeout", a.timeout.as_secs_f64().to_string());
+            let c = match run_child(a, &scratch, &format!("run{i}"), &words, false) {
+                Ok(c) => c,
+                Err(e) => {
+                    failure
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(e);
+                    last.store(0, Ordering::Relaxed);
+                    return Flow::Stop;
                 }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i > last.load(Ordering::Relaxed) {
-                    break;
+            };
+            if c.interrupted {
+                return Flow::Stop;
+            }
+            let obs = classify::observe(&first.record, &c.record);
+            if !obs.is_empty() {
+                let n = with_findings.fetch_add(1, Ordering::Relaxed) + 1;
+                bar.set_message(format!("{n} with findings"));
+                if a.until == Until::First {
+                    last.fetch_min(i, Ordering::Relaxed);
                 }
-                let mut words = a.with_options(RunWords::of(&schedule(i), realtime));
-                words.limit("--max-insns", max_insns.to_string());
-                words.limit("--timeout", a.timeout.as_secs_f64().to_string());
-                let c = match run_child(a, &scratch, &format!("run{i}"), &words, false) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        failure
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .get_or_insert(e);
-                        last.store(0, Ordering::Relaxed);
-                        break;
-                    }
-                };
-                if c.interrupted {
-                    break;
-                }
-                let obs = classify::observe(&first.record, &c.record);
-                if !obs.is_empty() {
-                    let n = with_findings.fetch_add(1, Ordering::Relaxed) + 1;
-                    bar.set_message(format!("{n} with findings"));
-                    if a.until == Until::First {
-                        last.fetch_min(i, Ordering::Relaxed);
-                    }
-                }
-                results
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(i, obs);
-                bar.inc(1);
-            });
-        }
-    });
+            }
+            results
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(i, obs);
+            bar.inc(1);
+            Flow::Next
+        },
+    );
     bar.finish_and_clear();
     if let Some(e) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);

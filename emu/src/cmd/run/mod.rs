@@ -1,0 +1,340 @@
+//! `lard run`: one guest program on the LARDx86 CPU, checked by a race
+//! detector, with its reports and exit status (docs/cli.md).
+//!
+//! * `args.rs`: the options;
+//! * `guest.rs`: the program, found as `execvp` finds it;
+//! * `config.rs`: the machine's configuration from the options;
+//! * `checker.rs`: the observer and the reports it renders;
+//! * `report.rs`: what ended the run, and the one write of the report;
+//! * `exec.rs`: the hand-off when the guest calls `execve`.
+
+mod args;
+mod checker;
+mod config;
+mod exec;
+mod guest;
+mod report;
+
+pub use args::RunArgs;
+
+use crate::linux::hostfd::{self, StderrCopy};
+use crate::linux::process;
+use crate::observe::detect::RaceLog;
+use crate::observe::observer::{Observer, RecordingObserver};
+use crate::run::{Emulator, Outcome, RunLimits, StopReason};
+use checker::{Checker, ReportContext};
+use guest::Guest;
+use std::cell::RefCell;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// `--max-insns`: the instruction limit stopped the guest.
+pub const EXIT_MAX_INSNS: u8 = 120;
+/// `--timeout`: the wall-clock limit stopped the guest.
+pub const EXIT_TIMEOUT: u8 = 121;
+/// Every live guest thread blocked forever.
+pub const EXIT_DEADLOCK: u8 = 122;
+/// `--strict-syscalls`: the guest made an unsupported system call.
+pub const EXIT_UNSUPPORTED_SYSCALL: u8 = 123;
+/// `--on-race exception`: a data-race exception stopped the guest before
+/// the racy access took effect.
+pub const EXIT_RACE_EXCEPTION: u8 = 124;
+/// `--gdb`: lard could not listen for or accept gdb.
+pub const EXIT_GDB: u8 = 119;
+/// lard itself failed (cannot write a report, emulator error).
+pub const EXIT_INTERNAL: u8 = 125;
+/// The guest is not a runnable x86-64 executable (or its interpreter is
+/// not).
+pub const EXIT_NOT_RUNNABLE: u8 = 126;
+/// The guest file, its interpreter (PT_INTERP) or the `--sysroot`
+/// directory does not exist or cannot be read.
+pub const EXIT_NOT_FOUND: u8 = 127;
+/// An input file is unusable (`--hw-config`, `--adversarial-at`, a
+/// `--record-trace` file that cannot be created).
+pub const EXIT_BAD_INPUT: u8 = 1;
+/// A usage error clap does not catch (options that do not go together).
+pub const EXIT_USAGE: u8 = 2;
+
+/// `--sched pct` without `--pct-depth`.
+pub const PCT_DEPTH: u32 = 2;
+/// `--sched pct` without `--pct-steps`.
+pub const PCT_STEPS: u64 = 100_000;
+/// The largest `--quantum`: a random quantum (up to twice it) must fit the
+/// clock's block count (emu/src/cpu/uc.rs, `Clock`).
+pub const MAX_QUANTUM: u64 = 1 << 25;
+
+/// Why a run did not start or could not finish; each prints as
+/// `lard: MESSAGE` and ends lard with its exit status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// Options that do not go together ([`EXIT_USAGE`]).
+    Usage(String),
+    /// An unusable input file ([`EXIT_BAD_INPUT`]).
+    BadInput(String),
+    /// The guest, its interpreter or the sysroot is missing
+    /// ([`EXIT_NOT_FOUND`]).
+    NotFound(String),
+    /// The guest cannot run ([`EXIT_NOT_RUNNABLE`]).
+    NotRunnable(String),
+    /// `--gdb` failed ([`EXIT_GDB`]).
+    Gdb(String),
+    /// lard itself failed ([`EXIT_INTERNAL`]).
+    Internal(String),
+}
+
+impl RunError {
+    /// lard's exit status for this error.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            RunError::Usage(_) => EXIT_USAGE,
+            RunError::BadInput(_) => EXIT_BAD_INPUT,
+            RunError::NotFound(_) => EXIT_NOT_FOUND,
+            RunError::NotRunnable(_) => EXIT_NOT_RUNNABLE,
+            RunError::Gdb(_) => EXIT_GDB,
+            RunError::Internal(_) => EXIT_INTERNAL,
+        }
+    }
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Usage(m)
+            | RunError::BadInput(m)
+            | RunError::NotFound(m)
+            | RunError::NotRunnable(m)
+            | RunError::Gdb(m)
+            | RunError::Internal(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// `lard run`: runs the guest `args` name and reports; lard's log goes to
+/// the descriptor `log_fd` holds (lard's stderr copy while the guest
+/// runs).
+pub fn run(args: RunArgs, log_fd: &AtomicI32) -> ExitCode {
+    match run_guest(args, log_fd) {
+        Ok(status) => ExitCode::from(status),
+        Err(e) => {
+            eprintln!("lard: {e}");
+            ExitCode::from(e.exit_status())
+        }
+    }
+}
+
+fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
+    let identity = guest::identity(&args)?;
+    let options_dir = guest::absolute_paths(&mut args);
+    let guest = Guest::locate(&args, options_dir)?;
+    let mut config = config::config(&args, &guest, identity)?;
+    let stderr_copy = match args.report_fd {
+        Some(fd) => StderrCopy::adopt(fd),
+        None => StderrCopy::save(),
+    };
+    config.host_fds.extend(stderr_copy.fd());
+    if let Some(fd) = stderr_copy.fd() {
+        log_fd.store(fd, Ordering::Relaxed);
+    }
+    config::check_sysroot(&args)?;
+    let simd = checker::simd(&args)?;
+    let (checker, observer) = Checker::build(&args, simd)?;
+    let observer: Box<dyn Observer> = match &args.record_trace {
+        None => observer,
+        Some(path) => {
+            let f = std::fs::File::create(path)
+                .and_then(hostfd::move_high)
+                .map_err(|e| {
+                    RunError::BadInput(format!("cannot create {}: {e}", path.display()))
+                })?;
+            config.host_fds.push(f.as_raw_fd());
+            Box::new(RecordingObserver::new(observer, f))
+        }
+    };
+    let envp: Vec<Vec<u8>> = std::env::vars_os()
+        .map(|(k, v)| {
+            let mut e = k.into_encoded_bytes();
+            e.push(b'=');
+            e.extend(v.into_encoded_bytes());
+            e
+        })
+        .collect();
+    // lard's own handlers come first: the guest's first thread takes the
+    // host's mask (and clears it), and a signal an `execve` kept pending
+    // must find them.
+    let interrupt = crate::cmd::interrupt_flag();
+    let mut emu =
+        Emulator::new(&guest.file, &guest.argv, &envp, config, observer).map_err(|e| {
+            let msg = format!("{}: {e}", args.guest.display());
+            if e.is_missing_file() {
+                RunError::NotFound(msg)
+            } else {
+                RunError::NotRunnable(msg)
+            }
+        })?;
+    emu.set_limits(RunLimits {
+        max_insns: args.max_insns,
+        timeout: args.timeout,
+        interrupt,
+    });
+    let mut gdb_replay = None;
+    let mut outcome = match &args.gdb {
+        None => emu.run(),
+        Some(addr) => {
+            let facts = gdb_facts(
+                checker.race_log().cloned(),
+                emu.machine().process.realtime_base,
+            );
+            let announce = &mut |a: &str| eprintln!("lard: waiting for gdb on {a}");
+            let served = crate::gdb::serve(&mut emu, addr, &facts, announce)
+                .map_err(|e| RunError::Gdb(format!("--gdb: {e}")))?;
+            gdb_replay = Some(served.replay);
+            served.outcome
+        }
+    };
+    // After a fork this is the child's identity.
+    let identity = emu.machine().config.process;
+    if let Outcome::Exec(_) = &outcome {
+        // From here to the exec every signal waits (blocked); one that
+        // came before it stops the run as it would have a moment earlier.
+        crate::linux::signals::host::block_for_exec(!0);
+        if let Some(sig) = emu.interrupted() {
+            outcome = Outcome::Stopped(StopReason::Signal(sig));
+        }
+    }
+    // Everything this process reports goes out in one write at the end
+    // (labelled with its pid when it is part of a process tree), so the
+    // reports of processes that end together do not interleave.
+    let mut out = String::new();
+    let mut status = report::outcome(&emu, &outcome, &args.guest, &mut out);
+    let mut failed_writes = Vec::new();
+    let mut write_file = |path: &Option<PathBuf>, text: &str| {
+        let Some(path) = path
+            .as_deref()
+            .and_then(|p| process::per_process_path(p, &identity))
+        else {
+            return;
+        };
+        if let Err(e) = std::fs::write(&path, text) {
+            failed_writes.push(format!("lard: cannot write {}: {e}\n", path.display()));
+        }
+    };
+    let reports = checker.render(&ReportContext {
+        machine: emu.machine(),
+        descendant: identity.descendant,
+        hw_stats: args.hw_stats,
+    });
+    if let Some(json) = &reports.json {
+        write_file(&args.report_json, json);
+    }
+    if let (Some(code), Outcome::Exited(_)) = (args.race_exit_code, &outcome) {
+        if reports.races > 0 {
+            status = code;
+        }
+    }
+    out.push_str(&reports.text);
+    out.extend(reports.hw_text);
+    if let Some(json) = &reports.hw_json {
+        write_file(&args.hw_stats_json, json);
+    }
+    if let (Some(adv), Some(c)) = (
+        &emu.machine().obs.adversary,
+        &emu.machine().config.adversarial,
+    ) {
+        out.push_str(&crate::cmd::adversarial::summary(
+            adv.memory.heuristic(),
+            &adv.memory.stats(),
+            &c.triggers,
+        ));
+    }
+    if args.stats {
+        out.push_str(&emu.report().text());
+    }
+    write_file(&args.stats_json, &emu.report().json());
+    if !failed_writes.is_empty() {
+        out.extend(failed_writes);
+        status = EXIT_INTERNAL;
+    }
+    if identity.labelled {
+        out = report::label(&out, &identity, &guest.argv);
+    }
+    if let Outcome::Exec(req) = &outcome {
+        // The program before the exec reports only what it found: its
+        // races (shells fork and exec for every command).
+        if reports.races > 0 {
+            report::emit(&out, stderr_copy.fd());
+        }
+        let err = exec::hand_off(
+            req,
+            &guest,
+            &identity,
+            args.trace_children,
+            stderr_copy,
+            log_fd,
+        );
+        return Err(RunError::Internal(err));
+    }
+    // The guest's file descriptors are lard's: a guest that closed (or
+    // reopened) fd 2, as every coreutils program does at exit, must not
+    // swallow the report.
+    log_fd.store(2, Ordering::Relaxed);
+    stderr_copy.restore();
+    report::emit(&out, None);
+    // A process a guest started dies of its guest's signal, so that its
+    // parent's wait sees what it would natively.
+    // So does one lard's own SIGINT/SIGTERM handler stopped (the guest
+    // left the signal at its default action).
+    if identity.descendant {
+        if let Outcome::Signaled { signal, .. } | Outcome::Stopped(StopReason::Signal(signal)) =
+            outcome
+        {
+            process::die_of(signal);
+        }
+    }
+    // Under --gdb with reverse execution, this process may be a replay's:
+    // the process the shell started exits with the status.
+    if let Some(r) = &gdb_replay {
+        r.relay_exit(status);
+    }
+    Ok(status)
+}
+
+/// What `lard run --gdb`'s monitor commands know: the command line that
+/// replays this run (without `--gdb`, with the run's `--realtime-start`),
+/// the race report so far.
+fn gdb_facts(race_log: Option<Rc<RefCell<RaceLog>>>, realtime: u64) -> crate::gdb::MonitorData {
+    let mut words: Vec<String> = Vec::new();
+    let mut args = std::env::args().peekable();
+    while let Some(a) = args.next() {
+        if a == "--gdb" {
+            args.next();
+            continue;
+        }
+        if a.starts_with("--gdb=") {
+            continue;
+        }
+        words.push(a);
+    }
+    // The guest's only input from the host clock, pinned.
+    if !words.iter().any(|w| w.starts_with("--realtime-start")) {
+        let at = words.len().min(2);
+        words.splice(
+            at..at,
+            ["--realtime-start".to_string(), realtime.to_string()],
+        );
+    }
+    let replay_command = words
+        .iter()
+        .map(|w| crate::cmd::shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    crate::gdb::MonitorData {
+        replay_command,
+        race_text: race_log
+            .map(|log| -> crate::gdb::RaceText { Box::new(move |m| log.borrow().text(m)) }),
+    }
+}
