@@ -2,6 +2,7 @@
 //! or a first FastTrack pass) and the summary printed after the run.
 
 use crate::binary::elf::ElfFile;
+use crate::cmd::report::RunReport;
 use crate::linux::loader::PIE_BASE;
 use lard_detector_hw::adversarial::{AdversarialStats, Heuristic, Triggers};
 use std::fmt::Write as _;
@@ -55,25 +56,6 @@ pub fn parse_targets(file: &ElfFile, spec: &str) -> Result<Triggers, String> {
     Ok(Triggers::new(pcs, ranges))
 }
 
-/// The PCs of both accesses of every race in a `--report-json` file.
-pub fn racy_pcs_of_report(json: &str) -> Vec<u64> {
-    let mut pcs = Vec::new();
-    for key in ["\"pc\":", "\"prev_pc\":"] {
-        for (i, _) in json.match_indices(key) {
-            let digits: String = json[i + key.len()..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            if let Ok(pc) = digits.parse() {
-                pcs.push(pc);
-            }
-        }
-    }
-    pcs.sort_unstable();
-    pcs.dedup();
-    pcs
-}
-
 /// The default monitored set: a first, FastTrack pass of the same program
 /// with the same scheduling options (`run_args`), its output discarded;
 /// every PC of a reported race becomes a trigger.
@@ -104,11 +86,12 @@ pub fn first_fasttrack_pass(
         .stderr(Stdio::null())
         .status()
         .map_err(|e| format!("cannot run the first FastTrack pass: {e}"))?;
-    let json = std::fs::read_to_string(&report);
+    let json = RunReport::read(&report);
     let _ = std::fs::remove_file(&report);
-    let json = json
-        .map_err(|_| format!("the first FastTrack pass wrote no report (exit status {status})"))?;
-    Ok(Triggers::new(racy_pcs_of_report(&json), Vec::new()))
+    let json = json.ok_or_else(|| {
+        format!("the first FastTrack pass wrote no report (exit status {status})")
+    })?;
+    Ok(Triggers::new(json.racy_pcs(), Vec::new()))
 }
 
 /// The summary printed on stderr after an adversarial run.

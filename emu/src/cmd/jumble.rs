@@ -27,6 +27,7 @@
 use crate::cmd::campaign::collect::{behaviour, Behaviour};
 use crate::cmd::campaign::runner::{self, RunArgs};
 use crate::cmd::campaign::spec::{self, Axis, AxisValue, Campaign, Expect, Program};
+use crate::cmd::report::{RaceReport, RunReport};
 use lard_detector_hw::adversarial::Heuristic;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -212,7 +213,7 @@ fn scratch(tag: &str) -> PathBuf {
 }
 
 /// Runs the reference and returns it with the report JSON.
-fn reference(a: &JumbleArgs) -> Result<(Reference, Value), String> {
+fn reference(a: &JumbleArgs) -> Result<(Reference, RunReport), String> {
     let (report, stats) = (scratch("report"), scratch("stats"));
     let start = Instant::now();
     let mut cmd = Command::new(&a.lard);
@@ -236,7 +237,9 @@ fn reference(a: &JumbleArgs) -> Result<(Reference, Value), String> {
         let _ = std::fs::remove_file(p);
         serde_json::from_str(&text?).ok()
     };
-    let (report, stats) = (read(&report), read(&stats));
+    let report_read = RunReport::read(&report);
+    let _ = std::fs::remove_file(&report);
+    let (report, stats) = (report_read, read(&stats));
     let (Some(report), Some(stats)) = (report, stats) else {
         return Err(format!(
             "the reference run of {} failed (exit status {}): {}",
@@ -248,9 +251,7 @@ fn reference(a: &JumbleArgs) -> Result<(Reference, Value), String> {
                 .unwrap_or("")
         ));
     };
-    let dre = report["detectors"]["fasttrack"]["dre"]
-        .as_u64()
-        .unwrap_or(0);
+    let dre = report.dre("fasttrack");
     Ok((
         Reference {
             exit: status_of(&out),
@@ -264,11 +265,8 @@ fn reference(a: &JumbleArgs) -> Result<(Reference, Value), String> {
 }
 
 /// Groups the races of a `--report-json` report into locations.
-pub fn locations_of(report: &Value) -> Vec<Location> {
-    let races = report["detectors"]["fasttrack"]["races"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+pub fn locations_of(report: &RunReport) -> Vec<Location> {
+    let races: &[RaceReport] = report.detectors.get("fasttrack").map_or(&[], |d| &d.races);
     // Union-find over races: same global data, or heap races sharing a PC.
     let n = races.len();
     let mut parent: Vec<usize> = (0..n).collect();
@@ -280,14 +278,9 @@ pub fn locations_of(report: &Value) -> Vec<Location> {
         p[i] = r;
         r
     }
-    let data = |r: &Value| r["data"].as_str().unwrap_or("?").to_string();
+    let data = |r: &RaceReport| r.data.as_deref().unwrap_or("?").to_string();
     let global = |d: &str| d.contains("+0x");
-    let pcs = |r: &Value| {
-        [
-            r["pc"].as_u64().unwrap_or(0),
-            r["prev_pc"].as_u64().unwrap_or(0),
-        ]
-    };
+    let pcs = |r: &RaceReport| [r.pc, r.prev_pc];
     for i in 0..n {
         for j in 0..i {
             let (di, dj) = (data(&races[i]), data(&races[j]));
@@ -316,20 +309,20 @@ pub fn locations_of(report: &Value) -> Vec<Location> {
             all.dedup();
             // The innermost frame outside headers (the SDK's and a
             // runtime's inlined accessors live in .h files).
-            let frames = first["frames"].as_array().cloned().unwrap_or_default();
+            let frames = &first.frames;
             let frame = frames
                 .iter()
-                .find(|f| f["file"].as_str().is_some_and(|n| !n.ends_with(".h")))
+                .find(|f| f.file.as_deref().is_some_and(|n| !n.ends_with(".h")))
                 .or(frames.last())
                 .cloned()
-                .unwrap_or(Value::Null);
-            let file = frame["file"].as_str().unwrap_or("?");
+                .unwrap_or_default();
+            let file = frame.file.as_deref().unwrap_or("?");
             let file = Path::new(file)
                 .file_name()
                 .map_or(file.to_string(), |f| f.to_string_lossy().into_owned());
-            let line = match frame["line"].as_u64() {
+            let line = match frame.line {
                 Some(l) => format!("{file}:{l}"),
-                None => first["symbol"].as_str().unwrap_or("?").to_string(),
+                None => first.symbol.as_deref().unwrap_or("?").to_string(),
             };
             Location {
                 data: data(first),

@@ -11,6 +11,7 @@ pub mod explore;
 pub mod jumble;
 pub mod manifest;
 pub mod pool;
+pub mod report;
 pub mod run;
 
 use std::sync::atomic::AtomicUsize;

@@ -6,6 +6,7 @@
 
 use super::spec::{Campaign, RunSpec};
 use crate::cmd::pool::{self, interrupted, Flow};
+use crate::cmd::report::RunReport;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -184,25 +185,6 @@ fn wait_child(pid: libc::pid_t, deadline: Duration, interrupt: &Option<Arc<Atomi
     }
 }
 
-/// The per-detector figures of a `--report-json`, without the race list.
-fn detectors_of(report: &Value) -> Value {
-    let mut out = Map::new();
-    if let Some(d) = report["detectors"].as_object() {
-        for (name, v) in d {
-            let mut m = Map::new();
-            if let Some(o) = v.as_object() {
-                for (k, x) in o {
-                    if k != "races" {
-                        m.insert(k.clone(), x.clone());
-                    }
-                }
-            }
-            out.insert(name.clone(), Value::Object(m));
-        }
-    }
-    Value::Object(out)
-}
-
 /// Makes one run and returns its result (the run is interrupted when the
 /// result says `"interrupted": true`).
 fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
@@ -259,7 +241,7 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or(Value::Null)
     };
-    let report_v = read_json(&report);
+    let report_v = RunReport::read(&report);
     let stats_v = read_json(&stats);
     let hw_v = read_json(&hw);
     let stderr_text =
@@ -311,7 +293,7 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
         "stdout": stdout_kept,
         "stdout_bytes": stdout_bytes.len(),
         "stdout_fnv": super::spec::stdout_fnv(&stdout_bytes),
-        "detectors": detectors_of(&report_v),
+        "detectors": report_v.map_or(Value::Object(Map::new()), |r| r.figures()),
         "instructions": stats_v["instructions"],
         "steps": stats_v["steps"],
         "hw_stats": hw_v,

@@ -1,7 +1,7 @@
 //! What one `lard explore` run found, compared with the first run, and the
 //! distinct findings of a whole exploration.
 
-use serde_json::Value;
+use crate::cmd::report::{Frame, RunReport};
 use std::collections::BTreeMap;
 
 /// `lard run --max-insns` stopped the guest.
@@ -101,9 +101,7 @@ impl RunRecord {
             status,
             stdout,
             ending: ending_lines(stderr),
-            races: report
-                .and_then(|t| serde_json::from_str::<Value>(t).ok())
-                .map(|v| races_of(&v)),
+            races: report.and_then(RunReport::parse).map(|r| races_of(&r)),
         }
     }
 
@@ -180,50 +178,38 @@ fn ending_lines(stderr: &str) -> Vec<String> {
 }
 
 /// The races of a `--report-json` report (its first detector's).
-fn races_of(report: &Value) -> Vec<Race> {
-    let Some(det) = report["detectors"]
-        .as_object()
-        .and_then(|d| d.values().next())
-    else {
+fn races_of(report: &RunReport) -> Vec<Race> {
+    let Some(det) = report.first() else {
         return Vec::new();
     };
-    let site = |r: &Value, sym: &str, frames: &str| -> String {
-        let sym = r[sym].as_str().unwrap_or("?");
-        let line = r[frames]
-            .as_array()
-            .and_then(|f| f.first())
+    let site = |sym: &Option<String>, frames: &[Frame]| -> String {
+        let sym = sym.as_deref().unwrap_or("?");
+        let line = frames
+            .first()
             .and_then(|f| {
-                let file = f["file"].as_str()?;
+                let file = f.file.as_deref()?;
                 let file = file.rsplit('/').next().unwrap_or(file);
-                Some(format!(" ({file}:{})", f["line"].as_u64()?))
+                Some(format!(" ({file}:{})", f.line?))
             })
             .unwrap_or_default();
         format!("{sym}{line}")
     };
-    det["races"]
-        .as_array()
-        .map(|races| {
-            races
-                .iter()
-                .map(|r| {
-                    let (a, b) = (
-                        r["pc"].as_u64().unwrap_or(0),
-                        r["prev_pc"].as_u64().unwrap_or(0),
-                    );
-                    Race {
-                        pcs: (a.min(b), a.max(b)),
-                        text: format!(
-                            "{} race on {}: {} then {}",
-                            r["kind"].as_str().unwrap_or("?"),
-                            r["data"].as_str().unwrap_or("?"),
-                            site(r, "prev_symbol", "prev_frames"),
-                            site(r, "symbol", "frames"),
-                        ),
-                    }
-                })
-                .collect()
+    det.races
+        .iter()
+        .map(|r| {
+            let (a, b) = (r.pc, r.prev_pc);
+            Race {
+                pcs: (a.min(b), a.max(b)),
+                text: format!(
+                    "{} race on {}: {} then {}",
+                    r.kind.as_deref().unwrap_or("?"),
+                    r.data.as_deref().unwrap_or("?"),
+                    site(&r.prev_symbol, &r.prev_frames),
+                    site(&r.symbol, &r.frames),
+                ),
+            }
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// What a run showed that the first run did not, before deduplication.
