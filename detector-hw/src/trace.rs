@@ -60,51 +60,7 @@ use crate::event::{
     Access, AccessKind, Event, EventKind, KernelThreadId, LangThreadId, LardOp, LockMode,
     LowLevelSync, ObjectKind, Origin, ProgramEvent,
 };
-
-/// The SplitMix64 pseudo-random generator (Steele, Lea & Flood 2014).
-#[derive(Clone, Debug)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    /// A generator seeded with `seed`.
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64 { state: seed }
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A value in `0..n` (0 if `n == 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next_u64() % n
-        }
-    }
-
-    /// True with probability `percent`/100.
-    pub fn percent(&mut self, percent: u32) -> bool {
-        self.below(100) < u64::from(percent)
-    }
-
-    /// A uniformly chosen element of `items` (`None` if empty).
-    pub fn pick<T: Copy>(&mut self, items: &[T]) -> Option<T> {
-        if items.is_empty() {
-            None
-        } else {
-            Some(items[self.below(items.len() as u64) as usize])
-        }
-    }
-}
+pub use crate::rng::SplitMix64;
 
 /// The runtime side of lock synchronization through LARDx86 vector-clock
 /// instructions: it owns the architectural clock values of language threads
