@@ -11,6 +11,7 @@
 //! * [`lard`]: LARD semantics (what is checked, identities, LARDx86 ops).
 //! * [`clock`]: vector clocks and their initialisation rule.
 //! * [`race`]: race reports.
+//! * [`rng`]: the seeded SplitMix64 generator shared with the emulator.
 //! * [`canonical`]: the textbook detector of LARD Appendix A (the oracle).
 //! * [`fasttrack`]: FastTrack's epoch-based detector (the default).
 //! * [`shadow`]: paged shadow memory.
@@ -35,6 +36,7 @@ pub mod lardish;
 pub mod object;
 mod prefetch;
 pub mod race;
+pub mod rng;
 pub mod shadow;
 pub mod trace;
 pub mod variants;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //
 // lardcc_omp: a gcc plugin that marks the OpenMP loops gcc expands inline,
-// so that the lard-cc runtime sees them (guest-sdk/cc/gomp.c, "static
-// loops" and "simd loops"; docs/lard-cc.md).
+// so that the lard-cc runtime sees them (guest-sdk/cc/omp/worksharing.c,
+// "static loops", and cc/omp/simd.c; docs/lard-cc.md).
 //
 // gcc computes each thread's share of a `for` loop with schedule(static),
 // schedule(static, c), schedule(auto) or no schedule clause (and without

@@ -1,7 +1,7 @@
 //! How a read picks among the visible values (JUMBLE §5.1), with fairness.
 
 use super::buffer::WriteBuffer;
-use crate::trace::SplitMix64;
+use crate::rng::SplitMix64;
 use std::fmt;
 use std::str::FromStr;
 

@@ -28,7 +28,8 @@
 //! upgrade, which would downgrade it then.
 
 use super::*;
-use crate::event::{Event, EventKind};
+use crate::event::{AccessKind, Event, EventKind};
+use crate::race::RaceKind;
 
 const X: u64 = 0x1000;
 

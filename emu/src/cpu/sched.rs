@@ -16,6 +16,8 @@
 //! steps ([`Scheduler::steps`], `lard run --stats`); PCT places its
 //! priority change points on them.
 
+pub use lard_detector_hw::rng::SplitMix64;
+
 /// How the next thread and quantum are chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchedPolicy {
@@ -33,26 +35,6 @@ pub enum SchedPolicy {
         /// from (an estimate of the run's steps).
         steps: u64,
     },
-}
-
-/// SplitMix64: a small, well-distributed PRNG.
-#[derive(Clone, Debug)]
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A value in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
 }
 
 /// The state of a PCT schedule.

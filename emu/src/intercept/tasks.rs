@@ -11,7 +11,7 @@
 //! `GOMP_task` still running on the same kernel thread.
 //!
 //! The happens-before rules are those of the lard-cc runtime
-//! (`guest-sdk/cc/gomp.c`: `task_link`, `deps_apply`, taskwait, taskgroup),
+//! (`guest-sdk/cc/omp/tasks.c`: `task_link`, `deps_apply`, taskwait, taskgroup),
 //! expressed with [`hb`](super::hb)'s release/acquire on the keys below.
 
 use crate::intercept::hb::SyncKey;

@@ -2,7 +2,7 @@
 //! threads of their own, in binary mode: each section of a `sections`
 //! construct and each chunk of a worksharing loop libgomp hands out, and
 //! each team of a `teams` construct run by the host fallback. The rules are
-//! the lard-cc runtime's (`guest-sdk/cc/gomp.c`, "worksharing units" and
+//! the lard-cc runtime's (`guest-sdk/cc/omp/worksharing.c`, "worksharing units", and `omp/teams.c`,
 //! "teams"; docs/lard-cc.md's OpenMP table).
 //!
 //! libgomp hands a unit to a thread as the non-zero return of
@@ -35,7 +35,7 @@
 //! task never race on it; without the order they would. Races between two
 //! units one thread ran are then missed for that task (races with other
 //! threads' units are not). The lard-cc runtime has the same rule
-//! (`guest-sdk/cc/gomp.c`).
+//! (`guest-sdk/cc/omp/worksharing.c`).
 
 use super::page_chunks;
 use crate::cpu::uc::Reg;

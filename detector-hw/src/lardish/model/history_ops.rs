@@ -1,0 +1,264 @@
+//! ClearHistory and CopyHistory, and the type safety optimizations' items
+//! (learning them, granularity conflicts).
+
+use crate::lard::HistoryOp;
+use crate::lardish::baselines::Op;
+use crate::lardish::granularity::{self, Learn, BLOCK};
+use crate::lardish::history::ByteMeta;
+use crate::lardish::stats::{Mechanism, SwCause};
+use crate::lardish::Lardish;
+
+use super::release_valid;
+
+impl Lardish {
+    /// Type safety: learns or checks the items of the `count` bytes from
+    /// `first` (one item per 64-byte block they touch), turning a block
+    /// whose items the access breaks to byte metadata first. Returns
+    /// whether any of them uses the clock table (an item narrower than
+    /// [`granularity::COARSE_ITEM_BYTES`]).
+    pub(in crate::lardish) fn learn_items(&mut self, c: usize, first: u64, count: u64) -> bool {
+        let mut counted = false;
+        let mut i = 0;
+        while i < count {
+            let x = first.wrapping_add(i);
+            let k = (BLOCK - x % BLOCK).min(count - i);
+            let width = match self.func.items.access(x, k) {
+                Learn::Item { width, .. } => width,
+                Learn::Conflict => {
+                    self.granularity_conflict(c, x);
+                    self.func.items.access(x, k);
+                    1
+                }
+            };
+            counted |= width < granularity::COARSE_ITEM_BYTES;
+            i += k;
+        }
+        counted
+    }
+
+    /// A granularity conflict in the block of byte `x`: every core's
+    /// metadata lines of its data lines go to software through the
+    /// eviction handler (their records are in software from now on), the
+    /// block turns to byte metadata and its data lines to expanded
+    /// metadata. Costs the transition and one eviction per resident line.
+    pub(in crate::lardish) fn granularity_conflict(&mut self, c: usize, x: u64) {
+        self.acct.stats.granularity_conflicts += 1;
+        let block = x - x % BLOCK;
+        let half = 1u64 << (self.layout.shift - 1);
+        let mut cost = u64::from(self.cfg.transition_cycles);
+        for dline in self.layout.data_lines(block, BLOCK as u32) {
+            let addr = dline << self.layout.shift;
+            let expanded = !self.cfg.compact_metadata || self.hw.is_expanded_line(dline);
+            for p in 0..self.func.cores.len() {
+                let mut lines = vec![self.layout.md_line(p, addr, expanded)];
+                if expanded {
+                    lines.push(self.layout.md_line(p, addr + half, true));
+                }
+                for line in lines {
+                    if self.lose(line, SwCause::Granularity) {
+                        self.timing.hier.invalidate(line);
+                        self.acct.stats.md_evictions += 1;
+                        cost += u64::from(self.cfg.md_evict_cycles);
+                    }
+                }
+            }
+            if self.cfg.compact_metadata && !expanded {
+                self.hw.expand(dline);
+            }
+        }
+        // After the lines released their records under the old widths.
+        self.func.items.fall_back(x);
+        self.drain_md_evictions(c);
+        self.acct.charge(c, cost, Mechanism::MdEviction);
+    }
+
+    /// Before a history operation on `[addr, addr + len)`: a block whose
+    /// item the region's ends cut falls back to byte metadata (a
+    /// granularity conflict), so no item changes width while hardware
+    /// holds its records.
+    pub(in crate::lardish) fn uncut_items(&mut self, c: usize, addr: u64, len: u64) {
+        if self.func.type_safe {
+            for x in self.func.items.cut_blocks(addr, len) {
+                self.granularity_conflict(c, x);
+            }
+        }
+    }
+
+    /// Byte `x`'s records in `m` leave the variable map (ClearHistory,
+    /// CopyHistory's destination): those held in hardware release their
+    /// clock-table entries.
+    pub(in crate::lardish) fn release_records(&mut self, x: u64, m: &ByteMeta) {
+        if !self.func.items.counted(x) {
+            return;
+        }
+        let v = self.hw.view();
+        release_valid(
+            &mut self.func.cores,
+            m.write.iter().chain(&m.reads),
+            1,
+            &|h| v.holder_valid(x, h),
+        );
+    }
+
+    pub(in crate::lardish) fn region_md_lines(
+        &self,
+        core: usize,
+        addr: u64,
+        len: u64,
+    ) -> Vec<(u64, bool)> {
+        let v = self.hw.view();
+        let mut out: Vec<(u64, bool)> = Vec::new();
+        for i in 0..len {
+            let x = addr.wrapping_add(i);
+            let line = v.md_line(core, x);
+            if out.last().map(|l| l.0) != Some(line) {
+                // Fully covered if the region spans the line's data range.
+                let (s, n) = self.layout.md_covers(line, v.is_expanded(x));
+                let full = s >= addr && s.wrapping_add(n) <= addr.wrapping_add(len);
+                out.push((line, full));
+            }
+        }
+        out
+    }
+
+    /// Software-manager lookups and invalidation of cached metadata for a
+    /// region; `evict` persists it via the eviction handler (CopyHistory's
+    /// source) instead of discarding it. Returns the cycles.
+    pub(in crate::lardish) fn invalidate_region(
+        &mut self,
+        c: usize,
+        addr: u64,
+        len: u64,
+        evict: bool,
+    ) -> u64 {
+        let mut cycles = 0u64;
+        for p in 0..self.func.cores.len() {
+            for (line, full) in self.region_md_lines(p, addr, len) {
+                // The manager's record of what may be cached.
+                let (s, _) = self.layout.md_covers(line, true);
+                let track = self.layout.sw_line(s, self.cfg.ft.shadow_bytes);
+                cycles += u64::from(self.timing.hier.data_access(c, track, false).1);
+                if !self.hw.resident.contains_key(line) {
+                    continue;
+                }
+                if let Some(level) = self.timing.hier.level_of(p, line) {
+                    cycles += u64::from(self.timing.hier.latency(level));
+                }
+                self.acct.stats.history_invalidations += 1;
+                if evict {
+                    self.acct.stats.md_evictions += 1;
+                    cycles += u64::from(self.cfg.md_evict_cycles);
+                }
+                if full || evict {
+                    self.timing.hier.invalidate(line);
+                    self.lose(line, SwCause::HistoryOp);
+                }
+            }
+        }
+        self.drain_md_evictions(c);
+        cycles
+    }
+
+    /// Marks the data lines of `[addr, addr+len)` as changed by a history
+    /// operation (statistics only).
+    pub(in crate::lardish) fn touch_history_lines(&mut self, addr: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let (a, b) = (
+            self.layout.data_line(addr),
+            self.layout.data_line(addr.wrapping_add(len - 1)),
+        );
+        let mut l = a;
+        loop {
+            self.acct.history_lines.insert(l);
+            if l == b {
+                break;
+            }
+            l = l.wrapping_add(1);
+        }
+    }
+
+    /// ClearHistory/CopyHistory. Both cost models charge FastTrack's
+    /// measured instructions for the operation and its shadow lines;
+    /// LARDISH adds its transition and the invalidation of cached metadata.
+    pub(in crate::lardish) fn history_op(&mut self, c: usize, op: HistoryOp) {
+        let swb = self.cfg.ft.shadow_bytes;
+        let instr = u64::from(self.cfg.instruction_cycles);
+        let mut cost = u64::from(self.cfg.transition_cycles);
+        let ft_cost = match op {
+            HistoryOp::Clear { addr, len } => {
+                self.acct.stats.clear_ops += 1;
+                self.uncut_items(c, addr, len);
+                self.touch_history_lines(addr, len);
+                let per_op = self.cfg.ft.history_instructions(false, len) * instr;
+                cost += self.invalidate_region(c, addr, len, false);
+                for i in 0..len {
+                    let x = addr.wrapping_add(i);
+                    if let Some(m) = self.func.bytes.remove(x) {
+                        self.release_records(x, &m);
+                    }
+                }
+                let lines: Vec<u64> = (0..len)
+                    .map(|i| self.layout.sw_line(addr.wrapping_add(i), swb))
+                    .collect();
+                self.func.items.clear(addr, len);
+                cost += self.soft_accesses(c, lines, true) + per_op;
+                self.timing.baselines.push(Op::History {
+                    c: c as u32,
+                    a: (addr, len),
+                    b: (0, 0),
+                });
+                per_op
+            }
+            HistoryOp::Copy { src, dst, len } => {
+                self.acct.stats.copy_ops += 1;
+                self.uncut_items(c, dst, len);
+                self.touch_history_lines(dst, len);
+                let per_op = self.cfg.ft.history_instructions(true, len) * instr;
+                cost += self.invalidate_region(c, src, len, true);
+                cost += self.invalidate_region(c, dst, len, false);
+                let copied: Vec<Option<ByteMeta>> = (0..len)
+                    .map(|i| {
+                        self.func
+                            .bytes
+                            .get(src.wrapping_add(i))
+                            .map(|m| m.software_copy())
+                    })
+                    .collect();
+                for (i, m) in (0..len).zip(copied) {
+                    let at = dst.wrapping_add(i);
+                    if let Some(old) = self.func.bytes.remove(at) {
+                        self.release_records(at, &old);
+                    }
+                    match m {
+                        Some(m) => {
+                            self.func.wide_addrs |= at >> 48 != 0;
+                            self.func.bytes.insert(at, m);
+                        }
+                        None => {
+                            self.func.bytes.remove(at);
+                        }
+                    }
+                }
+                self.func.items.copy(src, dst, len);
+                let mut lines = Vec::with_capacity(2 * len as usize);
+                for i in 0..len {
+                    lines.push(self.layout.sw_line(src.wrapping_add(i), swb));
+                }
+                for i in 0..len {
+                    lines.push(self.layout.sw_line(dst.wrapping_add(i), swb));
+                }
+                cost += self.soft_accesses(c, lines, true) + per_op;
+                self.timing.baselines.push(Op::History {
+                    c: c as u32,
+                    a: (src, len),
+                    b: (dst, len),
+                });
+                per_op
+            }
+        };
+        self.acct.charge(c, cost, Mechanism::HistoryOp);
+        self.acct.stats.cycles_fasttrack += ft_cost;
+    }
+}

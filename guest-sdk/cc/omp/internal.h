@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * lard-cc runtime, OpenMP: the types and macros its parts share (gomp.c and
+ * the files of this folder, which gomp.c includes: one translation unit).
+ */
+#ifndef LARDCC_OMP_INTERNAL_H
+#define LARDCC_OMP_INTERNAL_H
+
+#include "../rt.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+int omp_get_thread_num(void);
+int omp_get_num_threads(void);
+int omp_get_team_num(void);
+
+#define FLAG_FINAL (1u << 1)
+#define FLAG_IF (1u << 10)
+#define FLAG_NOGROUP (1u << 11)
+
+struct task;
+
+struct team {
+    struct lardcc_barrier bar;          /* all barriers of the team */
+    struct lardcc_vc fork_vc;           /* master's clock at the fork */
+    void (*fn)(void *);
+    void *data;
+    int final_slot;
+    struct lardcc_sync ordered;         /* ordered regions, in iteration order */
+    struct lardcc_sync copy;            /* single copyprivate broadcast */
+    uint32_t cg;                        /* the master's contention group */
+    int one;                            /* the program asked for a team of one */
+    uint32_t started;                   /* members that took their start */
+};
+
+struct group {
+    struct group *outer;
+    struct task **tasks;
+    size_t n, cap;
+};
+
+struct dep {
+    const void *addr;
+    struct task *last_out;
+    struct task **ins;
+    size_t n, cap;
+};
+
+struct task {
+    uint32_t id;
+    int implicit;
+    int final;
+    int slot;                           /* barrier phase it completes in */
+    volatile int done;
+    struct team *team;
+    struct task *parent;
+    struct group *group;                /* taskgroup it belongs to */
+    struct group *cur_group;            /* innermost taskgroup it opened */
+    struct task **children;             /* not yet waited for */
+    size_t nchildren, capchildren;
+    struct task **preds;
+    size_t npreds;
+    struct dep *deps;                   /* dependences among its children */
+    size_t ndeps, capdeps;
+    uintptr_t stack_top;                /* implicit task: its frames lie below */
+    uintptr_t site;                     /* explicit: the creating call's return address */
+    int in_taskloop;                    /* explicit: one of a taskloop's tasks */
+    struct lardcc_vc start_vc;
+    struct lardcc_vc fin;
+    uint32_t cg;                        /* its creator's contention group */
+    uint32_t refs;                      /* explicit: see task_unref */
+    uint32_t owned;                     /* implicit: its own heap blocks (see owned_*) */
+    int asked_num;                      /* implicit: the program asked its thread number */
+    struct lardcc_vc units_fin;         /* implicit: its units' ends while it owns some */
+};
+
+/* A libgomp entry point a wrapper calls runs on the program's behalf, not
+ * as the program: its allocations (work shares, task records) are not the
+ * program's own heap memory ("A thread's own heap memory" below).  A
+ * program callback from libgomp (a region body, a task, a copy function)
+ * is the program again: PROGRAM_CALLBACK. */
+#define IN_LIBGOMP(stmt) LARDCC_RUNTIME(stmt)
+#define IN_LIBGOMP_EXPR(e)                                                            \
+    __extension__({                                                                   \
+        __typeof__(e) r_;                                                             \
+        lardcc_in_runtime++;                                                          \
+        r_ = (e);                                                                     \
+        lardcc_in_runtime--;                                                          \
+        r_;                                                                           \
+    })
+#define PROGRAM_CALLBACK(stmt)                                                        \
+    do {                                                                              \
+        int outer_ = lardcc_in_runtime;                                               \
+        lardcc_in_runtime = 0;                                                        \
+        stmt;                                                                         \
+        lardcc_in_runtime = outer_;                                                   \
+    } while (0)
+
+#endif
