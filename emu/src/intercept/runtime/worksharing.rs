@@ -2,8 +2,9 @@
 //! threads of their own, in binary mode: each section of a `sections`
 //! construct and each chunk of a worksharing loop libgomp hands out, and
 //! each team of a `teams` construct run by the host fallback. The rules are
-//! the lard-cc runtime's (`guest-sdk/cc/omp/worksharing.c`, "worksharing units", and `omp/teams.c`,
-//! "teams"; docs/lard-cc.md's OpenMP table).
+//! the lard-cc runtime's (`guest-sdk/cc/omp/worksharing.c`, "worksharing
+//! units", and `guest-sdk/cc/omp/teams.c`, "teams"; docs/lard-cc.md's
+//! OpenMP table).
 //!
 //! libgomp hands a unit to a thread as the non-zero return of
 //! `GOMP_sections_start`/`GOMP_sections_next` (a section's number), the
