@@ -18,9 +18,11 @@
 //! direct store change translated code unseen: the first such mapping turns
 //! direct addressing off for the rest of the process.
 
+mod window;
 use crate::cpu::uc::{prot, UcError, UcRef};
 use memmap2::MmapMut;
 use std::collections::BTreeMap;
+use window::{host_prot, Host, Window};
 
 /// Guest page size.
 pub const PAGE: u64 = 4096;
@@ -44,132 +46,6 @@ pub const WINDOW_END: u64 = 1 << WINDOW_BITS;
 const MMAP_TOP: u64 = 0x1fff_0000_0000;
 /// Lowest address the mmap allocator hands out.
 const MMAP_BOTTOM: u64 = 0x1000_0000;
-
-/// The host memory behind a region (shared by the pieces of a split one).
-enum Host {
-    /// A host mapping of its own, unmapped when the last piece goes.
-    Own(MmapMut),
-    /// Pages of the window at `base + guest address`: given back to the
-    /// reservation page range by page range as the guest unmaps them.
-    Window(*mut u8),
-}
-
-impl Host {
-    fn as_ptr(&self) -> *const u8 {
-        match self {
-            Host::Own(m) => m.as_ptr(),
-            Host::Window(p) => *p,
-        }
-    }
-}
-
-/// The host reservation of direct guest addressing.
-struct Window {
-    base: usize,
-}
-
-/// The host protection of a guest page with `perms`: readable when the
-/// guest may read or execute it (translation reads code), writable when
-/// the guest may write it.
-fn host_prot(perms: u32) -> libc::c_int {
-    let mut p = libc::PROT_NONE;
-    if perms & (prot::READ | prot::WRITE | prot::EXEC) != 0 {
-        p |= libc::PROT_READ;
-    }
-    if perms & prot::WRITE != 0 {
-        p |= libc::PROT_WRITE;
-    }
-    p
-}
-
-impl Window {
-    /// Reserves `WINDOW_END` bytes and a guard page past them (an access
-    /// that starts below the end and crosses it faults there).
-    fn reserve() -> Option<Window> {
-        // SAFETY: a fresh anonymous reservation; no memory is touched.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                (WINDOW_END + PAGE) as usize,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        (p != libc::MAP_FAILED).then_some(Window { base: p as usize })
-    }
-
-    fn holds(addr: u64, len: u64) -> bool {
-        addr.checked_add(len).is_some_and(|end| end <= WINDOW_END)
-    }
-
-    fn host(&self, addr: u64) -> *mut u8 {
-        (self.base + addr as usize) as *mut u8
-    }
-
-    /// Fresh zeroed pages at `[addr, addr+len)`.
-    fn map(&self, addr: u64, len: u64, perms: u32) -> Option<*mut u8> {
-        // SAFETY: the range lies inside the reservation, which only this
-        // address space maps into; MAP_FIXED replaces its reserved pages.
-        let p = unsafe {
-            libc::mmap(
-                self.host(addr) as *mut libc::c_void,
-                len as usize,
-                host_prot(perms),
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
-                -1,
-                0,
-            )
-        };
-        (p != libc::MAP_FAILED).then_some(p as *mut u8)
-    }
-
-    /// Moves the host mapping `m` (exactly `len` bytes) to `[addr, addr+len)`.
-    fn adopt(&self, addr: u64, len: u64, m: MmapMut) -> Option<*mut u8> {
-        if m.len() as u64 != len {
-            return None;
-        }
-        // SAFETY: moves a mapping this function owns over reserved pages.
-        let p = unsafe {
-            libc::mremap(
-                m.as_ptr() as *mut libc::c_void,
-                len as usize,
-                len as usize,
-                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
-                self.host(addr) as *mut libc::c_void,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return None;
-        }
-        // The mapping lives on at its new address; its old one is gone.
-        std::mem::forget(m);
-        Some(p as *mut u8)
-    }
-
-    /// Gives `[addr, addr+len)` back to the reservation.
-    fn release(&self, addr: u64, len: u64) {
-        // SAFETY: as in `map`; the pages become inaccessible and their
-        // memory goes back to the host.
-        unsafe {
-            libc::mmap(
-                self.host(addr) as *mut libc::c_void,
-                len as usize,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-    }
-
-    /// Sets the host protection of `[addr, addr+len)`.
-    fn protect(&self, addr: u64, len: u64, prot: libc::c_int) {
-        // SAFETY: a range of mapped window pages.
-        unsafe { libc::mprotect(self.host(addr) as *mut libc::c_void, len as usize, prot) };
-    }
-}
 
 /// One mapped page range.
 struct Region {
@@ -842,63 +718,4 @@ impl Memory {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cpu::uc::Uc;
-
-    const A: u64 = 0x10_0000;
-
-    /// What `host_ptr` answers after each change of the regions equals a
-    /// look-up in the table, whichever region it remembered before the
-    /// change: the remembered region never outlives a map, unmap, protect
-    /// (with and without a split), split or merge.
-    #[test]
-    fn host_ptr_after_every_change_of_the_regions() {
-        let rw = prot::READ | prot::WRITE;
-        type Step = (&'static str, fn(&mut Memory));
-        let steps: [Step; 6] = [
-            ("map", |m| {
-                m.map(A, 4 * PAGE, prot::READ | prot::WRITE, "t").unwrap()
-            }),
-            ("protect the second page read-only (split)", |m| {
-                m.protect(A + PAGE, PAGE, prot::READ).unwrap()
-            }),
-            (
-                "protect the first page to nothing (no split, no merge)",
-                |m| m.protect(A, PAGE, 0).unwrap(),
-            ),
-            ("protect all back (merge)", |m| {
-                m.protect(A, 4 * PAGE, prot::READ | prot::WRITE).unwrap()
-            }),
-            ("unmap the tail", |m| {
-                m.unmap(A + 2 * PAGE, 2 * PAGE).unwrap()
-            }),
-            ("unmap all", |m| m.unmap(A, 2 * PAGE).unwrap()),
-        ];
-        let probes: [(u64, u64, u32); 6] = [
-            (A, 8, prot::READ),
-            (A + 8, 8, rw),
-            (A + PAGE + 16, 8, prot::WRITE),
-            (A + 2 * PAGE + 4, 4, prot::READ),
-            (A + PAGE - 4, 8, rw),
-            (A + 3 * PAGE, 8, prot::READ),
-        ];
-        let uc = Uc::new_x86_64().expect("engine");
-        for warm in probes {
-            let mut m = Memory::new(uc.r(), false);
-            for (name, step) in steps {
-                let (a, len, need) = warm;
-                m.host_ptr(a, len, need);
-                step(&mut m);
-                for (a, len, need) in probes {
-                    let remembered = m.host_ptr(a, len, need).map(|p| p as usize);
-                    let looked_up = m.host_ptr_lookup(a, len, need).map(|p| p as usize);
-                    assert_eq!(remembered, looked_up, "{name}: {a:#x}+{len} need {need}");
-                    // (The look-up remembered this one: the same answer.)
-                    let again = m.host_ptr(a, len, need).map(|p| p as usize);
-                    assert_eq!(again, looked_up, "{name}: {a:#x}+{len} need {need}, again");
-                }
-            }
-        }
-    }
-}
+mod tests;

@@ -4,6 +4,7 @@
 //! machine that puts them together with the Linux process and observation
 //! is [`crate::machine`].
 
+pub mod access_buffer;
 pub mod code;
 pub mod memory;
 pub mod sched;

@@ -57,8 +57,9 @@ const _: () = {
 /// the entries are still cached when the emulator reads them).
 const ACCESS_BUFFER_ENTRIES: usize = 4096;
 // A batch (at most the buffer's capacity) fits one AccessTally.
-const _: () =
-    assert!((ACCESS_BUFFER_ENTRIES + crate::cpu::uc::BUFFER_SLACK) as u64 <= AccessTally::MAX);
+const _: () = assert!(
+    (ACCESS_BUFFER_ENTRIES + crate::cpu::access_buffer::BUFFER_SLACK) as u64 <= AccessTally::MAX
+);
 
 /// From this many Tracked sites in the scanned code on, their accesses are
 /// made inside the observation call ([`Observe::in_helper`]): at ~120 bytes
