@@ -24,9 +24,11 @@
 #include "omp/internal.h"
 
 static uint32_t task_lock;
-static __thread struct team *cur_team;
-static __thread struct task *cur_task;
-static __thread struct task *root_task; /* allocated: keeps static TLS small */
+static __thread struct omp_thread thr = {
+    .work_unit = {LARD__NO_THREAD, 0},
+    .simd_loop = {.lane = {LARD__NO_THREAD, 0}},
+    .team_unit = {LARD__NO_THREAD, 0},
+};
 
 /* Contention groups (OpenMP 5.2 §1.2.2: an initial thread and its
  * descendant threads).  The program's initial thread starts group 0; each
@@ -36,7 +38,6 @@ static __thread struct task *root_task; /* allocated: keeps static TLS small */
  * §18.9): they order nothing between two teams, however the host fallback
  * runs them.  `atomic` binds to all threads of the device and keeps one
  * sync object. */
-static __thread uint32_t cur_cg;
 static uint32_t cg_count;
 
 static uint32_t cg_new(void)
@@ -49,9 +50,9 @@ static uint32_t cg_new(void)
  * with the group in bits 48..63, which no user-space address has. */
 static const void *cg_key(const void *addr)
 {
-    uintptr_t g = cur_cg & 0xffff;
-    if (cur_cg != 0 && g == 0)
-        g = 1 + (cur_cg >> 16) % 0xffff;
+    uintptr_t g = thr.cur_cg & 0xffff;
+    if (thr.cur_cg != 0 && g == 0)
+        g = 1 + (thr.cur_cg >> 16) % 0xffff;
     return (const void *)((uintptr_t)addr ^ ((uintptr_t)g << 48));
 }
 
@@ -81,25 +82,6 @@ static void push(struct task ***v, size_t *n, size_t *cap, struct task *t)
 
 /* ------------------------------------------- worksharing state of a thread */
 
-/* The worksharing unit this kernel thread runs (below), the static loop it
- * is in ("static loops") and whether it is between a static loop's begin
- * mark and its first iteration (gcc's own omp_get_thread_num call).  A
- * parallel region nested in a unit saves them and starts afresh. */
-struct unit {
-    uint32_t id;                        /* LARD__NO_THREAD: none runs */
-    uint32_t creator;                   /* the task that got it */
-};
-static __thread struct unit work_unit = {LARD__NO_THREAD, 0};
-struct static_loop {
-    int split;                          /* chunks run as units */
-    long chunk;                         /* iterations per unit */
-    long ran;                           /* iterations the running unit ran */
-    uintptr_t site;                     /* return address of the begin call */
-    struct lardcc_dvc fin;              /* the units' ends */
-};
-static __thread struct static_loop static_loop;
-static __thread int static_prologue;
-
 /* ------------------------------------------------- thread-bound state */
 
 /* A worksharing unit could have run on another thread, except when what it
@@ -124,8 +106,8 @@ static __thread int static_prologue;
  * libgomp), if any. */
 static struct task *own_task(void)
 {
-    struct task *t = cur_task;
-    if (lardcc_in_runtime || cur_team == NULL || t == NULL || !t->implicit)
+    struct task *t = thr.cur_task;
+    if (lardcc_in_runtime || thr.cur_team == NULL || t == NULL || !t->implicit)
         return NULL;
     return t;
 }
@@ -139,7 +121,7 @@ int __real_omp_get_thread_num(void);
 int __wrap_omp_get_thread_num(void)
 {
     struct task *t = own_task();
-    if (t != NULL && !static_prologue)
+    if (t != NULL && !thr.static_prologue)
         t->asked_num = 1;
     return __real_omp_get_thread_num();
 }
@@ -275,14 +257,14 @@ static void task_unref(struct task *t)
 
 static struct task *current_task(void)
 {
-    if (cur_task == NULL) {
-        if (root_task == NULL)
-            root_task = xmalloc(sizeof *root_task);
-        root_task->id = lardcc_me();
-        root_task->implicit = 1;
-        cur_task = root_task;
+    if (thr.cur_task == NULL) {
+        if (thr.root_task == NULL)
+            thr.root_task = xmalloc(sizeof *thr.root_task);
+        thr.root_task->id = lardcc_me();
+        thr.root_task->implicit = 1;
+        thr.cur_task = thr.root_task;
     }
-    return cur_task;
+    return thr.cur_task;
 }
 
 static void acquire_vc(const struct lardcc_vc *vc)

@@ -12,7 +12,7 @@ static void unit_end(void);
     ret_t __real_##name(void);                                                        \
     ret_t __wrap_##name(void)                                                         \
     {                                                                                 \
-        struct team *T = cur_team;                                                    \
+        struct team *T = thr.cur_team;                                                    \
         int slot;                                                                     \
         ret_t r;                                                                      \
         before                                                                        \
@@ -30,7 +30,7 @@ static void unit_end(void);
     void __real_##name(void);                                                         \
     void __wrap_##name(void)                                                          \
     {                                                                                 \
-        struct team *T = cur_team;                                                    \
+        struct team *T = thr.cur_team;                                                    \
         int slot;                                                                     \
         before                                                                        \
         if (T == NULL) {                                                              \

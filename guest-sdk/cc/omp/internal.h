@@ -98,4 +98,51 @@ struct task {
         lardcc_in_runtime = outer_;                                                   \
     } while (0)
 
+
+/* The worksharing unit this kernel thread runs (below), the static loop it
+ * is in ("static loops") and whether it is between a static loop's begin
+ * mark and its first iteration (gcc's own omp_get_thread_num call).  A
+ * parallel region nested in a unit saves them and starts afresh. */
+struct unit {
+    uint32_t id;                        /* LARD__NO_THREAD: none runs */
+    uint32_t creator;                   /* the task that got it */
+};
+struct static_loop {
+    int split;                          /* chunks run as units */
+    long chunk;                         /* iterations per unit */
+    long ran;                           /* iterations the running unit ran */
+    uintptr_t site;                     /* return address of the begin call */
+    struct lardcc_dvc fin;              /* the units' ends */
+};
+
+/* A simd loop (omp/simd.c). */
+#define LANE_RING 64
+struct simd_loop {
+    int split;                          /* lanes run as language threads */
+    long safelen;                       /* 0: none */
+    unsigned long lanes;                /* lanes started */
+    uintptr_t site;                     /* return address of the begin call */
+    struct unit lane;                   /* the running lane */
+    struct lardcc_dvc fin;              /* the lanes' ends */
+    struct lardcc_vc *ring;             /* LANE_RING lane ends, allocated once */
+};
+
+/* What one kernel thread keeps of the OpenMP constructs it runs: the
+ * runtime's only thread-local state, `thr` (gomp.c). */
+struct omp_thread {
+    struct team *cur_team;              /* the team it runs in */
+    struct task *cur_task;              /* the task it runs */
+    struct task *root_task;             /* allocated: keeps static TLS small */
+    uint32_t cur_cg;                    /* its contention group (gomp.c) */
+    struct unit work_unit;              /* the worksharing unit it runs */
+    struct static_loop static_loop;     /* the static loop it is in */
+    int static_prologue;                /* between a static loop's begin
+                                         * mark and its first iteration */
+    struct simd_loop simd_loop;         /* the simd loop it runs */
+    struct unit team_unit;              /* GOMP_teams4: the running team */
+    struct lardcc_dvc teams_join;       /* GOMP_teams4: every team's end */
+    uintptr_t target_top;               /* the innermost target region's frames */
+    uint32_t teams_outer_cg;            /* the encountering task's contention group */
+};
+
 #endif

@@ -6,8 +6,8 @@
 static void team_body(void *arg)
 {
     struct team *T = arg;
-    struct team *prev_team = cur_team;
-    struct task *prev_task = cur_task;
+    struct team *prev_team = thr.cur_team;
+    struct task *prev_task = thr.cur_task;
     struct task *implicit = xmalloc(sizeof *implicit);
     uint32_t prev_id = lardcc_me(), id = prev_id, n = (uint32_t)omp_get_num_threads(), stack;
     uint32_t prev_cg;
@@ -29,23 +29,23 @@ static void team_body(void *arg)
     implicit->team = T;
     implicit->stack_top = (uintptr_t)__builtin_frame_address(0);
     implicit->cg = T->cg;
-    cur_team = T;
-    cur_task = implicit;
-    prev_cg = cur_cg;
-    cur_cg = T->cg;
-    saved_unit = work_unit;
-    saved_loop = static_loop;
-    saved_prologue = static_prologue;
-    work_unit.id = LARD__NO_THREAD;
-    memset(&static_loop, 0, sizeof static_loop);
-    static_prologue = 0;
+    thr.cur_team = T;
+    thr.cur_task = implicit;
+    prev_cg = thr.cur_cg;
+    thr.cur_cg = T->cg;
+    saved_unit = thr.work_unit;
+    saved_loop = thr.static_loop;
+    saved_prologue = thr.static_prologue;
+    thr.work_unit.id = LARD__NO_THREAD;
+    memset(&thr.static_loop, 0, sizeof thr.static_loop);
+    thr.static_prologue = 0;
     stack = lardcc_stack_detach();
     PROGRAM_CALLBACK(T->fn(T->data));
     lardcc_stack_attach(stack);
-    lardcc_dvc_free(&static_loop.fin);
-    work_unit = saved_unit;
-    static_loop = saved_loop;
-    static_prologue = saved_prologue;
+    lardcc_dvc_free(&thr.static_loop.fin);
+    thr.work_unit = saved_unit;
+    thr.static_loop = saved_loop;
+    thr.static_prologue = saved_prologue;
     final = lardcc_own(id);
     owned_forget(implicit);
     if (worker)
@@ -53,9 +53,9 @@ static void team_body(void *arg)
     slot = lardcc_barrier_arrive(&T->bar, n);
     if (!worker)
         T->final_slot = slot;
-    cur_team = prev_team;
-    cur_task = prev_task;
-    cur_cg = prev_cg;
+    thr.cur_team = prev_team;
+    thr.cur_task = prev_task;
+    thr.cur_cg = prev_cg;
     /* Children records stay allocated (tasks may still point at them). */
     if (worker) {
         lardcc_clear_dead_stack();
@@ -76,7 +76,7 @@ static void team_begin(struct team *T, void (*fn)(void *), void *data, unsigned 
     lardcc_tick();
     T->fn = fn;
     T->data = data;
-    T->cg = cur_cg;
+    T->cg = thr.cur_cg;
     T->one = nt == 1; /* num_threads(1), or an `if` clause that is false */
 }
 

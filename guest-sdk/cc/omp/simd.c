@@ -15,18 +15,6 @@
  * previous lane's dead frames without history.  Nothing that starts threads or
  * worksharing may be nested in a simd loop, so a thread runs one at a
  * time. */
-#define LANE_RING 64
-struct simd_loop {
-    int split;                          /* lanes run as language threads */
-    long safelen;                       /* 0: none */
-    unsigned long lanes;                /* lanes started */
-    uintptr_t site;                     /* return address of the begin call */
-    struct unit lane;                   /* the running lane */
-    struct lardcc_dvc fin;              /* the lanes' ends */
-    struct lardcc_vc *ring;             /* LANE_RING lane ends, allocated once */
-};
-static __thread struct simd_loop simd_loop = {0, 0, 0, 0, {LARD__NO_THREAD, 0}, {NULL, 0, 0}, NULL};
-
 static unsigned long ring_len(const struct simd_loop *L)
 {
     return L->safelen < LANE_RING ? (unsigned long)L->safelen : LANE_RING;
@@ -34,7 +22,7 @@ static unsigned long ring_len(const struct simd_loop *L)
 
 static void simd_lane_end(void)
 {
-    struct simd_loop *L = &simd_loop;
+    struct simd_loop *L = &thr.simd_loop;
     if (L->lane.id == LARD__NO_THREAD)
         return;
     if (L->safelen > 0)
@@ -45,7 +33,7 @@ static void simd_lane_end(void)
 void __lardcc_omp_simd_begin(long safelen, long split);
 void __lardcc_omp_simd_begin(long safelen, long split)
 {
-    struct simd_loop *L = &simd_loop;
+    struct simd_loop *L = &thr.simd_loop;
     L->split = split != 0 && !lardcc_in_runtime;
     L->safelen = safelen > 0 ? safelen : 0;
     L->lanes = 0;
@@ -57,7 +45,7 @@ void __lardcc_omp_simd_begin(long safelen, long split)
 void __lardcc_omp_simd_iter(long index);
 void __lardcc_omp_simd_iter(long index)
 {
-    struct simd_loop *L = &simd_loop;
+    struct simd_loop *L = &thr.simd_loop;
     unsigned long j;
     if (!L->split)
         return;
@@ -77,14 +65,14 @@ void __lardcc_omp_simd_iter(long index)
 void __lardcc_omp_lane_private(void *addr, long size);
 void __lardcc_omp_lane_private(void *addr, long size)
 {
-    if (simd_loop.split && size > 0)
+    if (thr.simd_loop.split && size > 0)
         lard_clear_history(addr, (size_t)size);
 }
 
 void __lardcc_omp_simd_end(void);
 void __lardcc_omp_simd_end(void)
 {
-    struct simd_loop *L = &simd_loop;
+    struct simd_loop *L = &thr.simd_loop;
     if (!L->split)
         return;
     L->split = 0;

@@ -35,15 +35,15 @@ void __real_GOMP_ordered_start(void);
 void __wrap_GOMP_ordered_start(void)
 {
     IN_LIBGOMP(__real_GOMP_ordered_start());
-    if (cur_team)
-        lardcc_acquire(&cur_team->ordered);
+    if (thr.cur_team)
+        lardcc_acquire(&thr.cur_team->ordered);
 }
 
 void __real_GOMP_ordered_end(void);
 void __wrap_GOMP_ordered_end(void)
 {
-    if (cur_team)
-        lardcc_release(&cur_team->ordered);
+    if (thr.cur_team)
+        lardcc_release(&thr.cur_team->ordered);
     IN_LIBGOMP(__real_GOMP_ordered_end());
 }
 
@@ -52,16 +52,16 @@ void *__real_GOMP_single_copy_start(void);
 void *__wrap_GOMP_single_copy_start(void)
 {
     void *r = __real_GOMP_single_copy_start();
-    if (r != NULL && cur_team)
-        lardcc_acquire(&cur_team->copy);
+    if (r != NULL && thr.cur_team)
+        lardcc_acquire(&thr.cur_team->copy);
     return r;
 }
 
 void __real_GOMP_single_copy_end(void *);
 void __wrap_GOMP_single_copy_end(void *data)
 {
-    if (cur_team)
-        lardcc_release_join(&cur_team->copy);
+    if (thr.cur_team)
+        lardcc_release_join(&thr.cur_team->copy);
     IN_LIBGOMP(__real_GOMP_single_copy_end(data));
 }
 

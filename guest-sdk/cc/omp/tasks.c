@@ -9,8 +9,8 @@
 static void task_link(struct task *t, struct task *parent)
 {
     t->parent = parent;
-    t->team = parent->team ? parent->team : cur_team;
-    t->cg = cur_cg;
+    t->team = parent->team ? parent->team : thr.cur_team;
+    t->cg = thr.cur_cg;
     if (parent->implicit)
         t->slot = t->team ? (int)(__atomic_load_n(&t->team->bar.gen, __ATOMIC_ACQUIRE) & 1) : 0;
     else
@@ -172,7 +172,7 @@ static void task_drop_lists(struct task *t)
 static void run_task(struct task *t, void (*fn)(void *), void *arg)
 {
     struct task *prev = current_task();
-    uint32_t prev_id = lardcc_me(), id, stack, prev_cg = cur_cg;
+    uint32_t prev_id = lardcc_me(), id, stack, prev_cg = thr.cur_cg;
     size_t i;
     lardcc_clear_dead_stack();
     id = lardcc_id_alloc(&t->start_vc);
@@ -190,8 +190,8 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     free(t->preds);
     t->preds = NULL;
     t->npreds = 0;
-    cur_task = t;
-    cur_cg = t->cg;
+    thr.cur_task = t;
+    thr.cur_cg = t->cg;
     stack = lardcc_stack_detach();
     PROGRAM_CALLBACK(fn(arg));
     lardcc_stack_attach(stack);
@@ -203,8 +203,8 @@ static void run_task(struct task *t, void (*fn)(void *), void *arg)
     lardcc_id_drop_clock(id); /* t->fin has it */
     lardcc_id_retire(id, lardcc_vc_get(&t->fin, id));
     __atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
-    cur_task = prev;
-    cur_cg = prev_cg;
+    thr.cur_task = prev;
+    thr.cur_cg = prev_cg;
     lardcc_switch(prev_id);
     task_drop_lists(t);
     task_unref(t);
@@ -340,8 +340,8 @@ static void taskloop_setup(struct loop *L, struct task *parent, unsigned flags)
     /* Its tasks join the parent's list when they start, which may be
      * after the parent's end (nogroup): the parent's record stays. */
     task_ref(parent);
-    L->proto.team = parent->team ? parent->team : cur_team;
-    L->proto.cg = cur_cg;
+    L->proto.team = parent->team ? parent->team : thr.cur_team;
+    L->proto.cg = thr.cur_cg;
     if (parent->implicit)
         L->proto.slot =
             L->proto.team ? (int)(__atomic_load_n(&L->proto.team->bar.gen, __ATOMIC_ACQUIRE) & 1)

@@ -28,10 +28,10 @@ struct teams {
 static void teams_entry(void *arg)
 {
     struct teams *G = arg;
-    struct task *prev = cur_task;
-    struct team *prev_team = cur_team;
+    struct task *prev = thr.cur_task;
+    struct team *prev_team = thr.cur_team;
     struct task *initial = xmalloc(sizeof *initial);
-    uint32_t prev_id = lardcc_me(), id, stack, prev_cg = cur_cg;
+    uint32_t prev_id = lardcc_me(), id, stack, prev_cg = thr.cur_cg;
     lardcc_clear_dead_stack();
     id = lardcc_id_alloc(&G->fork_vc);
     lardcc_switch(id);
@@ -39,9 +39,9 @@ static void teams_entry(void *arg)
     initial->id = id;
     initial->implicit = 1;
     initial->stack_top = (uintptr_t)__builtin_frame_address(0);
-    cur_task = initial;
-    cur_team = NULL;
-    cur_cg = initial->cg = cg_new();
+    thr.cur_task = initial;
+    thr.cur_team = NULL;
+    thr.cur_cg = initial->cg = cg_new();
     stack = lardcc_stack_detach();
     PROGRAM_CALLBACK(G->fn(G->data));
     lardcc_stack_attach(stack);
@@ -49,9 +49,9 @@ static void teams_entry(void *arg)
     lardcc_vc_join(&G->join, lardcc_clock(id));
     lard_note_thread_exit();
     lardcc_id_retire(id, lardcc_own(id));
-    cur_task = prev;
-    cur_team = prev_team;
-    cur_cg = prev_cg;
+    thr.cur_task = prev;
+    thr.cur_team = prev_team;
+    thr.cur_cg = prev_cg;
     /* The initial task's record stays allocated (tasks may point at it). */
     lardcc_switch(prev_id);
 }
@@ -78,18 +78,13 @@ void __wrap_GOMP_teams_reg(void (*fn)(void *), void *data, unsigned num_teams,
 /* Teams of a target region's teams construct without num_teams. */
 #define LARDCC_TARGET_DEFAULT_TEAMS 2u
 
-static __thread struct unit team_unit = {LARD__NO_THREAD, 0};
-static __thread struct lardcc_dvc teams_join;
-static __thread uintptr_t target_top;   /* the innermost target region's frames */
-static __thread uint32_t teams_outer_cg; /* the encountering task's contention group */
-
 bool __real_GOMP_teams4(unsigned, unsigned, unsigned, bool);
 bool __wrap_GOMP_teams4(unsigned low, unsigned high, unsigned thread_limit, bool first)
 {
     bool r;
-    unit_stop(&team_unit, &teams_join, target_top);
+    unit_stop(&thr.team_unit, &thr.teams_join, thr.target_top);
     if (first) {
-        teams_outer_cg = cur_cg;
+        thr.teams_outer_cg = thr.cur_cg;
         /* No num_teams clause: libgomp's host fallback would run one team,
          * hiding every race between teams.  The number is the
          * implementation's choice; lard's binary mode makes the same. */
@@ -98,14 +93,14 @@ bool __wrap_GOMP_teams4(unsigned low, unsigned high, unsigned thread_limit, bool
     }
     IN_LIBGOMP(r = __real_GOMP_teams4(low, high, thread_limit, first));
     if (r) {
-        unit_start(&team_unit);
+        unit_start(&thr.team_unit);
         note_unit(LARDCC_UNIT_TEAM, (uintptr_t)__builtin_return_address(0),
                   (uint64_t)omp_get_team_num(), 0);
-        cur_cg = cg_new();
+        thr.cur_cg = cg_new();
     } else {
-        cur_cg = teams_outer_cg;
-        lardcc_acquire_dvc(&teams_join);
-        lardcc_dvc_free(&teams_join);
+        thr.cur_cg = thr.teams_outer_cg;
+        lardcc_acquire_dvc(&thr.teams_join);
+        lardcc_dvc_free(&thr.teams_join);
     }
     return r;
 }
@@ -116,9 +111,9 @@ void __wrap_GOMP_target_ext(int device, void (*fn)(void *), size_t mapnum, void 
                             size_t *sizes, unsigned short *kinds, unsigned flags, void **depend,
                             void **args)
 {
-    uintptr_t outer = target_top;
-    target_top = (uintptr_t)__builtin_frame_address(0);
+    uintptr_t outer = thr.target_top;
+    thr.target_top = (uintptr_t)__builtin_frame_address(0);
     IN_LIBGOMP(__real_GOMP_target_ext(device, fn, mapnum, hostaddrs, sizes, kinds, flags, depend,
                                       args));
-    target_top = outer;
+    thr.target_top = outer;
 }

@@ -46,7 +46,7 @@ static void unit_stop(struct unit *u, struct lardcc_dvc *join, uintptr_t top)
     if (join != NULL) {
         lardcc_dvc_join(join, lardcc_clock(id));
     } else {
-        struct team *T = cur_team;
+        struct team *T = thr.cur_team;
         lardcc_barrier_contribute(&T->bar,
                                   (int)(__atomic_load_n(&T->bar.gen, __ATOMIC_ACQUIRE) & 1),
                                   lardcc_clock(id));
@@ -63,9 +63,9 @@ static void unit_end(void)
 {
     struct task *me = current_task();
     /* While its task has thread-bound state, the next unit comes after. */
-    if (work_unit.id != LARD__NO_THREAD && thread_bound(me))
-        lardcc_vc_join(&me->units_fin, lardcc_clock(work_unit.id));
-    unit_stop(&work_unit, NULL, me->stack_top);
+    if (thr.work_unit.id != LARD__NO_THREAD && thread_bound(me))
+        lardcc_vc_join(&me->units_fin, lardcc_clock(thr.work_unit.id));
+    unit_stop(&thr.work_unit, NULL, me->stack_top);
 }
 
 /* libgomp handed a unit to this thread (inside a parallel region: a
@@ -74,9 +74,9 @@ static void unit_end(void)
 static bool unit_begin(void)
 {
     struct task *me = current_task();
-    if (cur_team == NULL || !me->implicit)
+    if (thr.cur_team == NULL || !me->implicit)
         return false;
-    unit_start(&work_unit);
+    unit_start(&thr.work_unit);
     if (thread_bound(me))
         lardcc_acquire_vc(&me->units_fin);
     return true;
@@ -320,7 +320,7 @@ void __wrap_GOMP_loop_end_nowait(void)
  * other team size can run them.  A chunk of a static
  * schedule is `chunk` iterations except the loop's last, which is its
  * thread's last, so counting the iterations finds the boundaries.  The
- * units' ends join `static_loop.fin`, which the implicit task acquires after
+ * units' ends join `thr.static_loop.fin`, which the implicit task acquires after
  * the loop: what the thread does next — the next static loop of the same shape
  * after a nowait included (OpenMP 5.2 §11.5.3: iteration i runs on the
  * same thread in both) — comes after the iterations it ran. */
@@ -338,34 +338,34 @@ static void acquire_ends(struct lardcc_dvc *fin)
 static void static_unit_end(void)
 {
     struct task *me;
-    if (work_unit.id == LARD__NO_THREAD)
+    if (thr.work_unit.id == LARD__NO_THREAD)
         return;
     me = current_task();
     if (thread_bound(me))
-        lardcc_vc_join(&me->units_fin, lardcc_clock(work_unit.id));
-    unit_stop(&work_unit, &static_loop.fin, me->stack_top);
+        lardcc_vc_join(&me->units_fin, lardcc_clock(thr.work_unit.id));
+    unit_stop(&thr.work_unit, &thr.static_loop.fin, me->stack_top);
 }
 
 void __lardcc_omp_static_begin(long chunk, long split);
 void __lardcc_omp_static_begin(long chunk, long split)
 {
-    static_prologue = 1;
-    static_loop.split = split != 0;
-    static_loop.chunk = chunk > 0 ? chunk : 1;
-    static_loop.ran = 0;
-    static_loop.site = (uintptr_t)__builtin_return_address(0);
+    thr.static_prologue = 1;
+    thr.static_loop.split = split != 0;
+    thr.static_loop.chunk = chunk > 0 ? chunk : 1;
+    thr.static_loop.ran = 0;
+    thr.static_loop.site = (uintptr_t)__builtin_return_address(0);
 }
 
 void __lardcc_omp_static_iter(long index);
 void __lardcc_omp_static_iter(long index)
 {
-    struct static_loop *L = &static_loop;
-    static_prologue = 0;
+    struct static_loop *L = &thr.static_loop;
+    thr.static_prologue = 0;
     if (!L->split || (L->ran != 0 && L->ran++ < L->chunk))
         return;
     static_unit_end();
     L->ran = 1;
-    if (cur_team != NULL && !cur_team->one && unit_begin())
+    if (thr.cur_team != NULL && !thr.cur_team->one && unit_begin())
         note_unit(LARDCC_UNIT_ITERATIONS, L->site, (uint64_t)index, (uint64_t)L->chunk);
     else
         L->split = 0; /* no team: the loop runs as its encountering task */
@@ -374,11 +374,11 @@ void __lardcc_omp_static_iter(long index)
 void __lardcc_omp_static_end(void);
 void __lardcc_omp_static_end(void)
 {
-    static_prologue = 0;
-    if (!static_loop.split)
+    thr.static_prologue = 0;
+    if (!thr.static_loop.split)
         return;
-    static_loop.split = 0;
+    thr.static_loop.split = 0;
     static_unit_end();
-    acquire_ends(&static_loop.fin);
+    acquire_ends(&thr.static_loop.fin);
     lardcc_floors_alone();
 }
