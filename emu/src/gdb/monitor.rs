@@ -7,7 +7,7 @@ use super::MonitorData;
 use crate::cpu::uc::Reg;
 use crate::machine::{Machine, ThreadState};
 use crate::observe::detect;
-use crate::run::{describe_pc, Emulator, Outcome};
+use crate::run::{Emulator, Outcome};
 use lard_detector_hw::event::ThreadKey;
 use lard_detector_hw::Remembered;
 use std::fmt::Write as _;
@@ -119,7 +119,7 @@ fn history(m: &Machine, addr: u64, len: u64) -> String {
                     r.thread,
                     kernel_of(m, r.thread),
                     r.clock,
-                    describe_pc(m, r.pc),
+                    m.describe_pc(r.pc),
                     detect::frames_text(m, r.pc)
                 );
             }
@@ -160,7 +160,7 @@ fn threads(emu: &Emulator) -> String {
             t.tid, t.insns
         );
         if t.state != ThreadState::Exited {
-            let _ = write!(s, ", at {}", describe_pc(m, t.ctx.reg(Reg::RIP)));
+            let _ = write!(s, ", at {}", m.describe_pc(t.ctx.reg(Reg::RIP)));
         }
         s.push('\n');
     }
@@ -175,7 +175,7 @@ pub fn ending(emu: &Emulator, out: &Outcome, _facts: &MonitorData) -> Option<Str
     Some(match out {
         Outcome::ObserverStop { pc } => format!(
             "data-race exception in thread {tid}: the racy access did not take effect: {} (monitor race shows the report)",
-            describe_pc(m, *pc)
+            m.describe_pc(*pc)
         ),
         Outcome::Signaled {
             signal,
@@ -183,12 +183,12 @@ pub fn ending(emu: &Emulator, out: &Outcome, _facts: &MonitorData) -> Option<Str
         } => format!(
             "thread {tid}: {} (signal {signal}) at {}",
             f.what,
-            describe_pc(m, f.pc)
+            m.describe_pc(f.pc)
         ),
         Outcome::Signaled { signal, .. } => format!("killed by signal {signal}"),
         Outcome::Deadlock(report) => report.clone(),
         Outcome::UnsupportedSyscall { nr, pc } => {
-            format!("unsupported system call {nr} at {}", describe_pc(m, *pc))
+            format!("unsupported system call {nr} at {}", m.describe_pc(*pc))
         }
         Outcome::Stopped(why) => format!("stopped: {why:?}"),
         Outcome::Exited(_) | Outcome::Paused | Outcome::Exec(_) => return None,

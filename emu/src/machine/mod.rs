@@ -20,6 +20,7 @@
 pub mod adversarial;
 mod config;
 mod cpu;
+mod describe;
 mod events;
 mod hooks;
 mod lard_ops;

@@ -10,7 +10,6 @@ use crate::binary::program::ProgramSource;
 use crate::machine::Machine;
 use crate::observe::callstack;
 use crate::observe::observer::{AccessMode, Control, Observer};
-use crate::run::describe_pc;
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, ThreadKey};
 use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, ObjectDetector, Race, RaceKind};
 use std::cell::RefCell;
@@ -349,7 +348,7 @@ fn line_at(m: &Machine, pc: u64, fallback: u64) -> String {
                 f.line.map_or("?".into(), |l| l.to_string())
             )
         })
-        .unwrap_or_else(|| describe_pc(m, fallback))
+        .unwrap_or_else(|| m.describe_pc(fallback))
 }
 
 /// The OpenMP unit (task, section, loop chunk, team) language thread `t`
@@ -522,7 +521,7 @@ impl RaceLog {
                 p.thread,
                 p.kthread,
                 unit_text(m, p.thread, p.clock).map_or(String::new(), |u| format!(": {u}")),
-                describe_pc(m, *pc),
+                m.describe_pc(*pc),
                 frames_text(m, *pc)
             );
             let prev_kind = match p.kind {
@@ -535,7 +534,7 @@ impl RaceLog {
                 p.prev_thread,
                 unit_text(m, p.prev_thread, p.prev_clock)
                     .map_or(String::new(), |u| format!(": {u}")),
-                describe_pc(m, *prev),
+                m.describe_pc(*prev),
                 frames_text(m, *prev)
             );
         }

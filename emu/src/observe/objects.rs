@@ -7,7 +7,6 @@
 use crate::machine::Machine;
 use crate::observe::callstack;
 use crate::observe::detect::{data_name, frames_json, frames_text, stack_json};
-use crate::run::describe_pc;
 use lard_detector_hw::event::{AccessKind, LockId, ObjectKind};
 use lard_detector_hw::object::{ObjectDetector, ObjectInfo, ObjectStats, OwnershipState};
 use std::fmt::Write as _;
@@ -134,7 +133,7 @@ pub fn text(det: &ObjectDetector, m: &Machine) -> String {
             r.thread,
             a.origin.kthread,
             lock_names(m, &r.held),
-            describe_pc(m, a.pc),
+            m.describe_pc(a.pc),
             frames_text(m, a.pc)
         );
         match &r.prior {
@@ -144,7 +143,7 @@ pub fn text(det: &ObjectDetector, m: &Machine) -> String {
                     "  previous {} by thread {}\n    at {}{}",
                     rw(p.write),
                     p.thread,
-                    describe_pc(m, p.pc),
+                    m.describe_pc(p.pc),
                     frames_text(m, p.pc)
                 );
             }

@@ -6,10 +6,8 @@ mod setup;
 
 pub use setup::SetupError;
 
-use crate::cpu::code::CodeMap;
 use crate::cpu::uc::Uc;
 use crate::machine::{GuestFault, Machine};
-use crate::observe::callstack;
 use crate::observe::observer::AccessMode;
 use crate::observe::stats::Report;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -184,25 +182,6 @@ impl Emulator {
 
     /// Describes a code address: `symbol+off` and the disassembled instruction.
     pub fn describe(&self, pc: u64) -> String {
-        describe_pc(&self.machine, pc)
+        self.machine.describe_pc(pc)
     }
-}
-
-/// `symbol+off: instruction` for a guest code address.
-/// `pc` may be a site (observe::callstack): its PC is described.
-pub fn describe_pc(m: &Machine, pc: u64) -> String {
-    let pc = callstack::pc(pc);
-    let sym = m.obs.objects.describe_pc(pc).unwrap_or_else(|| "??".into());
-    let insn = match m.cpu.mem.slice(pc, 1) {
-        Some(_) => {
-            let avail = (1..=15u64)
-                .rev()
-                .find(|&n| m.cpu.mem.slice(pc, n).is_some())
-                .unwrap_or(0);
-            let bytes = m.cpu.mem.slice(pc, avail).unwrap_or(&[]);
-            CodeMap::describe(bytes, pc)
-        }
-        None => "(unmapped)".into(),
-    };
-    format!("{pc:#x} <{sym}>: {insn}")
 }

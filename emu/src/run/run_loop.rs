@@ -1,7 +1,6 @@
 //! The scheduling loop: running the guest's threads on the CPU until the
 //! process ends, deadlocks, faults or is stopped.
 
-use super::describe_pc;
 use super::Emulator;
 use super::Outcome;
 use super::StopReason;
@@ -421,7 +420,7 @@ fn deadlock_report(m: &Machine) -> String {
             s,
             "\n  thread {}{lang}: {what} at {}",
             t.tid,
-            describe_pc(m, pc)
+            m.describe_pc(pc)
         );
     }
     s
