@@ -20,6 +20,7 @@ use log::warn;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use syscalls::Sysno;
 
 const CLONE_SETTLS: u64 = 0x80000;
 const CLONE_PARENT_SETTID: u64 = 0x100000;
@@ -43,7 +44,7 @@ impl Machine {
     pub(super) fn sys_fork(&mut self, a: [u64; 6], pc: u64) -> Ret {
         let [flags, stack, ptid, ctid, tls, _] = a;
         if let Err(why) = self.obs.observer.prepare_fork() {
-            if self.process.warned.insert(57) {
+            if self.process.warned.insert(Sysno::fork as u64) {
                 warn!("fork at {pc:#x}: {why}: returning -EAGAIN");
             }
             return Val(-i64::from(libc::EAGAIN));
@@ -223,18 +224,22 @@ impl Machine {
 
     /// Process-group and session calls, through the host in guest pids:
     /// `setpgid`, `getpgid`, `getpgrp`, `setsid`, `getsid`.
-    pub(super) fn sys_pgrp(&mut self, nr: u64, a: [u64; 6]) -> Ret {
+    pub(super) fn sys_pgrp(&mut self, call: Sysno, a: [u64; 6]) -> Ret {
         let id = self.config.process;
-        let args = match nr {
-            109 => [id.to_host(a[0] as i64), id.to_host(a[1] as i64)],
-            121 | 124 => [id.to_host(a[0] as i64), 0],
+        let args = match call {
+            Sysno::setpgid => [id.to_host(a[0] as i64), id.to_host(a[1] as i64)],
+            Sysno::getpgid | Sysno::getsid => [id.to_host(a[0] as i64), 0],
             _ => [0, 0],
         };
         // SAFETY: none of these calls takes a pointer.
-        let r = unsafe { libc::syscall(nr as i64, args[0], args[1]) };
+        let r = unsafe { libc::syscall(call.id().into(), args[0], args[1]) };
         if r < 0 {
             return Val(errno());
         }
-        Val(if nr == 109 { r } else { id.to_guest(r) })
+        Val(if call == Sysno::setpgid {
+            r
+        } else {
+            id.to_guest(r)
+        })
     }
 }

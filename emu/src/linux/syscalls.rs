@@ -18,6 +18,7 @@ use crate::machine::{Machine, Stop, Thread, ThreadState, Wait};
 use lard_detector_hw::event::{EventKind, LowLevelSync, ProgramEvent};
 use log::warn;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use syscalls::Sysno;
 
 /// The top of a process's address space (x86-64, 4-level paging): an
 /// `mmap` hint reaching above it is ignored, as natively.
@@ -69,10 +70,10 @@ fn host_ret(r: i64) -> i64 {
 }
 
 /// Calls the host kernel with already-translated arguments.
-fn host(nr: u64, a: [u64; 6]) -> i64 {
+fn host(call: Sysno, a: [u64; 6]) -> i64 {
     // SAFETY: the caller translated every pointer argument to a valid host
     // pointer into guest memory of the size the call uses.
-    host_ret(unsafe { libc::syscall(nr as i64, a[0], a[1], a[2], a[3], a[4], a[5]) })
+    host_ret(unsafe { libc::syscall(call.id().into(), a[0], a[1], a[2], a[3], a[4], a[5]) })
 }
 
 impl Machine {
@@ -341,12 +342,12 @@ impl Machine {
             // PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS, PR_SET_THP_DISABLE,
             // PR_GET_THP_DISABLE: integer arguments, the host process's
             1 | 3 | 4 | 23 | 29 | 30 | 38 | 39 | 41 | 42 => {
-                Val(host(157, [a[0], a[1], a[2], a[3], a[4], 0]))
+                Val(host(Sysno::prctl, [a[0], a[1], a[2], a[3], a[4], 0]))
             }
             // PR_GET_PDEATHSIG: an int out
             2 => {
                 let mut v = 0i32;
-                let r = host(157, [a[0], &mut v as *mut i32 as u64, 0, 0, 0, 0]);
+                let r = host(Sysno::prctl, [a[0], &mut v as *mut i32 as u64, 0, 0, 0, 0]);
                 if r == 0 && self.cpu.mem.write(a[1], &v.to_le_bytes()).is_none() {
                     return Val(-EFAULT);
                 }
@@ -374,7 +375,7 @@ impl Machine {
         let mut from = first;
         for f in own.into_iter().chain(std::iter::once(last + 1)) {
             if from < f {
-                let r = host(436, [from, f - 1, flags, 0, 0, 0]);
+                let r = host(Sysno::close_range, [from, f - 1, flags, 0, 0, 0]);
                 if r < 0 {
                     return Val(r);
                 }
@@ -386,8 +387,11 @@ impl Machine {
 
     /// One call, with bounce copies written back.
     fn dispatch_once(&mut self, nr: u64, a: [u64; 6], pc: u64) -> Ret {
+        let Some(sys) = usize::try_from(nr).ok().and_then(Sysno::new) else {
+            return self.warn_unknown(nr, pc);
+        };
         let mut bounces = Vec::new();
-        let r = self.dispatch_inner(nr, a, pc, &mut bounces);
+        let r = self.dispatch_inner(sys, nr, a, pc, &mut bounces);
         for (addr, buf, write) in bounces {
             if write {
                 self.cpu.mem.scatter(addr, &buf);
@@ -426,6 +430,7 @@ impl Machine {
 
     fn dispatch_inner(
         &mut self,
+        sys: Sysno,
         nr: u64,
         a: [u64; 6],
         pc: u64,
@@ -461,30 +466,48 @@ impl Machine {
         }
         const R: u32 = prot::READ;
         const W: u32 = prot::WRITE;
-        match nr {
+        match sys {
             // read, pread64
-            0 | 17 => Val(host(nr, [a[0], p!(a[1], a[2], W), a[2], a[3], 0, 0])),
+            Sysno::read | Sysno::pread64 => {
+                Val(host(sys, [a[0], p!(a[1], a[2], W), a[2], a[3], 0, 0]))
+            }
             // write, pwrite64 (a replay under --gdb drops stdout and stderr
             // output the guest already wrote: Machine::quiet_output)
-            1 | 18 if self.quiet(a[0]) => {
+            Sysno::write | Sysno::pwrite64 if self.quiet(a[0]) => {
                 // (The buffer must be readable, as for the real write.)
                 let _ = p!(a[1], a[2], R);
                 Val(a[2] as i64)
             }
-            1 | 18 => Val(host(nr, [a[0], p!(a[1], a[2], R), a[2], a[3], 0, 0])),
-            2 => self.sys_openat(libc::AT_FDCWD as u64, a[0], a[1], a[2]),
+            Sysno::write | Sysno::pwrite64 => {
+                Val(host(sys, [a[0], p!(a[1], a[2], R), a[2], a[3], 0, 0]))
+            }
+            Sysno::open => self.sys_openat(libc::AT_FDCWD as u64, a[0], a[1], a[2]),
             // close, dup, dup2, dup3 of a descriptor lard owns: not open, as
             // far as the guest knows (linux::hostfd).
-            3 | 32 | 33 | 292 if self.is_host_fd(a[0]) => Val(-EBADF),
-            33 | 292 if self.is_host_fd(a[1]) => Val(-EBADF),
-            3 | 8 | 32 | 33 | 292 | 74 | 75 | 77 | 95 | 81 | 221 => Val(host(nr, a)),
+            Sysno::close | Sysno::dup | Sysno::dup2 | Sysno::dup3 if self.is_host_fd(a[0]) => {
+                Val(-EBADF)
+            }
+            Sysno::dup2 | Sysno::dup3 if self.is_host_fd(a[1]) => Val(-EBADF),
+            Sysno::close
+            | Sysno::lseek
+            | Sysno::dup
+            | Sysno::dup2
+            | Sysno::dup3
+            | Sysno::fsync
+            | Sysno::fdatasync
+            | Sysno::ftruncate
+            | Sysno::umask
+            | Sysno::fchdir
+            | Sysno::fadvise64 => Val(host(sys, a)),
             // stat, lstat
-            4 | 6 => Val(host(nr, [path!(a[0]), p!(a[1], 144, W), 0, 0, 0, 0])),
-            5 => Val(host(nr, [a[0], p!(a[1], 144, W), 0, 0, 0, 0])),
-            7 => Val(host(nr, [p!(a[0], a[1] * 8, W), a[1], a[2], 0, 0, 0])),
-            9 => self.sys_mmap(a),
-            10 => self.sys_mprotect(a),
-            11 => {
+            Sysno::stat | Sysno::lstat => {
+                Val(host(sys, [path!(a[0]), p!(a[1], 144, W), 0, 0, 0, 0]))
+            }
+            Sysno::fstat => Val(host(sys, [a[0], p!(a[1], 144, W), 0, 0, 0, 0])),
+            Sysno::poll => Val(host(sys, [p!(a[0], a[1] * 8, W), a[1], a[2], 0, 0, 0])),
+            Sysno::mmap => self.sys_mmap(a),
+            Sysno::mprotect => self.sys_mprotect(a),
+            Sysno::munmap => {
                 let len = page_ceil(a[1]);
                 if !a[0].is_multiple_of(PAGE) || len == 0 {
                     return Val(-EINVAL);
@@ -495,8 +518,8 @@ impl Machine {
                     Err(_) => Val(-EINVAL),
                 }
             }
-            12 => Val(self.cpu.mem.brk(a[0]) as i64),
-            13 => {
+            Sysno::brk => Val(self.cpu.mem.brk(a[0]) as i64),
+            Sysno::rt_sigaction => {
                 let sig = a[0] as usize;
                 if sig == 0 || sig > 64 {
                     return Val(-EINVAL);
@@ -520,53 +543,53 @@ impl Machine {
                 }
                 Val(0)
             }
-            14 => self.sys_rt_sigprocmask(a[0], a[1], a[2], a[3]),
-            127 => self.sys_rt_sigpending(a[0], a[1]),
-            128 => self.sys_rt_sigtimedwait(a[0], a[1], a[2], a[3]),
-            130 => self.sys_rt_sigsuspend(a[0], a[1]),
-            34 => self.sys_pause(),
-            37 => self.sys_alarm(a[0]),
-            36 => self.sys_getitimer(a[0], a[1]),
-            38 => self.sys_setitimer(a[0], a[1], a[2]),
-            222 => self.sys_timer_create(a[0], a[1], a[2]),
-            223 => self.sys_timer_settime(a[0], a[1], a[2], a[3]),
-            224 => self.sys_timer_gettime(a[0], a[1]),
-            225 => self.sys_timer_getoverrun(a[0]),
-            226 => self.sys_timer_delete(a[0]),
-            16 => match a[1] {
+            Sysno::rt_sigprocmask => self.sys_rt_sigprocmask(a[0], a[1], a[2], a[3]),
+            Sysno::rt_sigpending => self.sys_rt_sigpending(a[0], a[1]),
+            Sysno::rt_sigtimedwait => self.sys_rt_sigtimedwait(a[0], a[1], a[2], a[3]),
+            Sysno::rt_sigsuspend => self.sys_rt_sigsuspend(a[0], a[1]),
+            Sysno::pause => self.sys_pause(),
+            Sysno::alarm => self.sys_alarm(a[0]),
+            Sysno::getitimer => self.sys_getitimer(a[0], a[1]),
+            Sysno::setitimer => self.sys_setitimer(a[0], a[1], a[2]),
+            Sysno::timer_create => self.sys_timer_create(a[0], a[1], a[2]),
+            Sysno::timer_settime => self.sys_timer_settime(a[0], a[1], a[2], a[3]),
+            Sysno::timer_gettime => self.sys_timer_gettime(a[0], a[1]),
+            Sysno::timer_getoverrun => self.sys_timer_getoverrun(a[0]),
+            Sysno::timer_delete => self.sys_timer_delete(a[0]),
+            Sysno::ioctl => match a[1] {
                 // TCGETS, TIOCGWINSZ: pass through with the buffer
-                0x5401 => Val(host(nr, [a[0], a[1], p!(a[2], 60, W), 0, 0, 0])),
-                0x5413 => Val(host(nr, [a[0], a[1], p!(a[2], 8, W), 0, 0, 0])),
+                0x5401 => Val(host(sys, [a[0], a[1], p!(a[2], 60, W), 0, 0, 0])),
+                0x5413 => Val(host(sys, [a[0], a[1], p!(a[2], 8, W), 0, 0, 0])),
                 // TCSETS, TCSETSW, TCSETSF: a termios the guest wrote
-                0x5402..=0x5404 => Val(host(nr, [a[0], a[1], p!(a[2], 60, R), 0, 0, 0])),
+                0x5402..=0x5404 => Val(host(sys, [a[0], a[1], p!(a[2], 60, R), 0, 0, 0])),
                 // FIONBIO (libuv's way to O_NONBLOCK), FIOASYNC: an int in
-                0x5421 | 0x5452 => Val(host(nr, [a[0], a[1], p!(a[2], 4, R), 0, 0, 0])),
+                0x5421 | 0x5452 => Val(host(sys, [a[0], a[1], p!(a[2], 4, R), 0, 0, 0])),
                 // FIONREAD: an int out
-                0x541b => Val(host(nr, [a[0], a[1], p!(a[2], 4, W), 0, 0, 0])),
+                0x541b => Val(host(sys, [a[0], a[1], p!(a[2], 4, W), 0, 0, 0])),
                 // FIONCLEX, FIOCLEX: no argument
-                0x5450 | 0x5451 => Val(host(nr, [a[0], a[1], 0, 0, 0, 0])),
+                0x5450 | 0x5451 => Val(host(sys, [a[0], a[1], 0, 0, 0, 0])),
                 _ => Val(-ENOTTY),
             },
             // readv, writev
-            19 | 20 => self.sys_iov(nr, a),
-            21 => Val(host(nr, [path!(a[0]), a[1], 0, 0, 0, 0])),
-            22 => Val(host(nr, [p!(a[0], 8, W), 0, 0, 0, 0, 0])),
-            293 => Val(host(nr, [p!(a[0], 8, W), a[1], 0, 0, 0, 0])),
-            24 => {
+            Sysno::readv | Sysno::writev => self.sys_iov(sys, a),
+            Sysno::access => Val(host(sys, [path!(a[0]), a[1], 0, 0, 0, 0])),
+            Sysno::pipe => Val(host(sys, [p!(a[0], 8, W), 0, 0, 0, 0, 0])),
+            Sysno::pipe2 => Val(host(sys, [p!(a[0], 8, W), a[1], 0, 0, 0, 0])),
+            Sysno::sched_yield => {
                 self.cpu.sched.yielded(self.cpu.cur);
                 self.cpu.stop = Some(Stop::Preempt);
                 self.cpu.uc.stop();
                 Val(0)
             }
-            25 => self.sys_mremap(a),
-            28 => {
+            Sysno::mremap => self.sys_mremap(a),
+            Sysno::madvise => {
                 // MADV_DONTNEED on private anonymous memory reads back zeros.
                 if a[2] == 4 {
                     self.cpu.mem.discard(a[0], a[1]);
                 }
                 Val(0)
             }
-            35 => {
+            Sysno::nanosleep => {
                 let Some(ns) = self.read_timespec(a[0]) else {
                     return efault;
                 };
@@ -574,37 +597,39 @@ impl Machine {
                     deadline: self.cpu.vtime.saturating_add(ns),
                 })
             }
-            39 => Val(i64::from(self.config.process.pid)),
-            110 => Val(i64::from(self.config.process.ppid)),
-            56 if a[0] & CLONE_THREAD == 0 => self.sys_fork(a, pc),
-            56 => self.sys_clone(a, pc),
-            57 | 58 => self.sys_fork([libc::SIGCHLD as u64, 0, 0, 0, 0, 0], pc),
-            59 => self.sys_execve(i64::from(libc::AT_FDCWD), a[0], a[1], a[2]),
-            322 => self.sys_execve(a[0] as i32 as i64, a[1], a[2], a[3]),
-            61 => {
+            Sysno::getpid => Val(i64::from(self.config.process.pid)),
+            Sysno::getppid => Val(i64::from(self.config.process.ppid)),
+            Sysno::clone if a[0] & CLONE_THREAD == 0 => self.sys_fork(a, pc),
+            Sysno::clone => self.sys_clone(a, pc),
+            Sysno::fork | Sysno::vfork => self.sys_fork([libc::SIGCHLD as u64, 0, 0, 0, 0, 0], pc),
+            Sysno::execve => self.sys_execve(i64::from(libc::AT_FDCWD), a[0], a[1], a[2]),
+            Sysno::execveat => self.sys_execve(a[0] as i32 as i64, a[1], a[2], a[3]),
+            Sysno::wait4 => {
                 let status = if a[1] != 0 { p!(a[1], 4, W) } else { 0 };
                 let rusage = if a[3] != 0 { p!(a[3], 144, W) } else { 0 };
                 self.sys_wait4(a, status, rusage)
             }
-            247 => {
+            Sysno::waitid => {
                 let info = if a[2] != 0 { p!(a[2], 128, W) } else { 0 };
                 let rusage = if a[4] != 0 { p!(a[4], 144, W) } else { 0 };
                 self.sys_waitid(a, info, a[2], rusage)
             }
-            109 | 111 | 112 | 121 | 124 => self.sys_pgrp(nr, a),
-            60 => self.sys_exit(a[0] as i32, pc),
-            231 => {
+            Sysno::setpgid | Sysno::getpgrp | Sysno::setsid | Sysno::getpgid | Sysno::getsid => {
+                self.sys_pgrp(sys, a)
+            }
+            Sysno::exit => self.sys_exit(a[0] as i32, pc),
+            Sysno::exit_group => {
                 self.cpu.stop = Some(Stop::ExitGroup(a[0] as i32));
                 self.cpu.uc.stop();
                 NoReturn
             }
-            62 => self.sys_kill(a[0] as i32 as i64, a[1] as i32),
-            200 => self.sys_tgkill(a[0] as u32, a[1] as i32),
-            234 if a[0] as u32 == self.config.process.pid => {
+            Sysno::kill => self.sys_kill(a[0] as i32 as i64, a[1] as i32),
+            Sysno::tkill => self.sys_tgkill(a[0] as u32, a[1] as i32),
+            Sysno::tgkill if a[0] as u32 == self.config.process.pid => {
                 self.sys_tgkill(a[1] as u32, a[2] as i32)
             }
-            234 => Val(host(
-                nr,
+            Sysno::tgkill => Val(host(
+                sys,
                 [
                     self.config.process.to_host(a[0] as i32 as i64) as u64,
                     a[1],
@@ -614,49 +639,57 @@ impl Machine {
                     0,
                 ],
             )),
-            63 => Val(host(nr, [p!(a[0], 390, W), 0, 0, 0, 0, 0])),
-            72 => Val(host(nr, [a[0], a[1], a[2], 0, 0, 0])),
-            79 => Val(host(nr, [p!(a[0], a[1], W), a[1], 0, 0, 0, 0])),
-            80 | 84 | 87 => Val(host(nr, [s!(a[0]), 0, 0, 0, 0, 0])),
-            83 => Val(host(nr, [s!(a[0]), a[1], 0, 0, 0, 0])),
-            82 => Val(host(nr, [s!(a[0]), s!(a[1]), 0, 0, 0, 0])),
+            Sysno::uname => Val(host(sys, [p!(a[0], 390, W), 0, 0, 0, 0, 0])),
+            Sysno::fcntl => Val(host(sys, [a[0], a[1], a[2], 0, 0, 0])),
+            Sysno::getcwd => Val(host(sys, [p!(a[0], a[1], W), a[1], 0, 0, 0, 0])),
+            Sysno::chdir | Sysno::rmdir | Sysno::unlink => {
+                Val(host(sys, [s!(a[0]), 0, 0, 0, 0, 0]))
+            }
+            Sysno::mkdir => Val(host(sys, [s!(a[0]), a[1], 0, 0, 0, 0])),
+            Sysno::rename => Val(host(sys, [s!(a[0]), s!(a[1]), 0, 0, 0, 0])),
             // creat, chmod, truncate
-            85 | 90 | 76 => Val(host(nr, [s!(a[0]), a[1], 0, 0, 0, 0])),
+            Sysno::creat | Sysno::chmod | Sysno::truncate => {
+                Val(host(sys, [s!(a[0]), a[1], 0, 0, 0, 0]))
+            }
             // chown, lchown
-            92 | 94 => Val(host(nr, [s!(a[0]), a[1], a[2], 0, 0, 0])),
+            Sysno::chown | Sysno::lchown => Val(host(sys, [s!(a[0]), a[1], a[2], 0, 0, 0])),
             // link, symlink
-            86 | 88 => Val(host(nr, [s!(a[0]), s!(a[1]), 0, 0, 0, 0])),
+            Sysno::link | Sysno::symlink => Val(host(sys, [s!(a[0]), s!(a[1]), 0, 0, 0, 0])),
             // fchmod, fchown, flock
-            91 | 93 | 73 => Val(host(nr, [a[0], a[1], a[2], 0, 0, 0])),
-            268 => Val(host(nr, [a[0], s!(a[1]), a[2], 0, 0, 0])),
-            260 => Val(host(nr, [a[0], s!(a[1]), a[2], a[3], a[4], 0])),
+            Sysno::fchmod | Sysno::fchown | Sysno::flock => {
+                Val(host(sys, [a[0], a[1], a[2], 0, 0, 0]))
+            }
+            Sysno::fchmodat => Val(host(sys, [a[0], s!(a[1]), a[2], 0, 0, 0])),
+            Sysno::fchownat => Val(host(sys, [a[0], s!(a[1]), a[2], a[3], a[4], 0])),
             // renameat, renameat2, linkat
-            264 | 316 | 265 => Val(host(nr, [a[0], s!(a[1]), a[2], s!(a[3]), a[4], 0])),
-            266 => Val(host(nr, [s!(a[0]), a[1], s!(a[2]), 0, 0, 0])),
-            280 => {
+            Sysno::renameat | Sysno::renameat2 | Sysno::linkat => {
+                Val(host(sys, [a[0], s!(a[1]), a[2], s!(a[3]), a[4], 0]))
+            }
+            Sysno::symlinkat => Val(host(sys, [s!(a[0]), a[1], s!(a[2]), 0, 0, 0])),
+            Sysno::utimensat => {
                 let path = if a[1] != 0 { s!(a[1]) } else { 0 };
                 let times = if a[2] != 0 { p!(a[2], 32, R) } else { 0 };
-                Val(host(nr, [a[0], path, times, a[3], 0, 0]))
+                Val(host(sys, [a[0], path, times, a[3], 0, 0]))
             }
             // getsockname, getpeername: the address buffer is *addrlen long
-            51 | 52 => {
+            Sysno::getsockname | Sysno::getpeername => {
                 let Some(len) = self.cpu.mem.read_u32(a[2]) else {
                     return efault;
                 };
                 let len = u64::from(len);
-                Val(host(nr, [a[0], p!(a[1], len, W), p!(a[2], 4, W), 0, 0, 0]))
+                Val(host(sys, [a[0], p!(a[1], len, W), p!(a[2], 4, W), 0, 0, 0]))
             }
-            53 => Val(host(nr, [a[0], a[1], a[2], p!(a[3], 8, W), 0, 0])),
-            100 => {
+            Sysno::socketpair => Val(host(sys, [a[0], a[1], a[2], p!(a[3], 8, W), 0, 0])),
+            Sysno::times => {
                 let buf = if a[0] != 0 { p!(a[0], 32, W) } else { 0 };
-                Val(host(nr, [buf, 0, 0, 0, 0, 0]))
+                Val(host(sys, [buf, 0, 0, 0, 0, 0]))
             }
-            40 => {
+            Sysno::sendfile => {
                 let off = if a[2] != 0 { p!(a[2], 8, W) } else { 0 };
-                Val(host(nr, [a[0], a[1], off, a[3], 0, 0]))
+                Val(host(sys, [a[0], a[1], off, a[3], 0, 0]))
             }
             // select: three fd_sets of nfds bits and a timeval
-            23 => {
+            Sysno::select => {
                 let set = a[0].min(1024).div_ceil(8);
                 let mut ptrs = [0u64; 3];
                 for (i, &addr) in a[1..4].iter().enumerate() {
@@ -665,18 +698,18 @@ impl Machine {
                     }
                 }
                 let tv = if a[4] != 0 { p!(a[4], 16, W) } else { 0 };
-                Val(host(nr, [a[0], ptrs[0], ptrs[1], ptrs[2], tv, 0]))
+                Val(host(sys, [a[0], ptrs[0], ptrs[1], ptrs[2], tv, 0]))
             }
             // ppoll: the signal mask is applied as the guest asks
-            271 => {
+            Sysno::ppoll => {
                 let fds = p!(a[0], a[1] * 8, W);
                 let tmo = if a[2] != 0 { p!(a[2], 16, W) } else { 0 };
                 let mask = if a[3] != 0 { p!(a[3], 8, R) } else { 0 };
-                Val(host(nr, [fds, a[1], tmo, mask, a[4], 0]))
+                Val(host(sys, [fds, a[1], tmo, mask, a[4], 0]))
             }
-            89 => self.sys_readlink(libc::AT_FDCWD as u64, a[0], a[1], a[2]),
-            267 => self.sys_readlink(a[0], a[1], a[2], a[3]),
-            96 => {
+            Sysno::readlink => self.sys_readlink(libc::AT_FDCWD as u64, a[0], a[1], a[2]),
+            Sysno::readlinkat => self.sys_readlink(a[0], a[1], a[2], a[3]),
+            Sysno::gettimeofday => {
                 if a[0] != 0 {
                     let ns = self.process.realtime_base + self.cpu.vtime;
                     let mut b = [0u8; 16];
@@ -688,28 +721,30 @@ impl Machine {
                 }
                 Val(0)
             }
-            97 => Val(host(nr, [a[0], p!(a[1], 16, W), 0, 0, 0, 0])),
-            98 => Val(host(nr, [a[0], p!(a[1], 144, W), 0, 0, 0, 0])),
-            99 => Val(host(nr, [p!(a[0], 112, W), 0, 0, 0, 0, 0])),
-            102 | 104 | 107 | 108 => Val(host(nr, [0; 6])),
-            115 => {
-                let n = a[0].min(65536);
-                Val(host(nr, [n, p!(a[1], n * 4, W), 0, 0, 0, 0]))
+            Sysno::getrlimit => Val(host(sys, [a[0], p!(a[1], 16, W), 0, 0, 0, 0])),
+            Sysno::getrusage => Val(host(sys, [a[0], p!(a[1], 144, W), 0, 0, 0, 0])),
+            Sysno::sysinfo => Val(host(sys, [p!(a[0], 112, W), 0, 0, 0, 0, 0])),
+            Sysno::getuid | Sysno::getgid | Sysno::geteuid | Sysno::getegid => {
+                Val(host(sys, [0; 6]))
             }
-            131 => self.sys_sigaltstack(a[0], a[1]),
-            15 => self.sys_rt_sigreturn(),
-            158 => self.sys_arch_prctl(a),
-            186 => Val(i64::from(self.cpu.threads[self.cpu.cur].tid)),
-            201 => {
+            Sysno::getgroups => {
+                let n = a[0].min(65536);
+                Val(host(sys, [n, p!(a[1], n * 4, W), 0, 0, 0, 0]))
+            }
+            Sysno::sigaltstack => self.sys_sigaltstack(a[0], a[1]),
+            Sysno::rt_sigreturn => self.sys_rt_sigreturn(),
+            Sysno::arch_prctl => self.sys_arch_prctl(a),
+            Sysno::gettid => Val(i64::from(self.cpu.threads[self.cpu.cur].tid)),
+            Sysno::time => {
                 let secs = (self.process.realtime_base + self.cpu.vtime) / 1_000_000_000;
                 if a[0] != 0 && self.cpu.mem.write(a[0], &secs.to_le_bytes()).is_none() {
                     return efault;
                 }
                 Val(secs as i64)
             }
-            202 => self.sys_futex(a, pc),
-            203 => Val(0),
-            204 => {
+            Sysno::futex => self.sys_futex(a, pc),
+            Sysno::sched_setaffinity => Val(0),
+            Sysno::sched_getaffinity => {
                 let n = (a[1] as usize).min(8);
                 let cores = u64::from(self.config.cores.clamp(1, 64));
                 let mask = if cores == 64 {
@@ -725,12 +760,12 @@ impl Machine {
                 }
                 Val(8)
             }
-            217 => Val(host(nr, [a[0], p!(a[1], a[2], W), a[2], 0, 0, 0])),
-            218 => {
+            Sysno::getdents64 => Val(host(sys, [a[0], p!(a[1], a[2], W), a[2], 0, 0, 0])),
+            Sysno::set_tid_address => {
                 self.cpu.threads[self.cpu.cur].clear_child_tid = a[0];
                 Val(i64::from(self.cpu.threads[self.cpu.cur].tid))
             }
-            228 => {
+            Sysno::clock_gettime => {
                 let Some(ns) = self.clock_ns(a[0]) else {
                     return Val(-EINVAL);
                 };
@@ -739,13 +774,13 @@ impl Machine {
                 }
                 Val(0)
             }
-            229 => {
+            Sysno::clock_getres => {
                 if a[1] != 0 && !self.write_timespec(a[1], 1) {
                     return efault;
                 }
                 Val(0)
             }
-            230 => {
+            Sysno::clock_nanosleep => {
                 let Some(req) = self.read_timespec(a[2]) else {
                     return efault;
                 };
@@ -761,26 +796,30 @@ impl Machine {
                     deadline: self.cpu.vtime.saturating_add(ns),
                 })
             }
-            257 => self.sys_openat(a[0], a[1], a[2], a[3]),
+            Sysno::openat => self.sys_openat(a[0], a[1], a[2], a[3]),
             // socket; connect (a UNIX socket to a daemon such as nscd)
-            41 => Val(host(nr, [a[0], a[1], a[2], 0, 0, 0])),
-            42 => Val(host(nr, [a[0], p!(a[1], a[2], R), a[2], 0, 0, 0])),
-            137 => Val(host(nr, [path!(a[0]), p!(a[1], 120, W), 0, 0, 0, 0])),
-            138 => Val(host(nr, [a[0], p!(a[1], 120, W), 0, 0, 0, 0])),
+            Sysno::socket => Val(host(sys, [a[0], a[1], a[2], 0, 0, 0])),
+            Sysno::connect => Val(host(sys, [a[0], p!(a[1], a[2], R), a[2], 0, 0, 0])),
+            Sysno::statfs => Val(host(sys, [path!(a[0]), p!(a[1], 120, W), 0, 0, 0, 0])),
+            Sysno::fstatfs => Val(host(sys, [a[0], p!(a[1], 120, W), 0, 0, 0, 0])),
             // getxattr, lgetxattr (ls -l asks for ACLs and SELinux labels)
-            191 | 192 => Val(host(
-                nr,
+            Sysno::getxattr | Sysno::lgetxattr => Val(host(
+                sys,
                 [path!(a[0]), s!(a[1]), p!(a[2], a[3], W), a[3], 0, 0],
             )),
-            193 => Val(host(nr, [a[0], s!(a[1]), p!(a[2], a[3], W), a[3], 0, 0])),
-            194 | 195 => Val(host(nr, [path!(a[0]), p!(a[1], a[2], W), a[2], 0, 0, 0])),
-            196 => Val(host(nr, [a[0], p!(a[1], a[2], W), a[2], 0, 0, 0])),
-            258 => Val(host(nr, [a[0], s!(a[1]), a[2], 0, 0, 0])),
-            262 => Val(host(nr, [a[0], path!(a[1]), p!(a[2], 144, W), a[3], 0, 0])),
-            263 => Val(host(nr, [a[0], s!(a[1]), a[2], 0, 0, 0])),
-            269 | 439 => Val(host(nr, [a[0], path!(a[1]), a[2], a[3], 0, 0])),
+            Sysno::fgetxattr => Val(host(sys, [a[0], s!(a[1]), p!(a[2], a[3], W), a[3], 0, 0])),
+            Sysno::listxattr | Sysno::llistxattr => {
+                Val(host(sys, [path!(a[0]), p!(a[1], a[2], W), a[2], 0, 0, 0]))
+            }
+            Sysno::flistxattr => Val(host(sys, [a[0], p!(a[1], a[2], W), a[2], 0, 0, 0])),
+            Sysno::mkdirat => Val(host(sys, [a[0], s!(a[1]), a[2], 0, 0, 0])),
+            Sysno::newfstatat => Val(host(sys, [a[0], path!(a[1]), p!(a[2], 144, W), a[3], 0, 0])),
+            Sysno::unlinkat => Val(host(sys, [a[0], s!(a[1]), a[2], 0, 0, 0])),
+            Sysno::faccessat | Sysno::faccessat2 => {
+                Val(host(sys, [a[0], path!(a[1]), a[2], a[3], 0, 0]))
+            }
             // pselect6: fd_sets, a timespec, and {sigset pointer, size}
-            270 => {
+            Sysno::pselect6 => {
                 let set = a[0].min(1024).div_ceil(8);
                 let mut ptrs = [0u64; 3];
                 for (i, &addr) in a[1..4].iter().enumerate() {
@@ -799,39 +838,43 @@ impl Machine {
                     sig = [if mask != 0 { p!(mask, 8, R) } else { 0 }, size];
                 }
                 let sigp = if a[5] != 0 { sig.as_ptr() as u64 } else { 0 };
-                Val(host(nr, [a[0], ptrs[0], ptrs[1], ptrs[2], ts, sigp]))
+                Val(host(sys, [a[0], ptrs[0], ptrs[1], ptrs[2], ts, sigp]))
             }
             // epoll_create, epoll_create1, eventfd, eventfd2, timerfd_create
-            213 | 291 | 284 | 290 | 283 => Val(host(nr, [a[0], a[1], 0, 0, 0, 0])),
-            233 => {
+            Sysno::epoll_create
+            | Sysno::epoll_create1
+            | Sysno::eventfd
+            | Sysno::eventfd2
+            | Sysno::timerfd_create => Val(host(sys, [a[0], a[1], 0, 0, 0, 0])),
+            Sysno::epoll_ctl => {
                 let ev = if a[3] != 0 { p!(a[3], 12, R) } else { 0 };
-                Val(host(nr, [a[0], a[1], a[2], ev, 0, 0]))
+                Val(host(sys, [a[0], a[1], a[2], ev, 0, 0]))
             }
-            232 => Val(host(nr, [a[0], p!(a[1], a[2] * 12, W), a[2], a[3], 0, 0])),
-            281 => {
+            Sysno::epoll_wait => Val(host(sys, [a[0], p!(a[1], a[2] * 12, W), a[2], a[3], 0, 0])),
+            Sysno::epoll_pwait => {
                 let mask = if a[4] != 0 { p!(a[4], 8, R) } else { 0 };
                 Val(host(
-                    nr,
+                    sys,
                     [a[0], p!(a[1], a[2] * 12, W), a[2], a[3], mask, a[5]],
                 ))
             }
-            286 => {
+            Sysno::timerfd_settime => {
                 let old = if a[3] != 0 { p!(a[3], 32, W) } else { 0 };
-                Val(host(nr, [a[0], a[1], p!(a[2], 32, R), old, 0, 0]))
+                Val(host(sys, [a[0], a[1], p!(a[2], 32, R), old, 0, 0]))
             }
-            287 => Val(host(nr, [a[0], p!(a[1], 32, W), 0, 0, 0, 0])),
+            Sysno::timerfd_gettime => Val(host(sys, [a[0], p!(a[1], 32, W), 0, 0, 0, 0])),
             // capget: the host's capabilities
-            125 => {
+            Sysno::capget => {
                 let data = if a[1] != 0 { p!(a[1], 24, W) } else { 0 };
-                Val(host(nr, [p!(a[0], 8, W), data, 0, 0, 0, 0]))
+                Val(host(sys, [p!(a[0], 8, W), data, 0, 0, 0, 0]))
             }
             // close_range: never lard's own descriptors (linux::hostfd)
-            436 => self.sys_close_range(a[0], a[1], a[2]),
-            157 => self.sys_prctl(a),
+            Sysno::close_range => self.sys_close_range(a[0], a[1], a[2]),
+            Sysno::prctl => self.sys_prctl(a),
             // pkey_alloc: no protection keys (as on a CPU without PKU)
-            330 => Val(-libc::ENOSPC as i64),
+            Sysno::pkey_alloc => Val(-libc::ENOSPC as i64),
             // getcpu: the thread's simulated core, node 0
-            309 => {
+            Sysno::getcpu => {
                 let core = u32::from(self.cpu.threads[self.cpu.cur].core);
                 if a[0] != 0 && self.cpu.mem.write(a[0], &core.to_le_bytes()).is_none() {
                     return efault;
@@ -842,19 +885,19 @@ impl Machine {
                 Val(0)
             }
             // setresuid, setresgid: the host's (they fail unless permitted)
-            117 | 119 => Val(host(nr, [a[0], a[1], a[2], 0, 0, 0])),
-            118 | 120 => Val(host(
-                nr,
+            Sysno::setresuid | Sysno::setresgid => Val(host(sys, [a[0], a[1], a[2], 0, 0, 0])),
+            Sysno::getresuid | Sysno::getresgid => Val(host(
+                sys,
                 [p!(a[0], 4, W), p!(a[1], 4, W), p!(a[2], 4, W), 0, 0, 0],
             )),
-            273 => Val(0),
-            302 => {
+            Sysno::set_robust_list => Val(0),
+            Sysno::prlimit64 => {
                 let new = if a[2] != 0 { p!(a[2], 16, R) } else { 0 };
                 let old = if a[3] != 0 { p!(a[3], 16, W) } else { 0 };
                 let _ = new;
-                Val(host(nr, [0, a[1], 0, old, 0, 0]))
+                Val(host(sys, [0, a[1], 0, old, 0, 0]))
             }
-            318 => {
+            Sysno::getrandom => {
                 let Some(buf) = self.cpu.mem.slice_mut(a[0], a[1]) else {
                     return efault;
                 };
@@ -866,11 +909,13 @@ impl Machine {
                 }
                 Val(a[1] as i64)
             }
-            332 => Val(host(
-                nr,
+            Sysno::statx => Val(host(
+                sys,
                 [a[0], path!(a[1]), a[2], a[3], p!(a[4], 256, W), 0],
             )),
-            334 | 435 | 324 | 274 => Val(-ENOSYS),
+            Sysno::rseq | Sysno::clone3 | Sysno::membarrier | Sysno::get_robust_list => {
+                Val(-ENOSYS)
+            }
             _ => self.warn_unknown(nr, pc),
         }
     }
@@ -880,13 +925,17 @@ impl Machine {
         self.process.quiet_output && (fd == 1 || fd == 2)
     }
 
-    fn sys_iov(&mut self, nr: u64, a: [u64; 6]) -> Ret {
+    fn sys_iov(&mut self, sys: Sysno, a: [u64; 6]) -> Ret {
         let n = a[2];
         if n > 1024 {
             return Val(-EINVAL);
         }
         let mut iov: Vec<u64> = Vec::with_capacity(2 * n as usize);
-        let need = if nr == 19 { prot::WRITE } else { prot::READ };
+        let need = if sys == Sysno::readv {
+            prot::WRITE
+        } else {
+            prot::READ
+        };
         for i in 0..n {
             let (Some(base), Some(len)) = (
                 self.cpu.mem.read_u64(a[1] + 16 * i),
@@ -900,10 +949,10 @@ impl Machine {
             iov.push(p);
             iov.push(len);
         }
-        if nr == 20 && self.quiet(a[0]) {
+        if sys == Sysno::writev && self.quiet(a[0]) {
             return Val(iov.chunks(2).map(|c| c[1] as i64).sum());
         }
-        Val(host(nr, [a[0], iov.as_ptr() as u64, n, 0, 0, 0]))
+        Val(host(sys, [a[0], iov.as_ptr() as u64, n, 0, 0, 0]))
     }
 
     fn sys_readlink(&mut self, dirfd: u64, path: u64, buf: u64, len: u64) -> Ret {
@@ -924,7 +973,7 @@ impl Machine {
         let Some(bp) = self.ptr(buf, len, prot::WRITE) else {
             return Val(-EFAULT);
         };
-        Val(host(267, [dirfd, pp, bp, len, 0, 0]))
+        Val(host(Sysno::readlinkat, [dirfd, pp, bp, len, 0, 0]))
     }
 
     /// A host pointer to the path at guest `addr`, redirected under
@@ -959,7 +1008,7 @@ impl Machine {
         let Some(p) = self.path_arg(path, &mut keep) else {
             return Val(-EFAULT);
         };
-        Val(host(257, [dirfd, p, flags, mode, 0, 0]))
+        Val(host(Sysno::openat, [dirfd, p, flags, mode, 0, 0]))
     }
 
     /// A memfd holding the guest's memory map in /proc/PID/maps format.
@@ -1124,7 +1173,9 @@ impl Machine {
             let r = self
                 .cpu
                 .mem
-                .fill(at, len, |p| host(17, [fd, p as u64, len, off, 0, 0]))
+                .fill(at, len, |p| {
+                    host(Sysno::pread64, [fd, p as u64, len, off, 0, 0])
+                })
                 .expect("just mapped");
             if r < 0 {
                 let _ = self.cpu.mem.unmap(at, len);
@@ -1233,7 +1284,7 @@ impl Machine {
     fn sys_clone(&mut self, a: [u64; 6], pc: u64) -> Ret {
         let [flags, stack, ptid, ctid, tls, _] = a;
         if flags & CLONE_VM == 0 {
-            if self.process.warned.insert(56) {
+            if self.process.warned.insert(Sysno::clone as u64) {
                 warn!("clone with CLONE_THREAD but without CLONE_VM is not supported: returning -EINVAL");
             }
             return Val(-EINVAL);
@@ -1436,7 +1487,7 @@ impl Machine {
             }
             _ => {
                 let _ = (EINTR, ENOENT);
-                self.warn_unknown(202, pc)
+                self.warn_unknown(Sysno::futex as u64, pc)
             }
         }
     }
