@@ -47,6 +47,8 @@ const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 
+pub(in crate::linux) mod facts;
+
 pub use super::sysnames::name;
 
 /// Result of a system call: a value for RAX, or no return (blocked, exited).
@@ -290,17 +292,21 @@ impl Machine {
     /// (adjacent guest mappings are separate host mappings) is passed to the
     /// host through a bounce copy, written back after the call.
     fn dispatch(&mut self, nr: u64, a: [u64; 6], pc: u64) -> Ret {
+        let facts = facts::facts_of(nr);
         let mut once = |m: &mut Machine, a: [u64; 6]| m.dispatch_once(nr, a, pc);
-        let r = match self.host_wait(nr, a, &mut once) {
+        let waited = match facts.host_wait {
+            Some(wait) => self.host_wait(wait, a, &mut once),
+            None => None,
+        };
+        let r = match waited {
             Some(r) => r,
             None => self.dispatch_once(nr, a, pc),
         };
         // lard ignores SIGPIPE; the guest gets it as the kernel would send
         // it: a write to a pipe with no reader kills a guest that left
         // SIGPIPE at its default action (`yes | head` ends quietly).
-        const WRITES: [u64; 7] = [1, 18, 20, 296, 40, 44, 46];
         if matches!(r, Val(e) if e == -i64::from(libc::EPIPE))
-            && WRITES.contains(&nr)
+            && facts.writes_fd
             && self.default_action(libc::SIGPIPE)
         {
             return self.kill_self(libc::SIGPIPE);
