@@ -12,9 +12,9 @@
 //! copy, not a share, of the memory: a `vfork` child that writes memory
 //! before `execve` writes its own copy).
 
-use super::process::{self, ExecRequest};
-use super::syscalls::Ret::{self, NoReturn, Val};
+use super::{Call, Made, NoReturn, Ret, Val, W};
 use crate::cpu::uc::Reg;
+use crate::linux::process::{self, ExecRequest};
 use crate::machine::{Machine, Stop, ThreadState};
 use log::warn;
 use std::ffi::OsStr;
@@ -39,6 +39,34 @@ fn errno() -> i64 {
 }
 
 impl Machine {
+    /// The process calls.
+    pub(super) fn processes_call(&mut self, c: &mut Call) -> Made {
+        let sys = c.sys;
+        let (a, pc) = (c.a, c.pc);
+        Ok(match sys {
+            Sysno::getpid => Val(i64::from(self.config.process.pid)),
+            Sysno::getppid => Val(i64::from(self.config.process.ppid)),
+            Sysno::fork | Sysno::vfork => self.sys_fork([libc::SIGCHLD as u64, 0, 0, 0, 0, 0], pc),
+            Sysno::execve => self.sys_execve(i64::from(libc::AT_FDCWD), a[0], a[1], a[2]),
+            Sysno::execveat => self.sys_execve(a[0] as i32 as i64, a[1], a[2], a[3]),
+            Sysno::wait4 => {
+                let status = self.opt_buf(c, a[1], 4, W)?;
+                let rusage = self.opt_buf(c, a[3], 144, W)?;
+                self.sys_wait4(a, status, rusage)
+            }
+            Sysno::waitid => {
+                let info = self.opt_buf(c, a[2], 128, W)?;
+                let rusage = self.opt_buf(c, a[4], 144, W)?;
+                self.sys_waitid(a, info, a[2], rusage)
+            }
+            Sysno::setpgid | Sysno::getpgrp | Sysno::setsid | Sysno::getpgid | Sysno::getsid => {
+                self.sys_pgrp(sys, a)
+            }
+            Sysno::kill => self.sys_kill(a[0] as i32 as i64, a[1] as i32),
+            _ => return self.unsupported(c),
+        })
+    }
+
     /// `fork`, `vfork`, and `clone` without `CLONE_THREAD` (`a` are
     /// clone's arguments: flags, stack, parent tid, child tid, tls).
     pub(super) fn sys_fork(&mut self, a: [u64; 6], pc: u64) -> Ret {
