@@ -20,6 +20,7 @@
 //! and virtual time advances by the real time waited. Runs whose threads
 //! wait on other processes are as deterministic as those processes are.
 
+use super::syscalls::facts::HostWait;
 use super::syscalls::Ret::{self, Val};
 use crate::cpu::uc::Reg;
 use crate::machine::{Machine, ThreadState, Wait};
@@ -27,7 +28,6 @@ use std::time::{Duration, Instant};
 
 /// `poll` events.
 const POLLIN: i16 = libc::POLLIN;
-const POLLOUT: i16 = libc::POLLOUT;
 
 /// How a host-waiting call is made without blocking.
 enum Probe {
@@ -56,88 +56,26 @@ impl Machine {
             .any(|(i, t)| i != self.cpu.cur && t.state != ThreadState::Exited)
     }
 
-    /// How call `nr` would wait on the host, if it can.
-    fn probe(&self, nr: u64, a: [u64; 6]) -> Option<Probe> {
-        const MSG_DONTWAIT: u64 = 0x40;
-        const WNOHANG: u64 = 1;
-        let fd = a[0] as i32;
-        Some(match nr {
-            // read, readv, recvfrom, recvmsg, accept, accept4
-            0 | 19 | 43 | 288 => Probe::Fd { fd, events: POLLIN },
-            45 if a[3] & MSG_DONTWAIT == 0 => Probe::Fd { fd, events: POLLIN },
-            47 if a[2] & MSG_DONTWAIT == 0 => Probe::Fd { fd, events: POLLIN },
-            // write, writev, sendto, sendmsg
-            1 | 20 => Probe::Fd {
-                fd,
-                events: POLLOUT,
-            },
-            44 if a[3] & MSG_DONTWAIT == 0 => Probe::Fd {
-                fd,
-                events: POLLOUT,
-            },
-            46 if a[2] & MSG_DONTWAIT == 0 => Probe::Fd {
-                fd,
-                events: POLLOUT,
-            },
-            // poll (timeout in ms, negative: forever)
-            7 if a[2] as i32 != 0 => Probe::Nonblocking {
-                arg: 2,
-                value: 0,
-                timeout: (a[2] as i32 > 0).then(|| a[2] * 1_000_000),
-            },
-            // epoll_wait, epoll_pwait, epoll_pwait2 (timeout in ms)
-            232 | 281 if a[3] as i32 != 0 => Probe::Nonblocking {
-                arg: 3,
-                value: 0,
-                timeout: (a[3] as i32 > 0).then(|| a[3] * 1_000_000),
-            },
-            // ppoll (timespec), select (timeval), pselect6 (timespec)
-            271 => Probe::TimeoutPtr {
-                arg: 2,
-                micro: false,
-            },
-            23 => Probe::TimeoutPtr {
-                arg: 4,
-                micro: true,
-            },
-            270 => Probe::TimeoutPtr {
-                arg: 4,
-                micro: false,
-            },
-            // wait4, waitid without WNOHANG
-            61 if a[2] & WNOHANG == 0 => Probe::Nonblocking {
-                arg: 2,
-                value: a[2] | WNOHANG,
-                timeout: None,
-            },
-            247 if a[3] & WNOHANG == 0 => Probe::Nonblocking {
-                arg: 3,
-                value: a[3] | WNOHANG,
-                timeout: None,
-            },
-            _ => return None,
-        })
-    }
-
-    /// Makes call `nr` without blocking the other guest threads, or
-    /// returns `None` to make it as usual. `call` makes a call.
+    /// Makes a call that may `wait` on the host without blocking the other
+    /// guest threads, or returns `None` to make it as usual. `call` makes
+    /// a call.
     pub(super) fn host_wait(
         &mut self,
-        nr: u64,
+        wait: HostWait,
         a: [u64; 6],
         call: &mut dyn FnMut(&mut Machine, [u64; 6]) -> Ret,
     ) -> Option<Ret> {
         // A guest with a SIGCHLD handler may rely on the signal to end a
         // wait (GNU make's jobserver pselect): without signal delivery,
         // such waits end with EINTR when a child has ended.
-        let interruptible = self.sigchld_handled() && matches!(nr, 7 | 23 | 270 | 271 | 232 | 281);
+        let interruptible = self.sigchld_handled() && wait.is_readiness();
         // An armed timer must be able to interrupt the wait (in virtual
         // time, which only the run loop advances).
         let timer = self.next_timer_deadline().is_some();
         if !self.others_alive() && !interruptible && !timer {
             return None;
         }
-        match self.probe(nr, a)? {
+        match probe(wait, a)? {
             Probe::Fd { fd, events } => {
                 if blocking_fd(fd) && !ready(fd, events) {
                     return Some(self.wait_host(Wait::Io {
@@ -156,7 +94,7 @@ impl Machine {
                 let mut b = a;
                 b[arg] = value;
                 let r = call(self, b);
-                Some(self.retry_unless_done(r, timeout, nr))
+                Some(self.retry_unless_done(r, timeout, wait))
             }
             Probe::TimeoutPtr { arg, micro } => {
                 let ptr = a[arg];
@@ -183,28 +121,24 @@ impl Machine {
                 b[arg] = scratch;
                 let r = call(self, b);
                 let _ = self.cpu.mem.write(scratch, &saved);
-                Some(self.retry_unless_done(r, timeout, nr))
+                Some(self.retry_unless_done(r, timeout, wait))
             }
         }
     }
 
     /// After a call made without blocking: its result, or (if it returned
     /// 0, "nothing yet") a wait for the call to be made again.
-    fn retry_unless_done(&mut self, r: Ret, timeout: Option<u64>, nr: u64) -> Ret {
+    fn retry_unless_done(&mut self, r: Ret, timeout: Option<u64>, wait: HostWait) -> Ret {
         match r {
-            Val(0)
-                if matches!(nr, 7 | 23 | 270 | 271 | 232 | 281)
-                    && self.sigchld_handled()
-                    && child_waitable() =>
-            {
+            Val(0) if wait.is_readiness() && self.sigchld_handled() && child_waitable() => {
                 Val(-i64::from(libc::EINTR))
             }
             Val(0) => {
                 let deadline = self.wait_deadline(timeout);
                 // epoll's descriptor is itself pollable; the others are
                 // retried every round.
-                let wait = match nr {
-                    232 | 281 => Wait::Io {
+                let wait = match wait {
+                    HostWait::TimeoutMs { on_fd: true, .. } => Wait::Io {
                         fd: self.cpu.uc.reg(Reg::RDI) as i32,
                         events: POLLIN,
                         deadline,
@@ -329,6 +263,47 @@ impl Machine {
         t.ctx.set_reg(Reg::RIP, rip.wrapping_sub(2));
         t.ctx_changed = true;
     }
+}
+
+/// How a call that may `wait` on the host is made without blocking, for
+/// arguments `a`; `None` when these arguments do not wait.
+fn probe(wait: HostWait, a: [u64; 6]) -> Option<Probe> {
+    const MSG_DONTWAIT: u64 = 0x40;
+    const WNOHANG: u64 = 1;
+    Some(match wait {
+        HostWait::Fd { events, flags } => {
+            if flags.is_some_and(|i| a[i] & MSG_DONTWAIT != 0) {
+                return None;
+            }
+            Probe::Fd {
+                fd: a[0] as i32,
+                events,
+            }
+        }
+        // Negative: forever; zero: the call does not wait.
+        HostWait::TimeoutMs { arg, .. } => {
+            let ms = a[arg] as i32;
+            if ms == 0 {
+                return None;
+            }
+            Probe::Nonblocking {
+                arg,
+                value: 0,
+                timeout: (ms > 0).then(|| a[arg] * 1_000_000),
+            }
+        }
+        HostWait::TimeoutPtr { arg, micro } => Probe::TimeoutPtr { arg, micro },
+        HostWait::Child { arg } => {
+            if a[arg] & WNOHANG != 0 {
+                return None;
+            }
+            Probe::Nonblocking {
+                arg,
+                value: a[arg] | WNOHANG,
+                timeout: None,
+            }
+        }
+    })
 }
 
 /// Whether a child of this process has ended and not been waited for.

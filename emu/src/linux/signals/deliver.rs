@@ -6,6 +6,7 @@
 
 use super::{bit, host, SigInfo, UNBLOCKABLE};
 use crate::cpu::uc::Reg;
+use crate::linux::syscalls::facts::facts_of;
 use crate::linux::syscalls::Ret::{self, Val};
 use crate::machine::{Machine, Stop, ThreadState, Wait};
 
@@ -35,36 +36,6 @@ enum Disposition {
     Handler,
     Ignore,
     Terminate,
-}
-
-/// System calls the kernel makes again after a handler with `SA_RESTART`
-/// (the others return `EINTR`: `poll`, `select`, `epoll_wait`, the sleeps,
-/// `pause`, `rt_sigsuspend`, futex waits, as signal(7) lists).
-fn restartable(nr: u64) -> bool {
-    matches!(
-        nr,
-        0 | 1
-            | 2
-            | 16
-            | 17
-            | 18
-            | 19
-            | 20
-            | 42
-            | 43
-            | 44
-            | 45
-            | 46
-            | 47
-            | 61
-            | 72
-            | 73
-            | 247
-            | 257
-            | 288
-            | 295
-            | 296
-    )
 }
 
 impl Machine {
@@ -257,7 +228,7 @@ impl Machine {
         }
         let flags = self.sigaction(sig).1;
         if let Some(nr) = interrupted {
-            if flags & SA_RESTART != 0 && restartable(nr) {
+            if flags & SA_RESTART != 0 && facts_of(nr).restartable {
                 let rip = self.cpu.uc.reg(Reg::RIP);
                 self.cpu.uc.set_reg(Reg::RIP, rip - 2);
                 self.cpu.uc.set_reg(Reg::RAX, nr);

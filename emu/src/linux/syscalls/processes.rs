@@ -12,14 +12,15 @@
 //! copy, not a share, of the memory: a `vfork` child that writes memory
 //! before `execve` writes its own copy).
 
-use super::process::{self, ExecRequest};
-use super::syscalls::Ret::{self, NoReturn, Val};
+use super::{Call, Made, NoReturn, Ret, Val, W};
 use crate::cpu::uc::Reg;
+use crate::linux::process::{self, ExecRequest};
 use crate::machine::{Machine, Stop, ThreadState};
 use log::warn;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use syscalls::Sysno;
 
 const CLONE_SETTLS: u64 = 0x80000;
 const CLONE_PARENT_SETTID: u64 = 0x100000;
@@ -38,12 +39,40 @@ fn errno() -> i64 {
 }
 
 impl Machine {
+    /// The process calls.
+    pub(super) fn processes_call(&mut self, c: &mut Call) -> Made {
+        let sys = c.sys;
+        let (a, pc) = (c.a, c.pc);
+        Ok(match sys {
+            Sysno::getpid => Val(i64::from(self.config.process.pid)),
+            Sysno::getppid => Val(i64::from(self.config.process.ppid)),
+            Sysno::fork | Sysno::vfork => self.sys_fork([libc::SIGCHLD as u64, 0, 0, 0, 0, 0], pc),
+            Sysno::execve => self.sys_execve(i64::from(libc::AT_FDCWD), a[0], a[1], a[2]),
+            Sysno::execveat => self.sys_execve(a[0] as i32 as i64, a[1], a[2], a[3]),
+            Sysno::wait4 => {
+                let status = self.opt_buf(c, a[1], 4, W)?;
+                let rusage = self.opt_buf(c, a[3], 144, W)?;
+                self.sys_wait4(a, status, rusage)
+            }
+            Sysno::waitid => {
+                let info = self.opt_buf(c, a[2], 128, W)?;
+                let rusage = self.opt_buf(c, a[4], 144, W)?;
+                self.sys_waitid(a, info, a[2], rusage)
+            }
+            Sysno::setpgid | Sysno::getpgrp | Sysno::setsid | Sysno::getpgid | Sysno::getsid => {
+                self.sys_pgrp(sys, a)
+            }
+            Sysno::kill => self.sys_kill(a[0] as i32 as i64, a[1] as i32),
+            _ => return self.unsupported(c),
+        })
+    }
+
     /// `fork`, `vfork`, and `clone` without `CLONE_THREAD` (`a` are
     /// clone's arguments: flags, stack, parent tid, child tid, tls).
     pub(super) fn sys_fork(&mut self, a: [u64; 6], pc: u64) -> Ret {
         let [flags, stack, ptid, ctid, tls, _] = a;
         if let Err(why) = self.obs.observer.prepare_fork() {
-            if self.process.warned.insert(57) {
+            if self.process.warned.insert(Sysno::fork as u64) {
                 warn!("fork at {pc:#x}: {why}: returning -EAGAIN");
             }
             return Val(-i64::from(libc::EAGAIN));
@@ -223,18 +252,22 @@ impl Machine {
 
     /// Process-group and session calls, through the host in guest pids:
     /// `setpgid`, `getpgid`, `getpgrp`, `setsid`, `getsid`.
-    pub(super) fn sys_pgrp(&mut self, nr: u64, a: [u64; 6]) -> Ret {
+    pub(super) fn sys_pgrp(&mut self, call: Sysno, a: [u64; 6]) -> Ret {
         let id = self.config.process;
-        let args = match nr {
-            109 => [id.to_host(a[0] as i64), id.to_host(a[1] as i64)],
-            121 | 124 => [id.to_host(a[0] as i64), 0],
+        let args = match call {
+            Sysno::setpgid => [id.to_host(a[0] as i64), id.to_host(a[1] as i64)],
+            Sysno::getpgid | Sysno::getsid => [id.to_host(a[0] as i64), 0],
             _ => [0, 0],
         };
         // SAFETY: none of these calls takes a pointer.
-        let r = unsafe { libc::syscall(nr as i64, args[0], args[1]) };
+        let r = unsafe { libc::syscall(call.id().into(), args[0], args[1]) };
         if r < 0 {
             return Val(errno());
         }
-        Val(if nr == 109 { r } else { id.to_guest(r) })
+        Val(if call == Sysno::setpgid {
+            r
+        } else {
+            id.to_guest(r)
+        })
     }
 }
