@@ -24,6 +24,7 @@ mod describe;
 mod events;
 mod hooks;
 mod lard_ops;
+mod lifecycle;
 mod mapping;
 mod observes;
 mod stop;

@@ -5,7 +5,6 @@
 use super::{host, Call, Fault, Made, NoReturn, Ret, Val, EFAULT, EINVAL, ENOMEM, ENOSYS};
 use crate::cpu::uc::{Context, Reg};
 use crate::machine::{Machine, Stop, Thread, ThreadState};
-use lard_detector_hw::event::LowLevelSync;
 use log::warn;
 use syscalls::Sysno;
 
@@ -206,21 +205,12 @@ impl Machine {
             name: self.cpu.threads[self.cpu.cur].name,
             sig: self.cpu.threads[self.cpu.cur].sig.inherited(),
         });
-        if stack != 0 {
-            self.add_stack(stack);
-        }
-        self.emit_sync(pc, LowLevelSync::ThreadCreate { child: tid });
-        if self.obs.binary.is_some() {
-            self.binary_clone(self.cpu.threads.len() - 1, pc);
-        }
+        self.thread_created(self.cpu.threads.len() - 1, stack, pc);
         Val(i64::from(tid))
     }
 
     fn sys_exit(&mut self, status: i32, pc: u64) -> Ret {
-        self.emit_sync(pc, LowLevelSync::ThreadExit);
-        if self.obs.binary.is_some() {
-            self.binary_exit(pc);
-        }
+        self.thread_exiting(pc);
         let ctid = self.cpu.threads[self.cpu.cur].clear_child_tid;
         self.cpu.threads[self.cpu.cur].state = ThreadState::Exited;
         self.process.last_exit_status = status;

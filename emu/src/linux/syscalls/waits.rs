@@ -4,16 +4,11 @@
 use super::{NoReturn, Ret, EAGAIN, ETIMEDOUT};
 use crate::cpu::uc::Reg;
 use crate::machine::{Machine, Stop, ThreadState, Wait};
-use lard_detector_hw::event::{EventKind, LowLevelSync, ProgramEvent};
 
 impl Machine {
     /// Blocks the current thread; the run loop picks another.
     pub(in crate::linux) fn block(&mut self, w: Wait) -> Ret {
-        if self.obs.report_objects {
-            let pc = self.cpu.uc.reg(Reg::RIP);
-            self.obs.stats.program_events += 1;
-            self.emit(pc, EventKind::Program(ProgramEvent::Block));
-        }
+        self.thread_blocking();
         self.cpu.threads[self.cpu.cur].state = ThreadState::Blocked(w);
         self.cpu.stop = Some(Stop::Blocked);
         self.cpu.uc.stop();
@@ -35,29 +30,7 @@ impl Machine {
         self.cpu.threads[i].state = ThreadState::Runnable;
         self.cpu.threads[i].ctx.set_reg(Reg::RAX, ret as u64);
         self.cpu.threads[i].ctx_changed = true;
-        let origin = self.cpu.threads[i].origin();
-        if self.obs.report_objects {
-            self.obs.stats.program_events += 1;
-            self.emit_from(origin, pc, EventKind::Program(ProgramEvent::Wake));
-        }
-        if let (Some(addr), 0) = (addr, ret) {
-            let joined = self
-                .cpu
-                .threads
-                .iter()
-                .find(|c| c.state == ThreadState::Exited && c.clear_child_tid == addr)
-                .map(|c| c.tid);
-            let mut events = vec![LowLevelSync::FutexWaitDone { addr }];
-            if let Some(child) = joined {
-                events.push(LowLevelSync::ThreadJoin { child });
-            }
-            for s in events {
-                self.obs.stats.sync_events += 1;
-                if self.obs.report_sync {
-                    self.emit_from(origin, pc, EventKind::Sync(s));
-                }
-            }
-        }
+        self.thread_woken(i, addr, ret, pc);
     }
 
     /// Wakes threads whose timed wait expired at the current virtual time.
