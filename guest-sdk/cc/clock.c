@@ -266,9 +266,10 @@ struct lthread {
 
 static struct lthread *chunks[CHUNKS];
 static uint32_t chunks_lock;
-static uint32_t next_id = 1; /* 0 is the main thread's */
-static uint32_t main_claimed;
-static __thread uint32_t current = LARD__NO_THREAD;
+/* The language thread the runtime last ran on this kernel thread (adopted,
+ * or switched to); the current one (liblard's identity, lard__cur) differs
+ * only while liblard runs one of its own here. */
+static __thread uint32_t mine = LARD__NO_THREAD;
 
 /* The chunk of `c` the first time it is used (kept out of line). */
 __attribute__((noinline)) static struct lthread *new_chunk(uint32_t c)
@@ -441,36 +442,30 @@ static void install(uint32_t id)
         lard_write_vc(c->e[i].id, c->e[i].v);
 }
 
-/* A kernel thread that runs no language thread yet becomes a fresh one: the
- * main thread (the first caller) id 0, any other a new id; own entry 1, the
- * detector's fresh clock. */
-static uint32_t adopt(void)
+/* A kernel thread adopted as a fresh language thread (liblard's identity,
+ * which issues its Thread op and own entry 1, the detector's fresh clock):
+ * the runtime's clock of it is the same. */
+void lard__adopt_hook(uint32_t id)
 {
-    uint32_t id, zero = 0;
-    if (__atomic_compare_exchange_n(&main_claimed, &zero, 1, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_RELAXED))
-        id = 0;
-    else
-        id = __atomic_fetch_add(&next_id, 1, __ATOMIC_ACQ_REL);
     lardcc_vc_clear(lardcc_clock(id));
     lardcc_vc_set(lardcc_clock(id), id, 1);
     set_live(id, 1);
-    current = id;
-    lard_thread(id);
-    lard_write_vc(id, 1);
-    return id;
-}
-
-__attribute__((constructor)) static void lardcc_clock_init(void)
-{
-    if (current == LARD__NO_THREAD)
-        adopt();
+    mine = id;
 }
 
 uint32_t lardcc_me(void)
 {
-    uint32_t me = current;
-    return me == LARD__NO_THREAD ? adopt() : me;
+    return lard__current();
+}
+
+uint32_t lardcc_me_reclaim(void)
+{
+    uint32_t me = lardcc_me();
+    if (me != mine && mine != LARD__NO_THREAD) {
+        me = mine;
+        lardcc_switch(me);
+    }
+    return me;
 }
 
 struct lardcc_vc *lardcc_my_clock(void)
@@ -560,7 +555,7 @@ uint32_t lardcc_id_alloc(const struct lardcc_vc *from)
     }
     lard__unlock(&ids_lock);
     if (id == LARD__NO_THREAD)
-        id = __atomic_fetch_add(&next_id, 1, __ATOMIC_ACQ_REL);
+        id = lard__id_fresh();
     t = lthread(id);
     lardcc_vc_copy(&t->vc, from);
     lardcc_vc_set(&t->vc, id, lardcc_vc_get(from, id) + 1);
@@ -597,8 +592,8 @@ void lardcc_id_retire(uint32_t id, uint64_t final)
 void lardcc_switch(uint32_t id)
 {
     struct lthread *t = lthread(id);
-    lard_thread(id);
-    current = id;
+    lard__run(id);
+    mine = id;
     if (t->fresh) {
         t->fresh = 0;
         install(id);

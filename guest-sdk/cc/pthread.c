@@ -34,7 +34,9 @@ static __thread int thread_ended;
 
 /* The end of a pthread's language thread: its final clock is released to
  * joiners (sync object keyed by its pthread_t), its stack's histories are
- * forgotten (glibc reuses thread stacks), its id may be reused. */
+ * forgotten (glibc reuses thread stacks), its id may be reused.  A thread
+ * that liblard switched to a language thread of its own (lard_spawn's
+ * trampoline runs inside this one) ends the runtime's. */
 __attribute__((noinline)) static void thread_end(void)
 {
     uint32_t me;
@@ -45,8 +47,8 @@ __attribute__((noinline)) static void thread_end(void)
     if (thread_ended)
         return;
     thread_ended = 1;
+    me = lardcc_me_reclaim();
     lard_note_thread_exit();
-    me = lardcc_me();
     final = lardcc_own(me);
     lardcc_release(lardcc_sync_of((const void *)pthread_self()));
     if (pthread_getattr_np(pthread_self(), &at) == 0) {

@@ -132,8 +132,14 @@ void lardcc_floors_barrier(struct lardcc_barrier *b, int slot, uint32_t n);
 void lardcc_floors_alone(void);
 void lardcc_prune_mine(void);
 
-/* The current language thread of this kernel thread. */
+/* The current language thread of this kernel thread (liblard's identity,
+ * src/identity.c: one id space and one current thread for both runtimes). */
 uint32_t lardcc_me(void);
+/* The same, after switching back to the language thread the runtime last
+ * ran here when liblard has switched this kernel thread to one of its own
+ * (lard_spawn's child, a lard_lang_switch green thread), whose clock the
+ * runtime does not keep. */
+uint32_t lardcc_me_reclaim(void);
 /* Switch this kernel thread to language thread `id` (unreported). */
 void lardcc_switch(uint32_t id);
 

@@ -81,7 +81,7 @@ static void *alloc_block(size_t n)
 void *lard_malloc(size_t n)
 {
     void *p;
-    lard__me(NULL);
+    lard__current();
     p = alloc_block(n);
     if (p != NULL)
         lard_note_alloc(p, n, __builtin_return_address(0));

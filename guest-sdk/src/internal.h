@@ -27,11 +27,42 @@ struct lard__lthread {
 
 extern struct lard__lthread lard__threads[LARD_MAX_THREADS];
 
+/* Thread identity (identity.c), one for liblard and any runtime linked with
+ * it.  Ids count up from 1 (0 is the main thread's), never reused by
+ * liblard; every kernel thread runs one language thread at a time. */
 /* Number of ids handed out so far (entries >= this are 0 in every clock). */
 uint32_t lard__nids(void);
+/* Hands out a fresh id, with no limit of its own. */
+uint32_t lard__id_fresh(void);
+/* The language thread this kernel thread runs; LARD__NO_THREAD before its
+ * first one. */
+extern __thread uint32_t lard__cur;
+/* This kernel thread becomes a fresh language thread (the main thread id
+ * 0, any other a fresh id): every runtime's fresh clock for it, then
+ * Thread and WriteVC of its own entry 1.  Returns the id. */
+uint32_t lard__adopt(void);
+/* The current language thread of this kernel thread (adopting it if none). */
+static inline uint32_t lard__current(void)
+{
+    uint32_t id = lard__cur;
+    return id == LARD__NO_THREAD ? lard__adopt() : id;
+}
+/* This kernel thread runs language thread `id` from now on (Thread). */
+void lard__run(uint32_t id);
+/* Called by lard__adopt, defined by a runtime linked with liblard that
+ * keeps clocks of its own (the lard-cc runtime): its fresh clock for the
+ * adopted id `id` (own entry 1).  Absent (null) with liblard alone. */
+void lard__adopt_hook(uint32_t id) __attribute__((weak));
+
+/* liblard's clocks (thread.c), for ids below LARD_MAX_THREADS: the ids it
+ * hands out itself and adopted ones. */
 /* Hands out a fresh id (aborts past LARD_MAX_THREADS). */
 uint32_t lard__new_id(void);
-/* The current language thread of this kernel thread (adopting it if none). */
+/* liblard's clock of adopted id `id`: own entry 1 (nothing past the array). */
+void lard__fresh_clock(uint32_t id);
+/* The current language thread of this kernel thread (adopting it if none);
+ * aborts when its id is past LARD_MAX_THREADS (a thread of another
+ * runtime's, which liblard keeps no clock for). */
 struct lard__lthread *lard__me(uint32_t *id);
 
 /* Clock helpers: every change to the current thread's clock is mirrored

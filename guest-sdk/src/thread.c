@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
-/* Language threads: ids, clocks, spawn/join, green threads and migration. */
+/* Language threads: their clocks, spawn/join, green threads and migration
+ * (their ids and the current one: identity.c). */
 #define _GNU_SOURCE
 #include "internal.h"
 
@@ -16,10 +17,6 @@
 #define LARD__FUTEX_WAKE_PRIVATE 129
 
 struct lard__lthread lard__threads[LARD_MAX_THREADS];
-
-static uint32_t next_id = 1;          /* 0 is the main thread's */
-static uint32_t main_claimed;         /* 1 once id 0 has been taken */
-static __thread uint32_t current = LARD__NO_THREAD;
 
 void lard__fatal(const char *msg)
 {
@@ -60,51 +57,30 @@ void lard__unlock(uint32_t *l)
         lard__futex_wake(l, 1);
 }
 
-uint32_t lard__nids(void)
-{
-    return __atomic_load_n(&next_id, __ATOMIC_ACQUIRE);
-}
-
 uint32_t lard__new_id(void)
 {
-    uint32_t id = __atomic_fetch_add(&next_id, 1, __ATOMIC_ACQ_REL);
+    uint32_t id = lard__id_fresh();
     if (id >= LARD_MAX_THREADS)
         lard__fatal("too many language threads (LARD_MAX_THREADS)");
     return id;
 }
 
-/* A kernel thread that runs no language thread yet becomes a fresh one:
- * the main thread (first caller, from the constructor below) gets id 0,
- * any other kernel thread a new id.  The clock is the detector's fresh
- * clock (own entry 1, others 0); the own entry is written anyway so that
- * nothing depends on that convention. */
-static uint32_t adopt(void)
+/* An adopted language thread's clock is the detector's fresh clock (own
+ * entry 1, others 0). */
+void lard__fresh_clock(uint32_t id)
 {
-    uint32_t id, zero = 0;
-    if (__atomic_compare_exchange_n(&main_claimed, &zero, 1, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_RELAXED))
-        id = 0;
-    else
-        id = lard__new_id();
+    if (id >= LARD_MAX_THREADS)
+        return;
     memset(lard__threads[id].vc, 0, sizeof lard__threads[id].vc);
     lard__threads[id].vc[id] = 1;
-    current = id;
-    lard_thread(id);
-    lard_write_vc(id, 1);
-    return id;
-}
-
-__attribute__((constructor)) static void lard__init(void)
-{
-    if (current == LARD__NO_THREAD)
-        adopt();
 }
 
 struct lard__lthread *lard__me(uint32_t *id)
 {
-    uint32_t me = current;
-    if (me == LARD__NO_THREAD)
-        me = adopt();
+    uint32_t me = lard__current();
+    if (me >= LARD_MAX_THREADS)
+        lard__fatal("the current language thread's id is past LARD_MAX_THREADS "
+                    "(another runtime's thread)");
     if (id)
         *id = me;
     return &lard__threads[me];
@@ -112,9 +88,7 @@ struct lard__lthread *lard__me(uint32_t *id)
 
 uint32_t lard_self(void)
 {
-    uint32_t id;
-    lard__me(&id);
-    return id;
+    return lard__current();
 }
 
 void lard__join_into(uint64_t *to, const uint64_t *from)
@@ -181,8 +155,7 @@ static void *trampoline(void *arg)
 {
     uint32_t id = (uint32_t)(uintptr_t)arg;
     struct lard__lthread *t = &lard__threads[id];
-    lard_thread(id);
-    current = id;
+    lard__run(id);
     install(id);
     t->ret = t->fn(t->arg);
     lard_note_thread_exit();
@@ -239,7 +212,6 @@ void lard_lang_switch(uint32_t id)
 {
     if (id >= lard__nids() || id >= LARD_MAX_THREADS)
         lard__fatal("lard_lang_switch: unknown language thread");
-    lard_thread(id);
-    current = id;
+    lard__run(id);
     install(id);
 }

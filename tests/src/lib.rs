@@ -404,8 +404,10 @@ pub fn build_lard_cc_linked(
         "lard-cc"
     };
     // Any runtime archive (instrumentation and pthreads, OpenMP; static and
-    // interposing) and the gcc plugin.
-    const RUNTIME: [&str; 5] = [
+    // interposing), the SDK's (the thread identity both share) and the gcc
+    // plugin.
+    const RUNTIME: [&str; 6] = [
+        "lib/liblard.a",
         "lib/liblardcc.a",
         "lib/liblardcc_omp.a",
         "lib/liblardcc_dyn.a",

@@ -821,3 +821,160 @@ fn cc_accuracy_runs_as_a_campaign_and_collects() {
     );
     let _ = std::fs::remove_dir_all(&build);
 }
+
+/// A lard-cc program that also starts language threads through liblard's
+/// own API: a `lard_spawn` thread, and a green thread (`lard_lang_new`,
+/// `lard_lang_switch`) on the main kernel thread. liblard and the lard-cc
+/// runtime share one thread identity (docs/sdk.md, "Ids"), so those
+/// threads and the program's pthread get distinct ids, and their
+/// unordered writes to `x` are one race between two threads; nothing else
+/// races (the joins order both spawned threads before `main`'s read; the
+/// green thread's write is unordered with `main`, which does not read `x`
+/// again). Static and dynamic builds.
+#[test]
+fn liblard_threads_in_a_lard_cc_program_get_their_own_ids() {
+    const SPAWN: &str = r#"#include <lard.h>
+#include <pthread.h>
+#include <stdio.h>
+
+int x;
+
+static void *by_pthread(void *arg)
+{
+    x = 1; /* RACE */
+    return arg;
+}
+
+static void *by_liblard(void *arg)
+{
+    x = 2; /* RACE */
+    return arg;
+}
+
+int main(void)
+{
+    pthread_t p;
+    lard_thread_t l;
+    pthread_create(&p, NULL, by_pthread, NULL);
+    lard_spawn(&l, by_liblard, NULL);
+    pthread_join(p, NULL);
+    lard_join(l, NULL);
+    printf("%d\n", x != 0);
+    return 0;
+}
+"#;
+    const GREEN: &str = r#"#include <lard.h>
+#include <pthread.h>
+#include <stdio.h>
+
+int x;
+
+static void *by_pthread(void *arg)
+{
+    x = 1; /* RACE */
+    return arg;
+}
+
+int main(void)
+{
+    pthread_t p;
+    uint32_t self = lard_self(), green = lard_lang_new();
+    pthread_create(&p, NULL, by_pthread, NULL);
+    lard_lang_switch(green);
+    x = 2; /* RACE */
+    lard_lang_switch(self);
+    pthread_join(p, NULL);
+    puts("1");
+    return 0;
+}
+"#;
+    let prefix = lard_cc_prefix();
+    let dir = guest_dir().join("lard-cc").join("identity");
+    std::fs::create_dir_all(&dir).unwrap();
+    let include = format!("-I{}", prefix.join("include").display());
+    for (name, text, link, flags) in [
+        ("spawn", SPAWN, "static", &["-static"][..]),
+        ("spawn", SPAWN, "dynamic", &[][..]),
+        ("green", GREEN, "static", &["-static"][..]),
+        ("green", GREEN, "dynamic", &[][..]),
+    ] {
+        let label = format!("{name} {link}");
+        let src = dir.join(format!("{name}.c"));
+        std::fs::write(&src, text).unwrap();
+        let out = dir.join(format!("{name}-{link}"));
+        let o = Command::new(prefix.join("bin/lard-cc"))
+            .args(["-g", "-O1", &include])
+            .args(flags)
+            .arg(&src)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{label}: {}", stderr(&o));
+        assert_eq!(stdout(&native(&out, &[])), "1\n", "{label}: native");
+        let json = scratch_file("lard-cc-identity");
+        let j = json.to_string_lossy().to_string();
+        let l = lard_run(&["--report-json", &j], &out, &[]);
+        assert_eq!(stdout(&l), "1\n", "{label}: {}", stderr(&l));
+        assert_eq!(shell_status(&l), 0, "{label}: {}", stderr(&l));
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let _ = std::fs::remove_file(&json);
+        let races: Vec<_> = report["detectors"]["fasttrack"]["races"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let line = |k: &str| r[k][0]["line"].as_i64().unwrap();
+                let mut lines = [line("frames"), line("prev_frames")];
+                lines.sort();
+                let threads = [&r["thread"], &r["prev_thread"]].map(|t| t.to_string());
+                (lines, threads[0] != threads[1])
+            })
+            .collect();
+        let marked: Vec<i64> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("/* RACE */"))
+            .map(|(i, _)| i as i64 + 1)
+            .collect();
+        assert_eq!(
+            races,
+            [([marked[0], marked[1]], true)],
+            "{label}: {}",
+            stderr(&l)
+        );
+    }
+}
+
+/// The lard-cc runtime and liblard adopt a kernel thread once: a lard-cc
+/// program starts with one Thread op and one WriteVC of the main thread's
+/// own entry, static or dynamic.
+#[test]
+fn a_lard_cc_program_adopts_its_main_thread_once() {
+    let prefix = lard_cc_prefix();
+    let dir = guest_dir().join("lard-cc").join("identity");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("hello.c");
+    std::fs::write(&src, "int main(void)\n{\n    return 0;\n}\n").unwrap();
+    for (link, flags) in [("static", &["-static"][..]), ("dynamic", &[][..])] {
+        let out = dir.join(format!("hello-{link}"));
+        let o = Command::new(prefix.join("bin/lard-cc"))
+            .arg("-g")
+            .args(flags)
+            .arg(&src)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{link}: {}", stderr(&o));
+        let l = lard_run(&["--stats"], &out, &[]);
+        assert_eq!(shell_status(&l), 0, "{link}: {}", stderr(&l));
+        assert_eq!(
+            op_count(&stderr(&l), "lard.thread"),
+            1,
+            "{link}: {}",
+            stderr(&l)
+        );
+    }
+}
