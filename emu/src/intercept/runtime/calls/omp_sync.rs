@@ -10,7 +10,7 @@ use lard_detector_hw::event::LockMode;
 use lard_detector_hw::event::ProgramEvent;
 
 impl Machine {
-    /// A omp sync call's entry ([`Machine::binary_entry`]).
+    /// A mutual-exclusion call's entry ([`Machine::binary_entry`]).
     pub(super) fn omp_sync_entry(&mut self, call: LibCall, e: &mut Entry) {
         let Entry {
             ret, ref mut args, ..
@@ -37,7 +37,7 @@ impl Machine {
         }
     }
 
-    /// A omp sync call's return ([`Machine::binary_return`]).
+    /// A mutual-exclusion call's return ([`Machine::binary_return`]).
     pub(super) fn omp_sync_return(&mut self, p: &Pending, r: &Return) {
         let Return { pc, rax, .. } = *r;
         let a = p.args;

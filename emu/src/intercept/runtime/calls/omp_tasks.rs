@@ -21,7 +21,7 @@ use lard_detector_hw::event::ProgramEvent;
 use lard_detector_hw::event::ThreadKey;
 
 impl Machine {
-    /// A omp tasks call's entry ([`Machine::binary_entry`]).
+    /// An explicit-task call's entry ([`Machine::binary_entry`]).
     pub(super) fn omp_tasks_entry(&mut self, call: LibCall, e: &mut Entry) {
         let Entry {
             pc,
@@ -141,7 +141,7 @@ impl Machine {
         }
     }
 
-    /// A omp tasks call's return ([`Machine::binary_return`]).
+    /// An explicit-task call's return ([`Machine::binary_return`]).
     pub(super) fn omp_tasks_return(&mut self, p: &Pending, r: &Return) {
         let Return { pc, .. } = *r;
         let a = p.args;

@@ -13,7 +13,7 @@ use lard_detector_hw::event::ProgramEvent;
 use lard_detector_hw::event::ThreadKey;
 
 impl Machine {
-    /// A omp teams call's entry ([`Machine::binary_entry`]).
+    /// A parallel-region or teams call's entry ([`Machine::binary_entry`]).
     pub(super) fn omp_teams_entry(&mut self, call: LibCall, e: &mut Entry) {
         let Entry {
             pc,
@@ -105,7 +105,7 @@ impl Machine {
         }
     }
 
-    /// A omp teams call's return ([`Machine::binary_return`]).
+    /// A parallel-region or teams call's return ([`Machine::binary_return`]).
     pub(super) fn omp_teams_return(&mut self, p: &Pending, r: &Return) {
         let Return { pc, rax, .. } = *r;
         let a = p.args;

@@ -10,7 +10,7 @@ use crate::intercept::names::LangUnit;
 use crate::machine::Machine;
 
 impl Machine {
-    /// A omp work call's entry ([`Machine::binary_entry`]).
+    /// A worksharing call's entry ([`Machine::binary_entry`]).
     pub(super) fn omp_work_entry(&mut self, call: LibCall, e: &mut Entry) {
         let Entry {
             ret,
@@ -53,7 +53,7 @@ impl Machine {
         }
     }
 
-    /// A omp work call's return ([`Machine::binary_return`]).
+    /// A worksharing call's return ([`Machine::binary_return`]).
     pub(super) fn omp_work_return(&mut self, p: &Pending, r: &Return) {
         let Return { pc, cur, rax, .. } = *r;
         let a = p.args;
