@@ -208,13 +208,6 @@ impl Lardish {
             }
         }
 
-        let race = self
-            .func
-            .races
-            .finish(key, self.func.clocks.clock(t).get(t), a);
-        if race.is_some() {
-            self.acct.stats.racy += 1;
-        }
-        race
+        self.finish_access(key, t, a)
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::clock::ThreadIdx;
 use crate::detector::{history_units, Granularity};
-use crate::event::Access;
+use crate::event::{Access, ThreadKey};
 use crate::lard;
 use crate::lardish::granularity::BLOCK;
 use crate::lardish::history::{self, ByteMeta};
@@ -15,6 +15,25 @@ use crate::race::Race;
 use super::{check_and_record, release_valid, FxHashSet};
 
 impl Lardish {
+    /// The verdict on access `a` by `key` (clock index `t`) once every
+    /// granule it touched was checked and recorded: the race found, if any,
+    /// counted.
+    pub(in crate::lardish) fn finish_access(
+        &mut self,
+        key: ThreadKey,
+        t: ThreadIdx,
+        a: &Access,
+    ) -> Option<Race> {
+        let race = self
+            .func
+            .races
+            .finish(key, self.func.clocks.clock(t).get(t), a);
+        if race.is_some() {
+            self.acct.stats.racy += 1;
+        }
+        race
+    }
+
     /// A Tracked access the hardware treats as thread-local (a stack
     /// access): checked and recorded exactly in the variable map, so the
     /// verdict is the canonical one, but held in no hardware slot; other
@@ -46,14 +65,7 @@ impl Lardish {
                 }
                 m.downgrade_others(c, a.kind);
             });
-        let race = self
-            .func
-            .races
-            .finish(key, self.func.clocks.clock(t).get(t), a);
-        if race.is_some() {
-            self.acct.stats.racy += 1;
-        }
-        race
+        self.finish_access(key, t, a)
     }
 
     /// Makes sure core `c`'s clock table has an entry for `clock`; on
