@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Exit status when the manifest or the guests' build is unusable.
-const EXIT_BAD_INPUT: u8 = 1;
+use crate::cmd::exit::EXIT_BAD_INPUT;
 
 /// Table-3 counts of one detector in one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 /// Exit status when the manifest or a build is unusable.
-const EXIT_BAD_INPUT: u8 = 1;
+use crate::cmd::exit::EXIT_BAD_INPUT;
 
 /// One (program, seed) run's outcome.
 #[derive(Clone, Debug)]

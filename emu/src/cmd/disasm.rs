@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Exit status when the input is unusable.
-const EXIT_BAD_INPUT: u8 = 1;
+use crate::cmd::exit::EXIT_BAD_INPUT;
 
 /// `lard disasm`: the listing on stdout, its summary on stderr.
 pub fn run(path: &Path, symbol: Option<&str>) -> ExitCode {

@@ -39,7 +39,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// Exit status when the guest or the analysis is unusable.
-const EXIT_BAD_INPUT: u8 = 1;
+use crate::cmd::exit::EXIT_BAD_INPUT;
 
 /// A run may take this many times the reference's instructions.
 pub const QOS_FACTOR: u64 = 10;
@@ -683,7 +683,7 @@ pub fn run(a: JumbleCli) -> ExitCode {
     if let Some(path) = &a.report_json {
         if let Err(e) = std::fs::write(path, result.json()) {
             eprintln!("lard: cannot write {}: {e}", path.display());
-            return ExitCode::from(crate::cmd::run::EXIT_INTERNAL);
+            return ExitCode::from(crate::cmd::exit::EXIT_INTERNAL);
         }
     }
     if result.interrupted {

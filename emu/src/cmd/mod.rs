@@ -7,6 +7,7 @@ pub mod adversarial;
 pub mod campaign;
 pub mod cc_accuracy;
 pub mod disasm;
+pub mod exit;
 pub mod explore;
 pub mod jumble;
 pub mod manifest;

@@ -137,7 +137,7 @@ pub fn run(c: CampaignCmd) -> ExitCode {
                     eprintln!("lard: campaign {}: {e}", camp.name);
                     ExitCode::from(match e {
                         runner::RunError::Input(_) => EXIT_CAMPAIGN_INPUT,
-                        runner::RunError::Io(_) => crate::cmd::run::EXIT_INTERNAL,
+                        runner::RunError::Io(_) => crate::cmd::exit::EXIT_INTERNAL,
                     })
                 }
             }
@@ -191,7 +191,7 @@ pub fn run(c: CampaignCmd) -> ExitCode {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("lard: {e}");
-                    return ExitCode::from(crate::cmd::run::EXIT_INTERNAL);
+                    return ExitCode::from(crate::cmd::exit::EXIT_INTERNAL);
                 }
             };
             println!("{}", script.display());
@@ -210,7 +210,7 @@ pub fn run(c: CampaignCmd) -> ExitCode {
                     }
                     Err(e) => {
                         eprintln!("lard: {e}");
-                        return ExitCode::from(crate::cmd::run::EXIT_INTERNAL);
+                        return ExitCode::from(crate::cmd::exit::EXIT_INTERNAL);
                     }
                 }
             }

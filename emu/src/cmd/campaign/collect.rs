@@ -4,6 +4,7 @@
 //! `summary.json`), the figures (`figures`) and a page that shows them
 //! (`index.html`).
 
+use crate::cmd::exit;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -76,10 +77,10 @@ pub enum Behaviour {
 }
 
 /// `lard run`'s exit status when `--max-insns` stopped the guest.
-pub const EXIT_MAX_INSNS: i64 = 120;
+pub const EXIT_MAX_INSNS: i64 = exit::EXIT_MAX_INSNS as i64;
 /// `lard run`'s exit statuses from here up are its own verdicts on the
 /// guest (deadlock 122, a LARD fault, …) or a signal (128 + n).
-const EXIT_CRASH_FROM: i64 = 122;
+const EXIT_CRASH_FROM: i64 = exit::EXIT_DEADLOCK as i64;
 
 impl Behaviour {
     /// The name in tables.

@@ -75,14 +75,14 @@ pub fn make_afresh(
     };
     let made = make(camp, &dir.join(format!("{}.toml", camp.name)), &args).map_err(|e| {
         eprintln!("lard: {}: {}: {e}", camp.name, dir.display());
-        ExitCode::from(crate::cmd::run::EXIT_INTERNAL)
+        ExitCode::from(crate::cmd::exit::EXIT_INTERNAL)
     })?;
     match made.summary {
         Ok(s) if s.interrupted => Err(ExitCode::from(130)),
         Ok(_) => Ok(made.results),
         Err(e) => {
             eprintln!("lard: {}: {e}", camp.name);
-            Err(ExitCode::from(crate::cmd::run::EXIT_INTERNAL))
+            Err(ExitCode::from(crate::cmd::exit::EXIT_INTERNAL))
         }
     }
 }

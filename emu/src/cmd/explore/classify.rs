@@ -1,17 +1,15 @@
 //! What one `lard explore` run found, compared with the first run, and the
 //! distinct findings of a whole exploration.
 
+use crate::cmd::exit;
 use crate::cmd::report::{Frame, RunReport};
 use std::collections::BTreeMap;
 
-/// `lard run --max-insns` stopped the guest.
-const EXIT_MAX_INSNS: i32 = 120;
-/// `lard run --timeout` stopped the guest.
-const EXIT_TIMEOUT: i32 = 121;
-/// `lard run`: every thread blocked.
-const EXIT_DEADLOCK: i32 = 122;
-/// `lard run`: lard itself failed.
-const EXIT_INTERNAL: i32 = 125;
+// `lard run`'s statuses (crate::cmd::exit) as a shell shows them.
+const EXIT_MAX_INSNS: i32 = exit::EXIT_MAX_INSNS as i32;
+const EXIT_TIMEOUT: i32 = exit::EXIT_TIMEOUT as i32;
+const EXIT_DEADLOCK: i32 = exit::EXIT_DEADLOCK as i32;
+const EXIT_INTERNAL: i32 = exit::EXIT_INTERNAL as i32;
 /// 128 + SIGILL: an invalid instruction or a LARD fault.
 const EXIT_SIGILL: i32 = 128 + 4;
 

@@ -118,7 +118,7 @@ pub fn run(a: ExploreCli) -> ExitCode {
     if let Some(path) = &a.report_json {
         if let Err(e) = std::fs::write(path, report::json(&result, &a.guest, &a.args)) {
             eprintln!("lard: cannot write {}: {e}", path.display());
-            return ExitCode::from(crate::cmd::run::EXIT_INTERNAL);
+            return ExitCode::from(crate::cmd::exit::EXIT_INTERNAL);
         }
     }
     if result.interrupted {
