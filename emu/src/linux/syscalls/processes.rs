@@ -71,7 +71,7 @@ impl Machine {
     /// clone's arguments: flags, stack, parent tid, child tid, tls).
     pub(super) fn sys_fork(&mut self, a: [u64; 6], pc: u64) -> Ret {
         let [flags, stack, ptid, ctid, tls, _] = a;
-        if let Err(why) = self.obs.observer.prepare_fork() {
+        if let Err(why) = self.forking() {
             if self.process.warned.insert(Sysno::fork as u64) {
                 warn!("fork at {pc:#x}: {why}: returning -EAGAIN");
             }
@@ -85,7 +85,7 @@ impl Machine {
             return Val(errno());
         }
         if host > 0 {
-            self.obs.observer.forked(false);
+            self.forked(false);
             self.config.process.labelled = true;
             let child = self.config.process.to_guest(i64::from(host));
             if flags & CLONE_PARENT_SETTID != 0 {
@@ -124,7 +124,7 @@ impl Machine {
         } else {
             0
         };
-        self.obs.observer.forked(true);
+        self.forked(true);
         Val(0)
     }
 
