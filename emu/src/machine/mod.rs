@@ -1,5 +1,6 @@
 //! The emulated machine: one unicorn CPU multiplexed deterministically over
-//! the guest's threads, the LARDx86 units, and the run loop.
+//! the guest's threads, with the LARDx86 units (the run loop that drives it
+//! is [`crate::run`]).
 //!
 //! Hooks are raw `extern "C"` callbacks whose user data is the boxed
 //! [`Machine`]; they run on the emulation thread while `uc_emu_start` is
@@ -9,13 +10,17 @@
 //! sites, intercepted entries) reach the machine without unicorn's hook
 //! lists or its per-access PC recovery.
 //!
-//! The machine has three parts with narrow interfaces: the CPU
-//! ([`Cpu`]: unicorn, guest memory, threads, scheduling, virtual time and
-//! the LARDx86 units), the Linux process ([`Process`]: signals, pids,
-//! descriptors, exec state) and observation ([`Observation`]: the
-//! observer and the observation policy, statistics, the code map, binary
-//! mode's runtime, adversarial memory). Events leave through one place
-//! ([`Machine::emit_from`]).
+//! The machine has three parts: the CPU ([`Cpu`]: unicorn, guest memory,
+//! threads, scheduling, virtual time and the LARDx86 units), the Linux
+//! process ([`Process`]: signals, pids, descriptors, exec state) and
+//! observation ([`Observation`]: the observer and the observation policy,
+//! statistics, the code map, binary mode's runtime, adversarial memory).
+//! Events leave through one place ([`Machine::emit_from`]); the Linux
+//! process tells observation what happened through notification points
+//! (code appearing and going away, `mapping.rs`; a thread's and the
+//! process's life, `lifecycle.rs`). System calls, signals and binary
+//! mode's runtime are still `impl Machine` blocks in [`crate::linux`] and
+//! [`crate::intercept`] that take the whole machine.
 
 pub mod adversarial;
 mod config;
