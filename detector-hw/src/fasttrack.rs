@@ -499,6 +499,24 @@ impl FastTrack {
         self.check(t, key, a)
     }
 
+    /// [`Detector::access`] of a detector made [`FastTrack::without_work`]:
+    /// the same verdict and report, with the one copy of the check that
+    /// counts no work, so that the emulator's detector observer inlines it
+    /// on the per-access path.
+    #[inline]
+    pub fn access_without_work(&mut self, a: &Access) -> Option<Race> {
+        debug_assert!(
+            !self.track_work,
+            "access_without_work on a counting FastTrack"
+        );
+        if !lard::is_checked(a) {
+            return None;
+        }
+        let key = lard::identity(&a.origin);
+        let t = self.clocks.identity(key);
+        self.check_counting::<false>(t, key, a)
+    }
+
     /// Checks and records checked access `a` by identity `t` (key `key`).
     #[inline]
     fn check(&mut self, t: ThreadIdx, key: ThreadKey, a: &Access) -> Option<Race> {
@@ -510,7 +528,7 @@ impl FastTrack {
     }
 
     /// [`FastTrack::check`], counting the work in `self.work` with `WORK`.
-    #[inline]
+    #[inline(always)]
     fn check_counting<const WORK: bool>(
         &mut self,
         t: ThreadIdx,

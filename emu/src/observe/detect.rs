@@ -228,7 +228,8 @@ impl Observer for DetectorObserver {
     #[inline]
     fn access(&mut self, pc: u64, a: &Access) -> Control {
         let race = match &mut self.engine {
-            Engine::FastTrack(d) => d.access(a),
+            // (Made without_work in `software`.)
+            Engine::FastTrack(d) => d.access_without_work(a),
             Engine::Software(d) => d.access(a),
             _ => {
                 return self.event(&Event {
