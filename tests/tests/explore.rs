@@ -289,3 +289,46 @@ fn run_options_reach_every_run_and_its_replay() {
     assert_eq!(shell_status(&bad), 2);
     assert_eq!(stderr(&bad).lines().count(), 1, "{}", stderr(&bad));
 }
+
+/// The report lines a schedule decides: exit status, output, scheduling
+/// steps and the race summary.
+fn schedule_outcome(g: &std::path::Path, seed: u64, padding: usize) -> String {
+    let seed = seed.to_string();
+    let o = std::process::Command::new(lard())
+        .args(["run", "--stats", "--sched", "pct", "--pct-depth", "2"])
+        .args(["--pct-steps", "1500", "--quantum", "20", "--seed", &seed])
+        .arg(g)
+        .env("LARD_TEST_PADDING", "x".repeat(padding))
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    let dre = e.lines().find(|l| l.starts_with("racy dynamic accesses"));
+    format!(
+        "{} {:?} steps={} {dre:?}",
+        shell_status(&o),
+        stdout(&o),
+        stats_number(&e, "scheduling steps")
+    )
+}
+
+#[test]
+fn a_schedule_does_not_depend_on_the_environment() {
+    // The environment's length changes how many blocks the start-up runs
+    // alone; the interleaving of the workers must not change with it (a
+    // replay command run from another shell gives the same schedule).
+    let static_ = guest("busy_path");
+    let pie = build_c_dynamic("explore/busy_path.c", "busy_path_pie", &[]);
+    for g in [static_, pie] {
+        for seed in 1..=4 {
+            let first = schedule_outcome(&g, seed, 0);
+            for padding in [1, 7, 33, 100] {
+                assert_eq!(
+                    schedule_outcome(&g, seed, padding),
+                    first,
+                    "{} seed {seed}, {padding} bytes more environment",
+                    g.display()
+                );
+            }
+        }
+    }
+}

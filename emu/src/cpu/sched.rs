@@ -15,6 +15,17 @@
 //! runs alone cannot be reordered with anything). Every policy counts
 //! steps ([`Scheduler::steps`], `lard run --stats`); PCT places its
 //! priority change points on them.
+//!
+//! A quantum that began with one runnable thread ends when that thread
+//! creates another ([`Scheduler::created_in_quantum`]), and a new one
+//! begins: otherwise the rest of that quantum, and so every quantum
+//! boundary after it, would depend on how many blocks the program ran
+//! alone before -- the dynamic loader's and libc's start-up, which vary
+//! with the environment and the arguments' lengths. So a run's replay
+//! command gives the same interleaving in another shell. (Only creation
+//! resets the phase: a wake-up that did would give a loop that hands a
+//! lock back and forth the same phase every time, and a lock-step
+//! livelock.)
 
 pub use lard_detector_hw::rng::SplitMix64;
 
@@ -115,6 +126,8 @@ pub struct Scheduler {
     quantum: u64,
     steps: u64,
     pct: Option<Pct>,
+    /// The current quantum began with one runnable thread.
+    alone: bool,
 }
 
 impl Scheduler {
@@ -131,6 +144,7 @@ impl Scheduler {
             quantum: quantum.max(1),
             steps: 0,
             pct,
+            alone: false,
         }
     }
 
@@ -148,6 +162,7 @@ impl Scheduler {
     /// Length of the next quantum in blocks; `contended`: at least two
     /// threads are runnable (its blocks are steps).
     pub fn next_quantum(&mut self, contended: bool) -> u64 {
+        self.alone = !contended;
         match self.policy {
             SchedPolicy::RoundRobin => self.quantum,
             SchedPolicy::Random => 1 + self.rng.below(2 * self.quantum),
@@ -168,6 +183,13 @@ impl Scheduler {
         if contended {
             self.steps += blocks;
         }
+    }
+
+    /// The running thread created a thread. True if the current quantum
+    /// began with one runnable thread: that quantum ends here (the caller
+    /// stops the CPU) and the next one is contended.
+    pub fn created_in_quantum(&mut self) -> bool {
+        std::mem::take(&mut self.alone)
     }
 
     /// The thread at index `cur` called `sched_yield`.
@@ -289,6 +311,17 @@ mod tests {
             let third = s.pick(&[0, 1, 2], second);
             assert!(third != first && third != second, "seed {seed}");
         }
+    }
+
+    #[test]
+    fn only_a_quantum_begun_alone_ends_when_a_thread_is_created() {
+        let mut s = Scheduler::new(SchedPolicy::RoundRobin, 0, 100);
+        assert_eq!(s.next_quantum(false), 100);
+        assert!(s.created_in_quantum());
+        // Once: the quantum has ended.
+        assert!(!s.created_in_quantum());
+        assert_eq!(s.next_quantum(true), 100);
+        assert!(!s.created_in_quantum());
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! stack mapping, the low-level synchronization and object events, binary
 //! mode's language threads.
 
-use super::{Machine, ThreadState};
+use super::{Machine, Stop, ThreadState};
 use crate::cpu::uc::Reg;
 use lard_detector_hw::event::{EventKind, LowLevelSync, ProgramEvent};
 
@@ -17,6 +17,7 @@ impl Machine {
         if stack != 0 {
             self.add_stack(stack);
         }
+        self.thread_added();
         let tid = self.cpu.threads[child].tid;
         self.emit_sync(pc, LowLevelSync::ThreadCreate { child: tid });
         if self.obs.binary.is_some() {
@@ -81,5 +82,14 @@ impl Machine {
     /// The host fork happened; `child` in the new process.
     pub fn forked(&mut self, child: bool) {
         self.obs.observer.forked(child);
+    }
+
+    /// A thread was created: a quantum that began with its creator alone
+    /// ends after the `clone` (emu/src/cpu/sched.rs).
+    fn thread_added(&mut self) {
+        if self.cpu.sched.created_in_quantum() && self.cpu.stop.is_none() {
+            self.cpu.stop = Some(Stop::Contended);
+            self.cpu.uc.stop();
+        }
     }
 }

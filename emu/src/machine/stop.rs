@@ -7,6 +7,9 @@ use crate::linux::process::ExecRequest;
 pub enum Stop {
     /// The quantum expired.
     Preempt,
+    /// The running thread created one in a quantum that began with it
+    /// alone: it goes on in a new quantum (emu/src/cpu/sched.rs).
+    Contended,
     /// The current thread blocked in a system call.
     Blocked,
     /// The current thread exited.

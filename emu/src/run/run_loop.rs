@@ -230,7 +230,7 @@ impl Emulator {
                     }
                 }
                 (Some(Stop::Preempt), Ok(())) => rotate = true,
-                (Some(Stop::Blocked), Ok(())) | (Some(Stop::ThreadExit), Ok(())) => {}
+                (Some(Stop::Contended | Stop::Blocked | Stop::ThreadExit), Ok(())) => {}
                 (None, Ok(())) => {
                     let pc = uc.reg(Reg::RIP);
                     return internal(m, &format!("emulation stopped unexpectedly at {pc:#x}"));
