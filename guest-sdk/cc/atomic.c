@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /*
- * lard-cc runtime: atomics, fences and the bookkeeping entry points of the
- * ThreadSanitizer instrumentation ABI.
+ * lard-cc runtime: atomics and fences of the ThreadSanitizer
+ * instrumentation ABI (the bookkeeping entry points: abi.c).
  *
  * Atomic accesses are synchronization.  Loads and read-modify-writes are
  * also checked as reads (the Tracked read of the `__tsan_atomic*` entry
@@ -330,39 +330,4 @@ void __tsan_atomic_signal_fence(int mo)
 {
     LARDCC_UNUSED(mo);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-}
-
-/* ---- bookkeeping entry points ---- */
-
-extern __thread uintptr_t lardcc_stack_low;
-
-/* Function entry: the lowest stack pointer seen bounds the stack memory of
- * frames that have since returned (see lardcc_clear_dead_stack); the call
- * stack moves to the callee (stack.c). */
-void __tsan_func_entry(void *caller_pc)
-{
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    if (sp < lardcc_stack_low || lardcc_stack_low == 0)
-        lardcc_stack_low = sp;
-    lardcc_stack_enter(sp, (uint64_t)(uintptr_t)caller_pc);
-}
-
-void __tsan_func_exit(void)
-{
-    lardcc_stack_exit();
-}
-
-void __tsan_init(void)
-{
-    lardcc_me();
-}
-
-/* Emitted around calls from functions that must not be checked; their own
- * accesses are not instrumented, so there is nothing to switch off. */
-void __tsan_ignore_thread_begin(void)
-{
-}
-
-void __tsan_ignore_thread_end(void)
-{
 }

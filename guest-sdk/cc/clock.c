@@ -502,6 +502,21 @@ void lardcc_acquire_dvc(const struct lardcc_dvc *from)
     lardcc_vc_free(&sparse);
 }
 
+/* thread ⊔= the clock of every language thread that ever had an id (an
+ * ended one's last clock stays until its id is reused, and a reuser's
+ * clock covers it).  The caller keeps every clock from changing meanwhile
+ * (Go's finalizers: go/race.c). */
+void lardcc_acquire_every_thread(void)
+{
+    uint32_t me = lardcc_me(), n = lard__nids(), id;
+    struct lardcc_vc all = {0, 0, NULL};
+    for (id = 0; id < n; id++)
+        if (id != me)
+            lardcc_vc_join(&all, lardcc_clock(id));
+    join(lardcc_my_clock(), &all, 1);
+    lardcc_vc_free(&all);
+}
+
 void lardcc_tick(void)
 {
     uint32_t me = lardcc_me();

@@ -7,20 +7,35 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* ---- sync objects: open addressing in mmap'd memory, never shrinks ---- */
+/* ---- sync objects ----
+ *
+ * Two open-addressing tables in mmap'd memory, both doubled at half load:
+ * objects by address, and by 4 KiB page the list of the objects whose
+ * address is in the page, so that a freed block forgets its objects
+ * (lardcc_sync_forget_range) in time proportional to its pages.  Removed
+ * slots are tombstones until the next doubling.  A forgotten object's
+ * storage goes on a free list for the next object. */
 
-#define TABLE_BITS 14
-#define TABLE_SIZE (1u << TABLE_BITS)
+#define PAGE_SHIFT 12
 #define POOL_CHUNK 256
+#define TOMB ((const void *)1)
 
 struct slot {
-    const void *addr;
+    const void *addr; /* NULL: empty; TOMB: removed */
     struct lardcc_sync *sync;
 };
+struct page_slot {
+    uintptr_t page; /* page number + 1; 0: empty; TOMB_PAGE: removed */
+    struct lardcc_sync *head;
+};
+#define TOMB_PAGE ((uintptr_t)-1)
 
 static uint32_t table_lock;
 static struct slot *table;
-static struct lardcc_sync *pool;
+static size_t table_cap, table_used; /* used: live + tombstones */
+static struct page_slot *pages;
+static size_t pages_cap, pages_used;
+static struct lardcc_sync *pool, *free_syncs;
 static size_t pool_left;
 
 static void *raw_alloc(size_t n)
@@ -31,13 +46,111 @@ static void *raw_alloc(size_t n)
     return p;
 }
 
-static size_t hash(const void *a)
+static size_t hash(uint64_t x)
 {
-    uint64_t x = (uint64_t)(uintptr_t)a;
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
-    return (size_t)(x & (TABLE_SIZE - 1));
+    return (size_t)x;
+}
+
+static struct slot *slot_of(struct slot *t, size_t cap, const void *addr, int for_insert)
+{
+    size_t i = hash((uint64_t)(uintptr_t)addr) & (cap - 1);
+    struct slot *tomb = NULL;
+    for (;; i = (i + 1) & (cap - 1)) {
+        if (t[i].addr == addr)
+            return &t[i];
+        if (t[i].addr == TOMB && tomb == NULL)
+            tomb = &t[i];
+        if (t[i].addr == NULL)
+            return for_insert && tomb ? tomb : &t[i];
+    }
+}
+
+static struct page_slot *page_slot_of(struct page_slot *t, size_t cap, uintptr_t page,
+                                      int for_insert)
+{
+    size_t i = hash(page) & (cap - 1);
+    struct page_slot *tomb = NULL;
+    for (;; i = (i + 1) & (cap - 1)) {
+        if (t[i].page == page)
+            return &t[i];
+        if (t[i].page == TOMB_PAGE && tomb == NULL)
+            tomb = &t[i];
+        if (t[i].page == 0)
+            return for_insert && tomb ? tomb : &t[i];
+    }
+}
+
+/* Room for one more object (and its page) at under half load. */
+static void reserve_one(void)
+{
+    if (2 * (table_used + 1) > table_cap) {
+        size_t i, cap = table_cap ? table_cap * 2 : 1u << 14, live = 0;
+        struct slot *t = raw_alloc(sizeof(struct slot) * cap);
+        for (i = 0; i < table_cap; i++)
+            if (table[i].addr != NULL && table[i].addr != TOMB) {
+                *slot_of(t, cap, table[i].addr, 1) = table[i];
+                live++;
+            }
+        if (table)
+            munmap(table, sizeof(struct slot) * table_cap);
+        table = t;
+        table_cap = cap;
+        table_used = live;
+    }
+    if (2 * (pages_used + 1) > pages_cap) {
+        size_t i, cap = pages_cap ? pages_cap * 2 : 1u << 12, live = 0;
+        struct page_slot *t = raw_alloc(sizeof(struct page_slot) * cap);
+        for (i = 0; i < pages_cap; i++)
+            if (pages[i].page != 0 && pages[i].page != TOMB_PAGE) {
+                *page_slot_of(t, cap, pages[i].page, 1) = pages[i];
+                live++;
+            }
+        if (pages)
+            munmap(pages, sizeof(struct page_slot) * pages_cap);
+        pages = t;
+        pages_cap = cap;
+        pages_used = live;
+    }
+}
+
+static struct lardcc_sync *make(const void *addr)
+{
+    struct lardcc_sync *s;
+    struct slot *sl;
+    struct page_slot *ps;
+    uintptr_t page = ((uintptr_t)addr >> PAGE_SHIFT) + 1;
+    reserve_one();
+    if (free_syncs != NULL) {
+        s = free_syncs;
+        free_syncs = s->page_next;
+    } else {
+        if (pool_left == 0) {
+            pool = raw_alloc(sizeof(struct lardcc_sync) * POOL_CHUNK);
+            pool_left = POOL_CHUNK;
+        }
+        s = pool++;
+        pool_left--;
+    }
+    memset(s, 0, sizeof *s);
+    s->addr = addr;
+    sl = slot_of(table, table_cap, addr, 1);
+    if (sl->addr == NULL)
+        table_used++;
+    sl->addr = addr;
+    sl->sync = s;
+    ps = page_slot_of(pages, pages_cap, page, 1);
+    if (ps->page != page) {
+        if (ps->page == 0)
+            pages_used++;
+        ps->page = page;
+        ps->head = NULL;
+    }
+    s->page_next = ps->head;
+    ps->head = s;
+    return s;
 }
 
 /* create: 1 makes a missing object; 0 returns NULL; HOLD returns NULL with
@@ -47,41 +160,17 @@ static size_t hash(const void *a)
 static struct lardcc_sync *lookup(const void *addr, int create)
 {
     struct lardcc_sync *s = NULL;
-    size_t i, n;
     lard__lock(&table_lock);
-    if (table == NULL) {
-        if (create != 1) {
-            if (create != HOLD)
-                lard__unlock(&table_lock);
-            return NULL;
-        }
-        table = raw_alloc(sizeof(struct slot) * TABLE_SIZE);
+    if (table != NULL) {
+        struct slot *sl = slot_of(table, table_cap, addr, 0);
+        if (sl->addr == addr)
+            s = sl->sync;
     }
-    for (i = hash(addr), n = 0; n < TABLE_SIZE; i = (i + 1) & (TABLE_SIZE - 1), n++) {
-        if (table[i].addr == addr) {
-            s = table[i].sync;
-            break;
-        }
-        if (table[i].addr == NULL) {
-            if (create == 1) {
-                if (pool_left == 0) {
-                    pool = raw_alloc(sizeof(struct lardcc_sync) * POOL_CHUNK);
-                    pool_left = POOL_CHUNK;
-                }
-                s = pool++;
-                pool_left--;
-                s->addr = addr;
-                table[i].addr = addr;
-                table[i].sync = s;
-            }
-            break;
-        }
-    }
+    if (s == NULL && create == 1)
+        s = make(addr);
     if (s == NULL && create == HOLD)
         return NULL;
     lard__unlock(&table_lock);
-    if (s == NULL && create)
-        lard__fatal("lard-cc: too many synchronization objects");
     return s;
 }
 
@@ -97,6 +186,40 @@ struct lardcc_sync *lardcc_sync_find_held(const void *addr)
 
 void lardcc_sync_table_release(void)
 {
+    lard__unlock(&table_lock);
+}
+
+void lardcc_sync_forget_range(const void *p, size_t n)
+{
+    uintptr_t lo = (uintptr_t)p, hi = lo + n, page;
+    if (n == 0)
+        return;
+    lard__lock(&table_lock);
+    if (pages == NULL) {
+        lard__unlock(&table_lock);
+        return;
+    }
+    for (page = (lo >> PAGE_SHIFT) + 1; page <= ((hi - 1) >> PAGE_SHIFT) + 1; page++) {
+        struct page_slot *ps = page_slot_of(pages, pages_cap, page, 0);
+        struct lardcc_sync **link;
+        if (ps->page != page)
+            continue;
+        for (link = &ps->head; *link != NULL;) {
+            struct lardcc_sync *s = *link;
+            if ((uintptr_t)s->addr < lo || (uintptr_t)s->addr >= hi) {
+                link = &s->page_next;
+                continue;
+            }
+            *link = s->page_next;
+            slot_of(table, table_cap, s->addr, 0)->addr = TOMB;
+            lardcc_vc_free(&s->vc);
+            lardcc_vc_free(&s->rvc);
+            s->page_next = free_syncs;
+            free_syncs = s;
+        }
+        if (ps->head == NULL)
+            ps->page = TOMB_PAGE;
+    }
     lard__unlock(&table_lock);
 }
 

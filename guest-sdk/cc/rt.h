@@ -51,6 +51,9 @@ uint64_t lardcc_own(uint32_t id);
 void lardcc_acquire_vc(const struct lardcc_vc *from);
 void lardcc_acquire_dvc(const struct lardcc_dvc *from); /* me ⊔= from */
 void lardcc_tick(void);
+/* thread ⊔= every language thread's clock; the caller keeps every clock
+ * from changing meanwhile. */
+void lardcc_acquire_every_thread(void);
 
 /* The clock of a program synchronization object (mutex, rwlock, semaphore,
  * atomic location, OpenMP critical/lock/ordered, finished pthread ...),
@@ -62,6 +65,7 @@ struct lardcc_sync {
     void *ext;                     /* attached runtime data (a barrier) */
     struct lardcc_vc vc;           /* release clock (writers) */
     struct lardcc_vc rvc;          /* join of readers' releases (rwlock) */
+    struct lardcc_sync *page_next; /* the table's: next object in the page */
 };
 
 /* The sync object of `addr`, created on first use (never NULL). */
@@ -73,6 +77,9 @@ struct lardcc_sync *lardcc_sync_find_held(const void *addr);
 void lardcc_sync_table_release(void);
 /* Forget the clocks of the object at `addr` (re-initialized). */
 void lardcc_sync_reset(const void *addr);
+/* Forget every object whose address is in [p, p+n) (freed memory): a
+ * later object there starts with empty clocks. */
+void lardcc_sync_forget_range(const void *p, size_t n);
 
 /* Happens-before primitives (the one definition every wrapper uses):
  *   acquire:       thread := thread ⊔ s.vc
