@@ -12,7 +12,8 @@ CARGO ?= cargo
 # `lard run --gdb` (docs/debugging.md). slurm-wlm + munge: tests/tests/campaign.rs
 # runs a campaign as a job array on a private single-node Slurm cluster.
 # nodejs + openjdk-17-jdk-headless: tests/tests/processes.rs runs node and java.
-APT_PACKAGES := cmake libclang-dev clang pkg-config gcc-12-plugin-dev musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb slurm-wlm munge nodejs openjdk-17-jdk-headless
+# golang-go: `lard go` and tests/tests/go.rs (Go programs as LARD programs, docs/go.md).
+APT_PACKAGES := cmake libclang-dev clang pkg-config gcc-12-plugin-dev musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb slurm-wlm munge nodejs openjdk-17-jdk-headless golang-go
 GUEST_BUILD := $(CURDIR)/target/guests
 
 .PHONY: all prereqs unicorn build demo test lint bench clean install

@@ -7,6 +7,7 @@ use lard_emu::cmd::accuracy::AccuracyArgs;
 use lard_emu::cmd::campaign::cli::CampaignCmd;
 use lard_emu::cmd::cc_accuracy::CcAccuracyArgs;
 use lard_emu::cmd::explore::cli::ExploreCli;
+use lard_emu::cmd::go::GoArgs;
 use lard_emu::cmd::jumble::JumbleCli;
 use lard_emu::cmd::run::RunArgs;
 use lard_emu::linux::hostfd;
@@ -45,6 +46,10 @@ enum Command {
     /// crashes, deadlocks, hangs, other results and new races, each with
     /// the `lard run` command that replays it (docs/explore.md).
     Explore(ExploreCli),
+    /// Go programs as LARD programs: `go build|test|run|install -race` with
+    /// lard's race runtime, `test` and `run` under `lard run`; other go
+    /// subcommands pass through (docs/go.md).
+    Go(GoArgs),
     /// Many-run jobs from a campaign file: programs crossed with detectors,
     /// hardware configurations, environments, seeds and schedulers; run
     /// here or as a Slurm job array, then collected into tables and
@@ -76,6 +81,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(*args, &log_fd),
         Command::Jumble(args) => cmd::jumble::run(args),
         Command::Explore(args) => cmd::explore::cli::run(args),
+        Command::Go(args) => cmd::go::run(args),
         Command::Campaign(c) => cmd::campaign::cli::run(c),
         Command::Accuracy(a) => cmd::accuracy::run(a),
         Command::CcAccuracy(a) => cmd::cc_accuracy::run(a),

@@ -385,6 +385,12 @@ void lard_note_free(const void *addr);
 void lard_note_acquire(const void *lock, int shared);
 void lard_note_release(const void *lock);
 void lard_note_thread_exit(void);
+/* The number of racy accesses lard has found so far, stored in *n (left
+ * unchanged natively); lard first prints the races that happened since the
+ * last call.
+ * A runtime whose test harness fails the test that raced asks it (Go's
+ * race.Errors, docs/go.md). */
+void lard_note_report_count(uint64_t *n);
 
 #ifdef __cplusplus
 }

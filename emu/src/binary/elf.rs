@@ -165,6 +165,12 @@ pub struct ElfFile {
 }
 
 impl ElfFile {
+    /// True for a Go program (a `.go.buildinfo` section, which every Go
+    /// linker since 1.13 writes, stripped or not).
+    pub fn is_go(&self) -> bool {
+        self.sections.iter().any(|(n, ..)| n == ".go.buildinfo")
+    }
+
     /// Reads and validates `path`.
     pub fn open(path: &Path) -> Result<ElfFile, ElfError> {
         let bytes = FileBytes::open(path).map_err(|e| ElfError::Io(path.to_owned(), e))?;

@@ -9,6 +9,7 @@ pub mod cc_accuracy;
 pub mod disasm;
 pub mod exit;
 pub mod explore;
+pub mod go;
 pub mod jumble;
 pub mod manifest;
 pub mod pool;

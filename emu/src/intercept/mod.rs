@@ -40,6 +40,9 @@ pub enum Intercept {
     /// runtime names the OpenMP unit a language thread starts to run
     /// ([`names::UnitNote`]); a report's note, no program event.
     NoteUnit,
+    /// `lard_note_report_count(uint64_t *n)`: the races reported so far,
+    /// printed if new and counted into `*n` (docs/go.md); no program event.
+    NoteReportCount,
 }
 
 /// The intercepted functions by symbol name.
@@ -50,6 +53,7 @@ pub const NOTES: &[(&str, Intercept)] = &[
     ("lard_note_release", Intercept::NoteRelease),
     ("lard_note_thread_exit", Intercept::NoteThreadExit),
     ("lardcc_note_unit", Intercept::NoteUnit),
+    ("lard_note_report_count", Intercept::NoteReportCount),
 ];
 
 /// The argument registers of a call at function entry (System V x86-64:
@@ -86,7 +90,7 @@ impl Intercept {
             },
             Intercept::NoteRelease => ProgramEvent::Release { lock: a0 },
             Intercept::NoteThreadExit => ProgramEvent::ThreadExit,
-            Intercept::NoteUnit => return None,
+            Intercept::NoteUnit | Intercept::NoteReportCount => return None,
         })
     }
 }

@@ -38,6 +38,9 @@ pub struct Config {
     /// trace file): the guest can neither close nor replace them
     /// ([`crate::linux::hostfd`]).
     pub host_fds: Vec<i32>,
+    /// Where reports go while the guest runs (lard's saved stderr; `None`:
+    /// stderr).
+    pub report_fd: Option<i32>,
     /// This process's place in its process tree (pids the guest sees).
     pub process: Identity,
     /// Whether programs the guest `execve`s run under lard too
@@ -83,6 +86,7 @@ impl Default for Config {
             clock_floors: true,
             direct_memory: true,
             host_fds: Vec::new(),
+            report_fd: None,
             process: Identity::root(),
             trace_children: true,
             skip_single_threaded: false,

@@ -14,6 +14,7 @@ use crate::intercept::counted::PrunedCounts;
 use crate::intercept::names::UnitNote;
 use crate::intercept::runtime::Class;
 use crate::intercept::CallArgs;
+use crate::intercept::Intercept;
 use crate::observe::observation::Policy;
 use crate::observe::observer::Control;
 use lard_detector_hw::event::Access;
@@ -102,6 +103,7 @@ fn on_intercept(m: &mut Machine, pc: u64) {
             m.obs.stats.program_events += 1;
             m.emit(call.ret, EventKind::Program(e));
         }
+        None if what == Intercept::NoteReportCount => m.report_count(call.args[0]),
         None => {
             let mem = &m.cpu.mem;
             if let Some(n) = UnitNote::read(|a| mem.read_u64(a), call.args[0]) {

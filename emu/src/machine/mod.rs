@@ -32,6 +32,7 @@ mod lard_ops;
 mod lifecycle;
 mod mapping;
 mod observes;
+mod reports;
 mod stop;
 mod thread;
 

@@ -265,6 +265,11 @@ impl Observer for DetectorObserver {
         self.flush();
     }
 
+    fn race_log(&mut self) -> Option<Rc<RefCell<RaceLog>>> {
+        self.flush();
+        Some(self.log.clone())
+    }
+
     fn history(&self, addr: u64) -> Option<Vec<lard_detector_hw::Remembered>> {
         match &self.engine {
             Engine::FastTrack(d) => d.history(addr),
@@ -285,6 +290,12 @@ pub(crate) fn kind_name(k: RaceKind) -> &'static str {
 /// The report header's mode line: which accesses were checked and, in
 /// binary mode, what a binary cannot tell (docs/binary-mode.md).
 pub fn mode_line(m: &Machine) -> String {
+    if m.obs.unchecked_go {
+        return "mode: none — a Go program built without lard's race runtime: Go's own \
+                scheduler and collector are not program code; build it with `lard go build` \
+                to check it exactly (docs/go.md); nothing was checked"
+            .to_string();
+    }
     match &m.obs.binary {
         None => "mode: LARD (Tracked accesses, LARDx86 synchronization)".to_string(),
         Some(rt) if rt.program.is_empty() => "mode: binary — no program code (the executable has \
@@ -586,7 +597,13 @@ impl RaceLog {
                 .collect::<Vec<_>>()
                 .join(","),
             races.join(","),
-            if m.obs.binary.is_some() { "binary" } else { "lard" }
+            if m.obs.unchecked_go {
+                "none"
+            } else if m.obs.binary.is_some() {
+                "binary"
+            } else {
+                "lard"
+            }
         )
     }
 }

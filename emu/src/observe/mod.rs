@@ -4,6 +4,7 @@
 pub mod accuracy;
 pub mod callstack;
 pub mod detect;
+pub mod go_report;
 pub mod objects;
 pub mod observation;
 pub mod observer;

@@ -53,6 +53,13 @@ pub struct Observation {
     /// the executable has none: then the stubs of `caller_pc_range` hand the
     /// current call-stack id over in `%ecx` (observe::callstack).
     pub call_stacks: u64,
+    /// A Go program built without lard's race runtime, run unchecked:
+    /// binary mode would check Go's scheduler and collector as program
+    /// code (docs/go.md).
+    pub unchecked_go: bool,
+    /// The races (pc, previous pc) printed while the guest ran
+    /// (`lard_note_report_count`), with their count when printed.
+    pub printed_races: std::collections::BTreeMap<(u64, u64), u64>,
     /// Binary mode (program without LARDx86 code), when it runs.
     pub binary: Option<Box<crate::intercept::runtime::BinaryRuntime>>,
     /// Buffered observation (unicorn patch 0008), when on: `--observe all`

@@ -120,6 +120,14 @@ pub trait Observer {
     fn forked(&mut self, child: bool) {
         let _ = child;
     }
+    /// The races found so far, every event delivered up to now checked
+    /// first, if the observer runs a detector that logs races (what the
+    /// guest's `lard_note_report_count` asks).
+    fn race_log(
+        &mut self,
+    ) -> Option<std::rc::Rc<std::cell::RefCell<crate::observe::detect::RaceLog>>> {
+        None
+    }
     /// A hash of the whole event stream so far, if the observer keeps one.
     fn stream_hash(&self) -> Option<u64> {
         None

@@ -254,6 +254,8 @@ impl Emulator {
                     .find(|s| !s.is_func && s.name == callstack::TABLE_SYMBOL)
                     .map_or(0, |s| s.addr.wrapping_add(image.bias)),
                 adversary,
+                unchecked_go: false,
+                printed_races: Default::default(),
                 binary: None,
                 calls: Default::default(),
                 access_buffer: None,
@@ -276,8 +278,13 @@ impl Emulator {
         // Binary mode (docs/binary-mode.md) when the program carries no
         // LARDx86 code — decided once the loader's objects are scanned;
         // with no observer of accesses there is nothing to check.
+        // A Go program without LARDx86 is left unchecked: its runtime is
+        // no program code, and `lard go build` checks it exactly.
+        let lard_code = machine.obs.code.has_lard_code();
+        machine.obs.unchecked_go =
+            machine.config.mode == RunMode::Auto && !lard_code && file.is_go();
         let binary = match machine.config.mode {
-            RunMode::Auto => !machine.obs.code.has_lard_code(),
+            RunMode::Auto => !lard_code && !machine.obs.unchecked_go,
             RunMode::Lard => false,
             RunMode::Binary => true,
         };

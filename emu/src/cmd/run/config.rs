@@ -50,6 +50,7 @@ pub(super) fn config(args: &RunArgs, guest: &Guest, process: Identity) -> Result
         clock_floors: !args.no_clock_floors,
         direct_memory: !args.no_direct_memory,
         host_fds: Vec::new(),
+        report_fd: None,
         process,
         trace_children: args.trace_children == TraceChildren::Yes,
         // Accesses before a process's first thread cannot race: the

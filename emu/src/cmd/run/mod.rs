@@ -112,6 +112,7 @@ fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
         None => StderrCopy::save(),
     };
     config.host_fds.extend(stderr_copy.fd());
+    config.report_fd = stderr_copy.fd();
     if let Some(fd) = stderr_copy.fd() {
         log_fd.store(fd, Ordering::Relaxed);
     }
