@@ -235,6 +235,16 @@ void lardcc_sync_reset(const void *addr)
     lard__unlock(&s->lock);
 }
 
+/* ---- unit names ---- */
+
+/* Natively nothing; under lard a note for race reports (rt.h).  Noinline
+ * and using its argument, so that it stays a real function lard can
+ * intercept. */
+__attribute__((__noinline__, __used__)) void lardcc_note_unit(const struct lardcc_unit_note *n)
+{
+    __asm__ volatile("" : : "r"(n) : "memory");
+}
+
 /* ---- the happens-before primitives ---- */
 
 void lardcc_acquire(struct lardcc_sync *s)

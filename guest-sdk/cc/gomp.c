@@ -274,14 +274,6 @@ static void acquire_vc(const struct lardcc_vc *vc)
 
 /* --------------------------------------------------------- unit names */
 
-/* Natively nothing; under lard a note for race reports (rt.h).  Noinline
- * and using its argument, so that it stays a real function lard can
- * intercept. */
-__attribute__((__noinline__, __used__)) void lardcc_note_unit(const struct lardcc_unit_note *n)
-{
-    __asm__ volatile("" : : "r"(n) : "memory");
-}
-
 /* The running language thread starts unit `kind` created or handed out by
  * the call that returns to `site`. */
 static void note_unit(uint64_t kind, uintptr_t site, uint64_t a, uint64_t b)

@@ -150,7 +150,7 @@ uint32_t lardcc_me_reclaim(void);
 /* Switch this kernel thread to language thread `id` (unreported). */
 void lardcc_switch(uint32_t id);
 
-/* What an OpenMP unit is, for race reports (gomp.c): lard intercepts
+/* What an OpenMP unit or a goroutine is, for race reports (core.c): lard intercepts
  * lardcc_note_unit(n) and reads the six words (emu/src/intercept/names.rs);
  * natively it does nothing.  `clock` is the language thread's own entry
  * when the unit starts: ids are reused, and a report tells their holders
@@ -170,6 +170,7 @@ enum {
     LARDCC_UNIT_TEAM = 6,
     LARDCC_UNIT_ITERATIONS = 7,         /* static loop: first index a, b per unit */
     LARDCC_UNIT_LANE = 8,               /* simd lane: index a, safelen b (0: none) */
+    LARDCC_UNIT_GOROUTINE = 9,          /* goroutine: site the go statement, a the creator's call stack */
 };
 void lardcc_note_unit(const struct lardcc_unit_note *n);
 

@@ -187,6 +187,15 @@ void __tsan_report_count(uint64_t *n)
     lard_note_report_count(n);
 }
 
+/* For reports: goroutine `id` was created by the go statement that returns
+ * to `pc`, in a goroutine whose call stack was `stack`. */
+static void note_goroutine(uint32_t id, void *pc, uint32_t stack)
+{
+    struct lardcc_unit_note n = {id, lardcc_own(id), LARDCC_UNIT_GOROUTINE,
+                                 (uint64_t)(uintptr_t)pc, stack, 0};
+    lardcc_note_unit(&n);
+}
+
 /* A goroutine started by `parent`; by none (NULL) when the runtime starts
  * one on its own stack (the context its timers run in), which then starts
  * with a clock of its own only. */
@@ -199,6 +208,7 @@ void __tsan_go_start(struct lardgo_thr *parent, struct lardgo_thr **child, void 
         sync_begin();
         *child = thr_new(lardcc_id_alloc(&none));
         sync_end();
+        note_goroutine((*child)->id, pc, 0);
         return;
     }
     run(parent);
@@ -207,6 +217,7 @@ void __tsan_go_start(struct lardgo_thr *parent, struct lardgo_thr **child, void 
     lardcc_tick();
     sync_end();
     *child = thr_new(id);
+    note_goroutine(id, pc, parent->stack);
 }
 
 void __tsan_go_end(struct lardgo_thr *thr)

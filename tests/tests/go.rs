@@ -212,10 +212,33 @@ fn go_test_fails_the_racy_test_and_package_only() {
             .any(|l| l.starts_with("FAIL") && l.contains("testpkg_racy")),
         "{out}"
     );
-    // The report names the racing line (sum_test.go: `total++ // RACE`).
+    // The report names the racing line (sum_test.go: `total++ // RACE`),
+    // and where the racing goroutines were created: the go statement in
+    // TestSharedTotal, in the installed Go tree's testing.tRunner.
     let src = std::fs::read_to_string(module().join("testpkg_racy/sum_test.go")).unwrap();
     let line = src.lines().position(|l| l.contains("// RACE")).unwrap() + 1;
-    assert!(out.contains(&format!("sum_test.go:{line}")), "{out}");
+    assert!(racy.contains(&format!("sum_test.go:{line}")), "{out}");
+    let test = src
+        .lines()
+        .position(|l| l.contains("func TestSharedTotal"))
+        .unwrap();
+    let go_stmt = test
+        + src
+            .lines()
+            .skip(test)
+            .position(|l| l.contains("go func()"))
+            .unwrap();
+    let created = racy
+        .split("(running) created at:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no creation site:\n{out}"));
+    assert!(
+        created.contains(&format!("sum_test.go:{}", go_stmt + 1)),
+        "{out}"
+    );
+    let goroot = Command::new("go").args(["env", "GOROOT"]).output().unwrap();
+    let tree = format!("{}/src/testing/testing.go", stdout(&goroot).trim());
+    assert!(created.contains(&tree), "{out}");
 }
 
 #[test]

@@ -72,6 +72,15 @@ pub enum LangUnit {
         /// The team's number.
         n: u64,
     },
+    /// A goroutine, created by the `go` statement whose call returns to
+    /// `site`, in a goroutine whose call-stack id was `stack`
+    /// (observe::callstack; docs/go.md).
+    Goroutine {
+        /// Return address of the go statement's call.
+        site: u64,
+        /// The creator's call-stack id (0: none recorded).
+        stack: u32,
+    },
 }
 
 impl LangUnit {
@@ -83,7 +92,8 @@ impl LangUnit {
             | LangUnit::Chunk { site, .. }
             | LangUnit::Iterations { site, .. }
             | LangUnit::Lane { site, .. }
-            | LangUnit::Team { site, .. } => site,
+            | LangUnit::Team { site, .. }
+            | LangUnit::Goroutine { site, .. } => site,
         }
     }
 
@@ -116,6 +126,7 @@ impl LangUnit {
                 format!("SIMD lane of iteration {index} of the simd loop at {at}")
             }
             LangUnit::Team { n, .. } => format!("team {n} of the teams at {at}"),
+            LangUnit::Goroutine { .. } => format!("goroutine created at {at}"),
         }
     }
 }
@@ -152,6 +163,8 @@ pub const NOTE_ITERATIONS: u64 = 7;
 /// A SIMD lane (`a`: the first iteration variable's value, `b`: the loop's
 /// safelen, 0 for none).
 pub const NOTE_LANE: u64 = 8;
+/// A goroutine (`site`: its go statement; `a`: the creator's call-stack id).
+pub const NOTE_GOROUTINE: u64 = 9;
 
 impl UnitNote {
     /// The note at guest address `at` (`read` reads a 64-bit word); `None`
@@ -185,6 +198,10 @@ impl UnitNote {
                 site,
                 first: a as i64,
                 count: b,
+            },
+            NOTE_GOROUTINE => LangUnit::Goroutine {
+                site,
+                stack: a as u32,
             },
             _ => return None,
         };

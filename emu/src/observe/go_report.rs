@@ -6,6 +6,7 @@
 
 use super::callstack;
 use super::detect::RacePair;
+use crate::intercept::names::LangUnit;
 use crate::machine::Machine;
 use lard_detector_hw::event::ThreadKey;
 use lard_detector_hw::RaceKind;
@@ -33,8 +34,44 @@ pub fn race(m: &Machine, (pc, prev): (u64, u64), p: &RacePair) -> String {
         goroutine(p.prev_thread)
     );
     s += &stack(m, prev);
+    // (Whether the earlier access's goroutine still runs is not known.)
+    let both = [
+        (p.thread, p.clock, " (running)"),
+        (p.prev_thread, p.prev_clock, ""),
+    ];
+    for (t, clock, state) in both {
+        if let Some(created) = creation(m, t, clock) {
+            let _ = writeln!(s, "\n{}{state} created at:", capitalized(&goroutine(t)));
+            s += &created;
+        }
+    }
     s += "==================\n";
     s
+}
+
+/// Where goroutine `t` (its holder at `clock`) was created: the go
+/// statement's frames, then its creator's stack.
+fn creation(m: &Machine, t: ThreadKey, clock: u64) -> Option<String> {
+    let ThreadKey::Lang(id) = t else {
+        return None;
+    };
+    let LangUnit::Goroutine {
+        site,
+        stack: caller,
+    } = m.obs.lang_units.get(id, clock)?
+    else {
+        return None;
+    };
+    // Any address inside the call instruction has its line: the byte
+    // before the return address is one.
+    Some(stack(m, callstack::site(site.wrapping_sub(1), caller)))
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 fn goroutine(t: ThreadKey) -> String {

@@ -99,6 +99,9 @@ fn prepare(a: &GoArgs) -> Result<Command, GoError> {
     let lard = std::env::current_exe().map_err(|e| GoError::NoGo(e.to_string()))?;
     let mut cmd = Command::new(&go);
     cmd.env("GOROOT", &shadow);
+    // File names in the binaries' tables name the installed tree, not
+    // lard's links to it.
+    cmd.env("GOROOT_FINAL", &goroot);
     cmd.args(go_args(&a.go, &lard, &a.run_option));
     Ok(cmd)
 }
