@@ -64,6 +64,9 @@ pub type BadMemCallback =
     unsafe extern "C" fn(*mut sys::uc_engine, sys::MemType, u64, i32, i64, *mut c_void) -> bool;
 /// A hook callback for the `syscall` instruction.
 pub type SyscallCallback = unsafe extern "C" fn(*mut sys::uc_engine, *mut c_void);
+/// A hook callback for `rdtsc`/`rdtscp`; returns non-zero when it set the
+/// result registers itself.
+pub type TscCallback = unsafe extern "C" fn(*mut sys::uc_engine, *mut c_void) -> i32;
 /// A hook callback for invalid instructions; returns true to continue.
 pub type InvalidCallback = unsafe extern "C" fn(*mut sys::uc_engine, *mut c_void) -> bool;
 
@@ -414,6 +417,29 @@ impl UcRef {
                 sys::X86Insn::SYSCALL as i32,
             )
         })
+    }
+
+    /// Adds `cb` for `rdtsc` and `rdtscp`, which return the host's
+    /// time-stamp counter unless a hook sets the result.
+    ///
+    /// # Safety
+    /// `data` must stay valid for as long as the engine runs.
+    pub unsafe fn hook_tsc(self, cb: TscCallback, data: *mut c_void) -> Result<(), UcError> {
+        for insn in [sys::X86Insn::RDTSC, sys::X86Insn::RDTSCP] {
+            let mut h: sys::uc_hook = 0;
+            // UC_HOOK_INSN takes the instruction id as an extra variadic int.
+            check(sys::uc_hook_add(
+                self.0,
+                &mut h,
+                sys::HookType::INSN.0 as i32,
+                cb as *mut c_void,
+                data,
+                1,
+                0,
+                insn as i32,
+            ))?;
+        }
+        Ok(())
     }
 
     /// Adds the invalid-instruction hook.

@@ -212,6 +212,23 @@ unsafe extern "C" fn on_syscall(_uc: *mut sys::uc_engine, data: *mut c_void) {
     m.syscall();
 }
 
+/// `rdtsc`/`rdtscp`: the time-stamp counter is virtual time (1 GHz, from
+/// the instructions retired), so a program that reads it (Go's runtime
+/// seeds its per-thread random numbers with it) runs the same way every
+/// time. `rdtscp`'s processor id (ECX) is 0.
+unsafe extern "C" fn on_tsc(_uc: *mut sys::uc_engine, data: *mut c_void) -> i32 {
+    let m = machine(data);
+    m.sync_clock();
+    let tsc = m.cpu.vtime;
+    let uc = m.cpu.uc;
+    uc.set_reg(Reg::RAX, tsc & 0xffff_ffff);
+    uc.set_reg(Reg::RDX, tsc >> 32);
+    if m.cpu.mem.slice(uc.reg(Reg::RIP), 3) == Some(&[0x0f, 0x01, 0xf9][..]) {
+        uc.set_reg(Reg::RCX, 0);
+    }
+    1
+}
+
 impl Machine {
     /// Installs the always-present hooks.
     pub fn install_hooks(&mut self) -> Result<(), UcError> {
@@ -221,6 +238,7 @@ impl Machine {
         // engine's runs; the callbacks match the hook types.
         unsafe {
             uc.hook_syscall(on_syscall, data)?;
+            uc.hook_tsc(on_tsc, data)?;
             uc.hook_invalid(on_invalid, data)?;
             // Not a data-access hook: it costs nothing on successful accesses.
             uc.hook_bad_mem(on_bad_mem, data)?;
