@@ -112,6 +112,7 @@ fn check(name: &str) {
         &[],
         &["--sched", "random", "--seed", "1"],
         &["--sched", "random", "--seed", "2"],
+        &["--sched", "pct", "--seed", "3"],
     ];
     for opts in schedules {
         for procs in ["1", "4"] {

@@ -62,11 +62,18 @@ pub enum SchedPolicy {
 ///
 /// A thread that calls `sched_yield` goes below every other thread (a
 /// waiting loop that yields lets the others run, the thread it waits for
-/// among them; a loop that spins without yielding never does, and the run
-/// ends only at a limit).
+/// among them). And a runnable thread that has not run for
+/// [`STARVATION_STEPS`] scheduling steps runs one quantum, whatever its
+/// priority: a loop that spins without yielding -- a language runtime's
+/// wait for another kernel thread (Go's `runtime.GC` waits for the
+/// sweeper that way) -- would otherwise keep the thread it waits for from
+/// ever running, and the run would end only at a limit.
 #[derive(Clone, Debug)]
 pub struct Pct {
     depth: u32,
+    /// By thread index: the scheduling step at which it last ran (or was
+    /// first seen).
+    last_ran: Vec<u64>,
     /// Priority by thread index (creation order).
     prio: Vec<i64>,
     /// `(step, priority)` of each change point, by step.
@@ -92,6 +99,7 @@ impl Pct {
         changes.sort_unstable();
         Pct {
             depth,
+            last_ran: Vec::new(),
             prio: Vec::new(),
             changes,
             next: 0,
@@ -117,6 +125,12 @@ impl Pct {
         self.changes.iter().map(|&(s, _)| s).collect()
     }
 }
+
+/// Scheduling steps a runnable thread waits at most under PCT before it
+/// runs a quantum ([`Pct`]): far more than the change-point window `lard
+/// explore` draws from its programs' steps, so that only a thread that
+/// spinning threads starve reaches it.
+pub const STARVATION_STEPS: u64 = 1 << 16;
 
 /// The scheduler's decisions.
 #[derive(Clone, Debug)]
@@ -229,12 +243,26 @@ impl Scheduler {
                     p.prio[last] = prio;
                     p.next += 1;
                 }
-                // (Equal priorities are all but impossible: the older
-                // thread wins.)
-                *runnable
+                let steps = self.steps;
+                while p.last_ran.len() < p.prio.len() {
+                    p.last_ran.push(steps);
+                }
+                // The runnable thread that waited longest, if too long;
+                // else the highest priority. (Equal priorities are all but
+                // impossible: the older thread wins.)
+                let starved = runnable
                     .iter()
-                    .max_by_key(|&&i| (p.prio[i], std::cmp::Reverse(i)))
-                    .unwrap_or(&runnable[0])
+                    .copied()
+                    .filter(|&i| steps - p.last_ran[i] >= STARVATION_STEPS)
+                    .min_by_key(|&i| (p.last_ran[i], i));
+                let next = starved.unwrap_or_else(|| {
+                    *runnable
+                        .iter()
+                        .max_by_key(|&&i| (p.prio[i], std::cmp::Reverse(i)))
+                        .unwrap_or(&runnable[0])
+                });
+                p.last_ran[next] = steps;
+                next
             }
         }
     }
@@ -322,6 +350,23 @@ mod tests {
         assert!(!s.created_in_quantum());
         assert_eq!(s.next_quantum(true), 100);
         assert!(!s.created_in_quantum());
+    }
+
+    #[test]
+    fn a_thread_that_waited_too_long_runs_a_quantum() {
+        for seed in 0..10 {
+            let mut s = pct(1, 10, seed);
+            let first = s.pick(&[0, 1], 0);
+            let other = 1 - first;
+            // Below the limit the highest priority runs on.
+            s.ran(STARVATION_STEPS - 1, true);
+            assert_eq!(s.pick(&[0, 1], first), first, "seed {seed}");
+            // At it, the other runs one quantum, then the first again.
+            s.ran(1, true);
+            assert_eq!(s.pick(&[0, 1], first), other, "seed {seed}");
+            s.ran(10, true);
+            assert_eq!(s.pick(&[0, 1], other), first, "seed {seed}");
+        }
     }
 
     #[test]
