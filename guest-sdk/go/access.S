@@ -18,6 +18,7 @@
  *   __lardgo_write_range(addr, n, pc, stack)
  */
 #define TRACKED .byte 0x36;
+#define COMMA ,
 
         .section lard_caller_pc, "ax", @progbits
 
@@ -46,45 +47,30 @@ FUNC(__lardgo_write)
         ret
 END(__lardgo_write)
 
-/* (addr %rdi, n %rsi, pc %rdx, stack %ecx) */
-FUNC(__lardgo_read_range)
-        pushq %rdx
-        .cfi_adjust_cfa_offset 8
-1:      cmpq $8, %rsi
-        jb 2f
-        TRACKED movq (%rdi), %rax
-        addq $8, %rdi
-        subq $8, %rsi
-        jmp 1b
-2:      testq %rsi, %rsi
-        jz 3f
-        TRACKED movb (%rdi), %al
-        incq %rdi
-        decq %rsi
-        jmp 2b
-3:      popq %rdx
-        .cfi_adjust_cfa_offset -8
-        ret
-END(__lardgo_read_range)
+/* (addr %rdi, n %rsi, pc %rdx, stack %ecx): `op8` on each 8 bytes, then
+ * `op1` on each byte left. */
+#define RANGE(name, op8, op1)                   \
+FUNC(name);                                     \
+        pushq %rdx;                             \
+        .cfi_adjust_cfa_offset 8;               \
+1:      cmpq $8, %rsi;                          \
+        jb 2f;                                  \
+        TRACKED op8;                            \
+        addq $8, %rdi;                          \
+        subq $8, %rsi;                          \
+        jmp 1b;                                 \
+2:      testq %rsi, %rsi;                       \
+        jz 3f;                                  \
+        TRACKED op1;                            \
+        incq %rdi;                              \
+        decq %rsi;                              \
+        jmp 2b;                                 \
+3:      popq %rdx;                              \
+        .cfi_adjust_cfa_offset -8;              \
+        ret;                                    \
+END(name)
 
-FUNC(__lardgo_write_range)
-        pushq %rdx
-        .cfi_adjust_cfa_offset 8
-1:      cmpq $8, %rsi
-        jb 2f
-        TRACKED lock orq $0, (%rdi)
-        addq $8, %rdi
-        subq $8, %rsi
-        jmp 1b
-2:      testq %rsi, %rsi
-        jz 3f
-        TRACKED lock orb $0, (%rdi)
-        incq %rdi
-        decq %rsi
-        jmp 2b
-3:      popq %rdx
-        .cfi_adjust_cfa_offset -8
-        ret
-END(__lardgo_write_range)
+RANGE(__lardgo_read_range, movq (%rdi) COMMA %rax, movb (%rdi) COMMA %al)
+RANGE(__lardgo_write_range, lock orq $0 COMMA (%rdi), lock orb $0 COMMA (%rdi))
 
         .section .note.GNU-stack, "", @progbits

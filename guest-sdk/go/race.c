@@ -240,54 +240,49 @@ void __tsan_finalizer_goroutine(struct lardgo_thr *thr)
 
 /* ---- synchronization ---- */
 
-void __tsan_acquire(struct lardgo_thr *thr, void *addr)
+/* Go's edge on `addr`: one of lard-cc's primitives, unless the goroutine
+ * ignores synchronization. */
+static void edge(struct lardgo_thr *thr, void *addr, void (*primitive)(struct lardcc_sync *))
 {
-    run(thr);
-    if (thr->ignore_sync == 0) {
-        sync_begin();
-        lardcc_acquire(lardcc_sync_of(addr));
-        sync_end();
-    }
-}
-
-void __tsan_release(struct lardgo_thr *thr, void *addr)
-{
-    run(thr);
-    if (thr->ignore_sync == 0) {
-        sync_begin();
-        lardcc_release(lardcc_sync_of(addr));
-        sync_end();
-    }
-}
-
-void __tsan_release_merge(struct lardgo_thr *thr, void *addr)
-{
-    run(thr);
-    if (thr->ignore_sync == 0) {
-        sync_begin();
-        lardcc_release_join(lardcc_sync_of(addr));
-        sync_end();
-    }
-}
-
-/* The clock of addr becomes the goroutine's, and the goroutine acquires
- * what addr held (an unbuffered channel's rendezvous). */
-void __tsan_release_acquire(struct lardgo_thr *thr, void *addr)
-{
-    struct lardcc_sync *s;
-    struct lardcc_vc held = {0, 0, NULL};
     run(thr);
     if (thr->ignore_sync != 0)
         return;
     sync_begin();
-    s = lardcc_sync_of(addr);
+    primitive(lardcc_sync_of(addr));
+    sync_end();
+}
+
+void __tsan_acquire(struct lardgo_thr *thr, void *addr)
+{
+    edge(thr, addr, lardcc_acquire);
+}
+
+void __tsan_release(struct lardgo_thr *thr, void *addr)
+{
+    edge(thr, addr, lardcc_release);
+}
+
+void __tsan_release_merge(struct lardgo_thr *thr, void *addr)
+{
+    edge(thr, addr, lardcc_release_join);
+}
+
+/* The clock of the object becomes the goroutine's, and the goroutine
+ * acquires what the object held (an unbuffered channel's rendezvous). */
+static void release_acquire(struct lardcc_sync *s)
+{
+    struct lardcc_vc held = {0, 0, NULL};
     lard__lock(&s->lock);
     lardcc_vc_copy(&held, &s->vc);
     lard__unlock(&s->lock);
     lardcc_release(s);
     lardcc_acquire_vc(&held);
-    sync_end();
     lardcc_vc_free(&held);
+}
+
+void __tsan_release_acquire(struct lardgo_thr *thr, void *addr)
+{
+    edge(thr, addr, release_acquire);
 }
 
 void __tsan_go_ignore_sync_begin(struct lardgo_thr *thr)
@@ -397,6 +392,25 @@ void __tsan_func_exit(struct lardgo_thr *thr)
 
 #define ARG(T, off) (*(T *)(a + (off)))
 
+/* A read-modify-write `op` (lard-cc's `__lardcc_atomicN_op`, the builtin
+ * `raw` under ignore_sync): operand at +8, result at ROFF. */
+#define GO_RMW(N, T, ROFF, op, raw)                                                      \
+    void __tsan_go_atomic##N##_##op(struct lardgo_thr *thr, void *cpc, void *pc,          \
+                                    uint8_t *a)                                           \
+    {                                                                                     \
+        T *p = ARG(T *, 0);                                                               \
+        LARDCC_UNUSED(pc);                                                                \
+        run(thr);                                                                         \
+        if (thr->ignore_sync) {                                                           \
+            ARG(T, ROFF) = raw(p, ARG(T, 8), __ATOMIC_SEQ_CST);                           \
+            return;                                                                       \
+        }                                                                                 \
+        __lardgo_read(p, cpc, thr->stack);                                                \
+        sync_begin();                                                                     \
+        ARG(T, ROFF) = __lardcc_atomic##N##_##op(p, ARG(T, 8), MO_SEQ_CST);               \
+        sync_end();                                                                       \
+    }
+
 #define GO_ATOMICS(N, T, VOFF, ROFF, CASOFF)                                             \
     void __tsan_go_atomic##N##_load(struct lardgo_thr *thr, void *cpc, void *pc,          \
                                     uint8_t *a)                                           \
@@ -419,74 +433,18 @@ void __tsan_func_exit(struct lardgo_thr *thr)
         LARDCC_UNUSED(cpc);                                                               \
         LARDCC_UNUSED(pc);                                                                \
         run(thr);                                                                         \
-        if (thr->ignore_sync)                                                             \
+        if (thr->ignore_sync) {                                                           \
             __atomic_store_n(ARG(T *, 0), ARG(T, 8), __ATOMIC_SEQ_CST);                   \
-        else {                                                                            \
-            sync_begin();                                                                 \
-            __tsan_atomic##N##_store(ARG(T *, 0), ARG(T, 8), MO_SEQ_CST);                 \
-            sync_end();                                                                   \
-        }                                                                                 \
-    }                                                                                     \
-    void __tsan_go_atomic##N##_exchange(struct lardgo_thr *thr, void *cpc, void *pc,      \
-                                        uint8_t *a)                                       \
-    {                                                                                     \
-        T *p = ARG(T *, 0);                                                               \
-        LARDCC_UNUSED(pc);                                                                \
-        run(thr);                                                                         \
-        if (thr->ignore_sync) {                                                           \
-            ARG(T, ROFF) = __atomic_exchange_n(p, ARG(T, 8), __ATOMIC_SEQ_CST);                            \
             return;                                                                       \
         }                                                                                 \
-        __lardgo_read(p, cpc, thr->stack);                                                \
         sync_begin();                                                                     \
-        ARG(T, ROFF) = __lardcc_atomic##N##_exchange(p, ARG(T, 8), MO_SEQ_CST);           \
+        __tsan_atomic##N##_store(ARG(T *, 0), ARG(T, 8), MO_SEQ_CST);                     \
         sync_end();                                                                       \
     }                                                                                     \
-    void __tsan_go_atomic##N##_fetch_add(struct lardgo_thr *thr, void *cpc, void *pc,     \
-                                         uint8_t *a)                                      \
-    {                                                                                     \
-        T *p = ARG(T *, 0);                                                               \
-        LARDCC_UNUSED(pc);                                                                \
-        run(thr);                                                                         \
-        if (thr->ignore_sync) {                                                           \
-            ARG(T, ROFF) = __atomic_fetch_add(p, ARG(T, 8), __ATOMIC_SEQ_CST);                            \
-            return;                                                                       \
-        }                                                                                 \
-        __lardgo_read(p, cpc, thr->stack);                                                \
-        sync_begin();                                                                     \
-        ARG(T, ROFF) = __lardcc_atomic##N##_fetch_add(p, ARG(T, 8), MO_SEQ_CST);          \
-        sync_end();                                                                       \
-    }                                                                                     \
-    void __tsan_go_atomic##N##_fetch_and(struct lardgo_thr *thr, void *cpc, void *pc,     \
-                                         uint8_t *a)                                      \
-    {                                                                                     \
-        T *p = ARG(T *, 0);                                                               \
-        LARDCC_UNUSED(pc);                                                                \
-        run(thr);                                                                         \
-        if (thr->ignore_sync) {                                                           \
-            ARG(T, ROFF) = __atomic_fetch_and(p, ARG(T, 8), __ATOMIC_SEQ_CST);                            \
-            return;                                                                       \
-        }                                                                                 \
-        __lardgo_read(p, cpc, thr->stack);                                                \
-        sync_begin();                                                                     \
-        ARG(T, ROFF) = __lardcc_atomic##N##_fetch_and(p, ARG(T, 8), MO_SEQ_CST);          \
-        sync_end();                                                                       \
-    }                                                                                     \
-    void __tsan_go_atomic##N##_fetch_or(struct lardgo_thr *thr, void *cpc, void *pc,      \
-                                        uint8_t *a)                                       \
-    {                                                                                     \
-        T *p = ARG(T *, 0);                                                               \
-        LARDCC_UNUSED(pc);                                                                \
-        run(thr);                                                                         \
-        if (thr->ignore_sync) {                                                           \
-            ARG(T, ROFF) = __atomic_fetch_or(p, ARG(T, 8), __ATOMIC_SEQ_CST);                            \
-            return;                                                                       \
-        }                                                                                 \
-        __lardgo_read(p, cpc, thr->stack);                                                \
-        sync_begin();                                                                     \
-        ARG(T, ROFF) = __lardcc_atomic##N##_fetch_or(p, ARG(T, 8), MO_SEQ_CST);           \
-        sync_end();                                                                       \
-    }                                                                                     \
+    GO_RMW(N, T, ROFF, exchange, __atomic_exchange_n)                                     \
+    GO_RMW(N, T, ROFF, fetch_add, __atomic_fetch_add)                                     \
+    GO_RMW(N, T, ROFF, fetch_and, __atomic_fetch_and)                                     \
+    GO_RMW(N, T, ROFF, fetch_or, __atomic_fetch_or)                                       \
     void __tsan_go_atomic##N##_compare_exchange(struct lardgo_thr *thr, void *cpc,        \
                                                 void *pc, uint8_t *a)                     \
     {                                                                                     \

@@ -69,6 +69,28 @@ impl StderrCopy {
     }
 }
 
+/// Writes a report in one piece to lard's descriptor `fd` (its stderr
+/// copy while a guest runs), or to stderr when `None`.
+pub fn write_report(text: &str, fd: Option<i32>) {
+    use std::io::Write;
+    if text.is_empty() {
+        return;
+    }
+    match fd {
+        Some(fd) => {
+            // SAFETY: fd is a descriptor lard owns for the whole run;
+            // ManuallyDrop keeps it open.
+            let mut f = std::mem::ManuallyDrop::new(unsafe {
+                <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd)
+            });
+            let _ = f.write_all(text.as_bytes());
+        }
+        None => {
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        }
+    }
+}
+
 /// Writes to the descriptor its cell holds (lard's log: its stderr copy
 /// while a guest runs, fd 2 otherwise).
 #[derive(Debug)]

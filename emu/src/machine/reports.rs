@@ -4,6 +4,7 @@
 //! race-report format, where lard's reports go.
 
 use super::Machine;
+use crate::linux::hostfd;
 use crate::observe::go_report;
 
 impl Machine {
@@ -26,29 +27,8 @@ impl Machine {
         }
         let count = log.dre;
         drop(log);
-        write_report(self.config.report_fd, &text);
+        hostfd::write_report(&text, self.config.report_fd);
         // (A bad pointer is the guest's: its count stays unchanged.)
         let _ = self.cpu.mem.write(n, &count.to_le_bytes());
-    }
-}
-
-/// Writes `text` in one piece to `fd` (stderr when `None`).
-fn write_report(fd: Option<i32>, text: &str) {
-    use std::io::Write;
-    if text.is_empty() {
-        return;
-    }
-    match fd {
-        Some(fd) => {
-            // SAFETY: fd is lard's own descriptor (its saved stderr), open
-            // for the whole run; ManuallyDrop keeps it open.
-            let mut f = std::mem::ManuallyDrop::new(unsafe {
-                <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd)
-            });
-            let _ = f.write_all(text.as_bytes());
-        }
-        None => {
-            let _ = std::io::stderr().lock().write_all(text.as_bytes());
-        }
     }
 }

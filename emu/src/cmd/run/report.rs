@@ -34,23 +34,7 @@ pub(super) fn label(text: &str, identity: &Identity, argv: &[Vec<u8>]) -> String
 
 /// Writes a report in one `write` (to `fd`, else stderr).
 pub(super) fn emit(text: &str, fd: Option<i32>) {
-    use std::io::Write;
-    if text.is_empty() {
-        return;
-    }
-    match fd {
-        Some(fd) => {
-            // SAFETY: fd is a descriptor this process owns; ManuallyDrop
-            // keeps it open.
-            let mut f = std::mem::ManuallyDrop::new(unsafe {
-                <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd)
-            });
-            let _ = f.write_all(text.as_bytes());
-        }
-        None => {
-            let _ = std::io::stderr().lock().write_all(text.as_bytes());
-        }
-    }
+    crate::linux::hostfd::write_report(text, fd);
 }
 
 /// Says what ended the run (in `out`) and returns lard's exit status.
