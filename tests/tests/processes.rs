@@ -178,6 +178,22 @@ fn threads_waiting_on_pipes_do_not_stop_the_others() {
 }
 
 #[test]
+fn a_waitid_that_leaves_the_child_waitable_ends_when_the_child_does() {
+    // waitid returns 0 whether or not a child was waitable; a blocking one
+    // made while another thread runs (Go's os/exec) must end, with the
+    // child still there for waitpid.
+    let g = guest("thread_waitid");
+    let native = native(&g, &[]);
+    assert!(
+        stdout(&native).contains("exit status 3"),
+        "{}",
+        stdout(&native)
+    );
+    let run = lard_run(&["--timeout", "60"], &g, &[]);
+    assert_same("thread_waitid", &native, &run);
+}
+
+#[test]
 fn shared_mappings_are_shared_with_children() {
     let g = guest("shared_mem");
     let dir = scratch_dir("shared-mem");

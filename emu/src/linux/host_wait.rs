@@ -93,7 +93,18 @@ impl Machine {
             } => {
                 let mut b = a;
                 b[arg] = value;
+                // waitid returns 0 whether or not a child was waitable:
+                // si_pid (byte 16 of the siginfo), zeroed first, tells.
+                let waitid_info = matches!(wait, HostWait::Child { arg: 3 }).then_some(a[2]);
+                if let Some(info) = waitid_info.filter(|&i| i != 0) {
+                    self.cpu.mem.write(info + 16, &[0u8; 4])?;
+                }
                 let r = call(self, b);
+                if let (Val(0), Some(info)) = (&r, waitid_info.filter(|&i| i != 0)) {
+                    if self.cpu.mem.read_u32(info + 16).is_some_and(|pid| pid != 0) {
+                        return Some(r);
+                    }
+                }
                 Some(self.retry_unless_done(r, timeout, wait))
             }
             Probe::TimeoutPtr { arg, micro } => {
