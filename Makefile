@@ -107,3 +107,4 @@ bench: unicorn
 	CARGO="$(CARGO)" python3 bench/processes.py
 	python3 bench/debugging.py
 	python3 bench/explore.py
+	python3 bench/go.py
