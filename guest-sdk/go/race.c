@@ -331,24 +331,25 @@ void __tsan_write(struct lardgo_thr *thr, void *addr, void *pc)
 void __tsan_func_enter(struct lardgo_thr *thr, void *callpc);
 void __tsan_func_exit(struct lardgo_thr *thr);
 
-void __tsan_read_pc(struct lardgo_thr *thr, void *addr, void *callpc, void *pc)
+static void access_in_runtime(struct lardgo_thr *thr, void *addr, void *callpc, void *pc,
+                              void (*access)(const void *, const void *, uint32_t))
 {
     run(thr);
     if (callpc != NULL)
         __tsan_func_enter(thr, callpc);
-    __lardgo_read(addr, pc, thr->stack);
+    access(addr, pc, thr->stack);
     if (callpc != NULL)
         __tsan_func_exit(thr);
 }
 
+void __tsan_read_pc(struct lardgo_thr *thr, void *addr, void *callpc, void *pc)
+{
+    access_in_runtime(thr, addr, callpc, pc, __lardgo_read);
+}
+
 void __tsan_write_pc(struct lardgo_thr *thr, void *addr, void *callpc, void *pc)
 {
-    run(thr);
-    if (callpc != NULL)
-        __tsan_func_enter(thr, callpc);
-    __lardgo_write(addr, pc, thr->stack);
-    if (callpc != NULL)
-        __tsan_func_exit(thr);
+    access_in_runtime(thr, addr, callpc, pc, __lardgo_write);
 }
 
 void __tsan_read_range(struct lardgo_thr *thr, void *addr, uintptr_t size, void *pc)
