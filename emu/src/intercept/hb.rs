@@ -78,13 +78,13 @@ pub enum SyncKey {
     Teams(u64),
     /// The ends of the worksharing units of the implicit task with region
     /// token `t` while it holds heap memory of its own
-    /// (runtime/worksharing.rs).
+    /// (machine/binary/worksharing.rs).
     Units(u64),
     /// `single copyprivate`'s broadcast.
     Copy,
     /// `critical` or an OpenMP lock (`object`: the construct's number or
     /// the lock's address) in contention group `group` > 0, a team of a
-    /// `teams` construct (runtime/contention.rs).
+    /// `teams` construct (machine/binary/contention.rs).
     Grouped {
         /// The contention group.
         group: u64,

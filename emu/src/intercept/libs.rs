@@ -126,7 +126,7 @@ pub enum LibCall {
     /// `GOMP_sections_start(n)`, `GOMP_sections2_start`,
     /// `GOMP_sections_next()`: entry ends the running worksharing unit (if
     /// any); a non-zero return starts section number `rax` as a language
-    /// thread of its own (intercept/runtime/worksharing.rs).
+    /// thread of its own (machine/binary/worksharing.rs).
     OmpSections,
     /// A worksharing-loop call that may hand out a chunk
     /// (`GOMP_loop_*_start`, `GOMP_loop_*_next`, `_ull` and `ordered`
@@ -183,7 +183,7 @@ pub enum LibCall {
     OmpUnlock,
     /// `omp_get_thread_num()` called by program code: entry binds the
     /// calling implicit task's units to its thread
-    /// (runtime/worksharing.rs).
+    /// (machine/binary/worksharing.rs).
     OmpThreadNum,
 }
 

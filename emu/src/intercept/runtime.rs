@@ -17,30 +17,22 @@
 //! pointer (a frame abandoned by `longjmp` or thread exit is dropped when a
 //! shallower one returns).
 
-use crate::binary::atomics::{rmw_locations_known, AtomicObjects};
-use crate::binary::elf::ElfFile;
-use crate::binary::functions::fdes;
-use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
-use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
-use crate::binary::prune::{prune_known, Image, Pruned, Pruning};
+use crate::binary::atomics::AtomicObjects;
+use crate::binary::objects::ObjectId;
+use crate::binary::program::{ProgramCode, ProgramSource};
+use crate::binary::prune::{Pruned, Pruning};
 use crate::cpu::code::AddrMap;
 use crate::cpu::memory::PAGE as PAGE_SIZE;
 use crate::intercept::counted::PrunedCounts;
-use crate::intercept::hb::{fork, IdPool, SyncClocks, SyncKey};
-use crate::intercept::libs::{library_functions, LibCall};
+use crate::intercept::hb::{IdPool, SyncClocks, SyncKey};
+use crate::intercept::libs::LibCall;
 use crate::intercept::tasks::Tasks;
-use crate::machine::Machine;
-use lard_detector_hw::event::{
-    Access, AccessKind, EventKind, LardOp as EvOp, ProgramEvent, ThreadKey,
-};
+use lard_detector_hw::event::ThreadKey;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-mod calls;
 mod classify;
 pub use classify::Class;
-mod contention;
 mod floors;
-mod worksharing;
 
 /// The number of teams lard runs for a `teams` construct inside a `target`
 /// region without `num_teams` (libgomp's host fallback would run one; the
@@ -49,47 +41,69 @@ pub const TARGET_DEFAULT_TEAMS: u64 = 2;
 
 /// A call whose return is awaited.
 #[derive(Clone, Copy, Debug)]
-struct Pending {
-    ret: u64,
-    sp: u64,
-    call: LibCall,
-    args: [u64; 3],
+pub(crate) struct Pending {
+    pub(crate) ret: u64,
+    pub(crate) sp: u64,
+    pub(crate) call: LibCall,
+    pub(crate) args: [u64; 3],
     /// The task creation of an `OmpTask`/`OmpTaskLoop`/`OmpTaskBody` call
     /// (`u64::MAX`: none).
-    task: u64,
+    pub(crate) task: u64,
     /// The entry address hooked.
-    entry: u64,
+    pub(crate) entry: u64,
 }
 
 /// Per kernel thread (by index in `Machine::threads`).
 #[derive(Default, Clone, Debug)]
-struct RtThread {
-    lang: u64,
-    pending: Vec<Pending>,
+pub(crate) struct RtThread {
+    pub(crate) lang: u64,
+    pub(crate) pending: Vec<Pending>,
     /// The language thread the last clone by this thread created.
-    last_child: Option<u64>,
+    pub(crate) last_child: Option<u64>,
     /// The lowest stack address program code accessed since the last
     /// task start on this thread (0: none).
-    stack_low: u64,
+    pub(crate) stack_low: u64,
     /// The units (section, loop chunk, team) this thread runs, innermost
     /// last.
-    units: Vec<worksharing::Unit>,
+    pub(crate) units: Vec<Unit>,
     /// The teams the innermost `teams` construct on this thread started so
     /// far (the next team's number).
-    teams_started: u64,
-    /// The contention group of the code it runs (runtime/contention.rs).
-    cg: u64,
+    pub(crate) teams_started: u64,
+    /// The contention group of the code it runs (machine/binary/contention.rs).
+    pub(crate) cg: u64,
     /// The groups it left to enter `cg`, innermost last.
-    cg_saved: Vec<u64>,
+    pub(crate) cg_saved: Vec<u64>,
     /// The return address of the running loop's `_start` call (0: none, or
     /// a combined `parallel for`, whose chunks all come from `_next`): the
     /// loop its chunks are named by.
-    loop_site: u64,
+    pub(crate) loop_site: u64,
     /// libgomp made it for a team (its `pthread_create` was called by
     /// system code inside `GOMP_parallel` or `GOMP_teams`): it runs
     /// program code only in the bodies libgomp hands it
-    /// (runtime/floors.rs).
-    pool: bool,
+    /// (machine/binary/floors.rs).
+    pub(crate) pool: bool,
+}
+
+/// A unit a kernel thread runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unit {
+    /// The task that got it (the thread continues as this one).
+    pub(crate) task: u64,
+    /// The unit's language thread.
+    pub(crate) id: u64,
+    /// Released at its end.
+    pub(crate) end: SyncKey,
+    /// Its frames lie below this stack address (0: none to clear).
+    pub(crate) top: u64,
+    /// The region token of the implicit task that got it (0: a team).
+    pub(crate) owner: u64,
+}
+
+impl Unit {
+    /// A team of a `teams` construct (not a worksharing unit).
+    pub(crate) fn is_team(&self) -> bool {
+        matches!(self.end, SyncKey::Teams(_))
+    }
 }
 
 /// A heap block as allocated.
@@ -106,7 +120,7 @@ pub struct HeapBlock {
     /// False once freed (kept for reports until the memory is reused).
     pub live: bool,
     /// The implicit task (its region token) whose own memory the block is
-    /// (worksharing.rs, [`Machine::own_task`]), if any.
+    /// (machine/binary/worksharing.rs, [`Machine::own_task`]), if any.
     pub owner: Option<u64>,
 }
 
@@ -119,29 +133,29 @@ pub struct BinaryRuntime {
     /// The observer asked for every access: system code's accesses are
     /// delivered too, unchecked, and nothing is counted inline.
     pub all: bool,
-    patterns: Vec<String>,
-    seen: HashSet<ObjectId>,
-    by_entry: AddrMap<LibCall>,
-    sync: SyncClocks,
-    tasks: Tasks,
-    threads: Vec<RtThread>,
-    next_lang: u64,
+    pub(crate) patterns: Vec<String>,
+    pub(crate) seen: HashSet<ObjectId>,
+    pub(crate) by_entry: AddrMap<LibCall>,
+    pub(crate) sync: SyncClocks,
+    pub(crate) tasks: Tasks,
+    pub(crate) threads: Vec<RtThread>,
+    pub(crate) next_lang: u64,
     /// Ended worksharing units' and teams' ids, for reuse (hb.rs).
-    ids: IdPool,
+    pub(crate) ids: IdPool,
     /// Language threads that created explicit tasks: their ids name those
     /// tasks' keys (children, dependences) and are never reused.
-    task_parents: HashSet<u64>,
-    /// Tasks `GOMP_task` created that have not started (runtime/floors.rs).
-    unstarted: u64,
+    pub(crate) task_parents: HashSet<u64>,
+    /// Tasks `GOMP_task` created that have not started (machine/binary/floors.rs).
+    pub(crate) unstarted: u64,
     /// No clock floor is raised any more (a `nogroup` taskloop was
     /// created).
-    floors_off: bool,
+    pub(crate) floors_off: bool,
     /// Clock floors raised (`LardOp::FloorVc` events).
     pub floors_raised: u64,
-    pthreads: HashMap<u64, u64>,
-    read_held: HashSet<(u64, u64)>,
-    hooked_returns: AddrMap<()>,
-    heap: BTreeMap<u64, HeapBlock>,
+    pub(crate) pthreads: HashMap<u64, u64>,
+    pub(crate) read_held: HashSet<(u64, u64)>,
+    pub(crate) hooked_returns: AddrMap<()>,
+    pub(crate) heap: BTreeMap<u64, HeapBlock>,
     /// Statically allocated objects whose DWARF type is atomic: plain
     /// accesses of them by program code are acquire (load) and release
     /// (store), not checked.
@@ -150,10 +164,10 @@ pub struct BinaryRuntime {
     pub plain_atomics: u64,
     /// The atomic instruction whose accesses the memory hook must skip.
     pub atomic_pc: u64,
-    writes: Vec<(u64, u64)>,
+    pub(crate) writes: Vec<(u64, u64)>,
     /// Static pruning of program code.
     pub pruning: Pruning,
-    prune: bool,
+    pub(crate) prune: bool,
     /// Program-code accesses delivered as checked.
     pub checked_accesses: u64,
     /// The process has had one thread only (no clone, no task): its
@@ -168,7 +182,7 @@ pub struct BinaryRuntime {
     /// The executable's segments mapped without write permission: program
     /// code's writes there are not checked (they fault, or rewrite code or
     /// constants after an `mprotect`), which makes reads of them race-free.
-    readonly: Vec<(u64, u64)>,
+    pub(crate) readonly: Vec<(u64, u64)>,
     /// Pruned instructions and system-code atomics counted by translated
     /// code instead of delivered (unicorn patch 0011; pruned ones not with
     /// `--no-prune` or an observer of every access). Set by
@@ -184,22 +198,22 @@ pub struct BinaryRuntime {
     /// Atomic instructions executed in program code.
     pub atomics: u64,
     /// Contention groups started so far (the teams of `teams` constructs).
-    groups: u64,
+    pub(crate) groups: u64,
     /// The contention group of each parallel region, by body address.
-    region_groups: HashMap<u64, u64>,
+    pub(crate) region_groups: HashMap<u64, u64>,
     /// Live heap blocks the program allocated, per implicit task (by
-    /// region token: worksharing.rs, "thread-bound state").
-    owned: HashMap<u64, u32>,
+    /// region token: machine/binary/worksharing.rs, "thread-bound state").
+    pub(crate) owned: HashMap<u64, u32>,
     /// Implicit tasks (by region token) whose program code asked their
     /// thread number.
-    asked_num: HashSet<u64>,
+    pub(crate) asked_num: HashSet<u64>,
     /// The next region token (one per implicit task that starts).
-    next_region: u64,
+    pub(crate) next_region: u64,
     /// The team instance of each `GOMP_parallel` call in progress, by
     /// (body, data): its members' bodies are called with the call's data.
-    team_calls: HashMap<(u64, u64), u64>,
+    pub(crate) team_calls: HashMap<(u64, u64), u64>,
     /// The next team instance (0 stands for no team).
-    next_team: u64,
+    pub(crate) next_team: u64,
 }
 
 impl BinaryRuntime {
@@ -255,7 +269,7 @@ impl BinaryRuntime {
     }
 
     /// A language-thread id never used before.
-    fn fresh_lang(&mut self) -> u64 {
+    pub(crate) fn fresh_lang(&mut self) -> u64 {
         self.next_lang += 1;
         self.next_lang - 1
     }
@@ -273,7 +287,7 @@ impl BinaryRuntime {
 
     /// The team instance of the innermost parallel region whose body
     /// kernel thread `i` runs (0: none).
-    fn team_of(&self, i: usize) -> u64 {
+    pub(crate) fn team_of(&self, i: usize) -> u64 {
         self.threads.get(i).map_or(0, |t| {
             t.pending
                 .iter()
@@ -364,7 +378,7 @@ impl BinaryRuntime {
         (addr < b.addr + b.size.max(1)).then_some(b)
     }
 
-    fn thread(&mut self, i: usize) -> &mut RtThread {
+    pub(crate) fn thread(&mut self, i: usize) -> &mut RtThread {
         if self.threads.len() <= i {
             self.threads.resize(i + 1, RtThread::default());
         }
@@ -402,357 +416,12 @@ pub fn copy_chunks(src: u64, dst: u64, len: u64) -> Vec<(u64, u64, u64)> {
     out
 }
 
-impl Machine {
-    fn rt(&mut self) -> &mut BinaryRuntime {
-        self.obs.binary.as_mut().expect("binary mode")
-    }
-
-    /// The current thread's language id in binary mode.
-    fn lang(&mut self) -> u64 {
-        let cur = self.cpu.cur;
-        self.rt().thread(cur).lang
-    }
-
-    fn emit_writes(&mut self, pc: u64) {
-        let writes = std::mem::take(&mut self.rt().writes);
-        for &(tid, value) in &writes {
-            self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
-        }
-        let mut writes = writes;
-        writes.clear();
-        self.rt().writes = writes;
-    }
-
-    fn release(&mut self, key: SyncKey, pc: u64) {
-        let me = self.lang();
-        let rt = self.obs.binary.as_mut().expect("binary mode");
-        rt.sync.release(&mut self.cpu.vc, me, key, &mut rt.writes);
-        self.emit_writes(pc);
-    }
-
-    fn acquire(&mut self, key: SyncKey, pc: u64) {
-        let me = self.lang();
-        let rt = self.obs.binary.as_mut().expect("binary mode");
-        rt.sync.acquire(&mut self.cpu.vc, me, key, &mut rt.writes);
-        self.emit_writes(pc);
-    }
-
-    pub(super) fn program(&mut self, pc: u64, p: ProgramEvent) {
-        self.obs.stats.program_events += 1;
-        self.emit(pc, EventKind::Program(p));
-    }
-
-    /// Binary mode learns of executable memory `[start, start+len)` of
-    /// loaded object `id`: its program code (the executable's DWARF
-    /// compilation units and `--program-code` functions; a whole object
-    /// whose name matches a pattern) and the library functions it defines.
-    /// Returns the entry addresses to hook.
-    pub fn binary_object_mapped(&mut self, id: ObjectId, start: u64, len: u64) -> Vec<u64> {
-        let o = self.obs.objects.get(id);
-        let (kind, bias, path, debug) =
-            (o.kind, o.bias, o.path.clone(), o.debug_file().to_path_buf());
-        let (name, short) = (o.name.clone(), o.short_name().to_string());
-        let Some(rt) = self.obs.binary.as_mut() else {
-            return Vec::new();
-        };
-        if rt
-            .patterns
-            .iter()
-            .any(|p| glob_match(p, &name) || glob_match(p, &short))
-        {
-            rt.program.add(&[(start, start + len)]);
-        }
-        if !rt.seen.insert(id) {
-            return Vec::new();
-        }
-        let Ok(file) = ElfFile::open(&path) else {
-            return Vec::new();
-        };
-        if kind == LoadedKind::Executable {
-            let dwarf = if debug != path {
-                ElfFile::open(&debug).ok()
-            } else {
-                None
-            };
-            let (code, source) =
-                ProgramCode::of(dwarf.as_ref().unwrap_or(&file), &file, bias, &rt.patterns);
-            rt.program_source = Some(source);
-            if source == ProgramSource::None {
-                log::info!(
-                    "{}: no debug information and no --program-code pattern matched: \
-                     binary mode checks no code (build with -g)",
-                    path.display()
-                );
-            }
-            rt.program.add(code.ranges());
-            rt.atomic_objects
-                .add(&AtomicObjects::of(dwarf.as_ref().unwrap_or(&file), bias));
-            let functions: Vec<(u64, u64)> = self
-                .obs
-                .objects
-                .get(id)
-                .functions()
-                .iter()
-                .copied()
-                .filter(|&(s, _)| rt.program.contains(s))
-                .collect();
-            if let Some(bytes) = self.cpu.mem.slice(start, len) {
-                let rmw = rmw_locations_known(bytes, start, &functions, self.obs.code.known());
-                rt.atomic_objects.add(&AtomicObjects::from_ranges(rmw));
-            }
-            let image = Image {
-                readonly: file
-                    .segments
-                    .iter()
-                    .filter(|sg| sg.flags & 2 == 0 && sg.memsz > 0)
-                    .map(|sg| {
-                        let at = sg.vaddr.wrapping_add(bias);
-                        (at, at + sg.memsz)
-                    })
-                    .collect(),
-                entries: {
-                    let mut e: Vec<u64> = fdes(&file)
-                        .iter()
-                        .map(|f| f.start.wrapping_add(bias))
-                        .chain(
-                            file.symbols
-                                .iter()
-                                .filter(|s| s.is_func)
-                                .map(|s| s.addr.wrapping_add(bias)),
-                        )
-                        .collect();
-                    e.sort_unstable();
-                    e.dedup();
-                    e
-                },
-                // Parts of functions entered through jump tables or by the
-                // unwinder: FDEs with exception tables, `.cold` partitions,
-                // and (stripped files) any FDE no function symbol starts.
-                unstructured: {
-                    let named: HashSet<u64> = file
-                        .symbols
-                        .iter()
-                        .filter(|s| s.is_func && !s.name.contains(".cold"))
-                        .map(|s| s.addr)
-                        .collect();
-                    fdes(&file)
-                        .iter()
-                        .filter(|f| f.lsda || !named.contains(&f.start))
-                        .map(|f| (f.start.wrapping_add(bias), f.end.wrapping_add(bias)))
-                        .collect()
-                },
-            };
-            rt.readonly = image.readonly.clone();
-            if rt.prune {
-                // One entry per function (FDEs unmerged): the stack
-                // analyses are per function, and a merged range may mix
-                // program and system code.
-                let mut functions: Vec<(u64, u64)> = fdes(&file)
-                    .iter()
-                    .map(|f| (f.start.wrapping_add(bias), f.end.wrapping_add(bias)))
-                    .filter(|&(s, e)| {
-                        rt.program.contains(s) && rt.program.contains(e.saturating_sub(1))
-                    })
-                    .collect();
-                functions.sort_unstable();
-                functions.dedup();
-                if let Some(bytes) = self.cpu.mem.slice(start, len) {
-                    rt.pruning.extend(prune_known(
-                        bytes,
-                        start,
-                        &functions,
-                        &image,
-                        self.obs.code.known(),
-                    ));
-                }
-            }
-        }
-        let mut new = Vec::new();
-        let had_tasks = rt.tasks_possible;
-        for (addr, call) in library_functions(&file) {
-            let at = addr.wrapping_add(bias);
-            if let std::collections::hash_map::Entry::Vacant(e) = rt.by_entry.entry(at) {
-                e.insert(call);
-                new.push(at);
-            }
-            rt.tasks_possible |= matches!(call, LibCall::OmpTask | LibCall::OmpTaskLoop);
-        }
-        if rt.tasks_possible && !had_tasks && rt.counted.is_some() {
-            // The stack analyses' decisions change (counted_slot).
-            if rt.counted.as_ref().is_some_and(|c| !c.is_zero()) {
-                log::info!(
-                    "OpenMP tasks appeared after program code ran: task starts clear \
-                     stack histories down to the lowest checked stack access"
-                );
-            }
-            let ranges = rt.program.ranges().to_vec();
-            for (s, e) in ranges {
-                self.cpu.uc.remove_cache(s, e);
-            }
-        }
-        new
-    }
-
-    /// The team instance of the parallel region the current kernel thread
-    /// runs a body of (0: none): its barriers, tasks and units.
-    fn current_team(&self) -> u64 {
-        self.obs
-            .binary
-            .as_ref()
-            .map_or(0, |rt| rt.team_of(self.cpu.cur))
-    }
-
-    /// Declares the main thread (T1) at the start of a binary-mode run.
-    pub fn binary_start(&mut self, pc: u64) {
-        self.cpu.threads[0].lthread = Some(1);
-        self.emit(pc, EventKind::Lard(EvOp::Thread { id: 1 }));
-    }
-
-    /// Clone in binary mode: thread `child` (index) is a new language
-    /// thread whose clock starts as its creator's.
-    pub fn binary_clone(&mut self, child: usize, pc: u64) {
-        let parent = self.lang();
-        let rt = self.obs.binary.as_mut().expect("binary mode");
-        rt.end_single_threaded();
-        let id = rt.fresh_lang();
-        let cur = self.cpu.cur;
-        let pool = rt.made_for_a_team(cur);
-        let t = rt.thread(child);
-        t.lang = id;
-        t.pool = pool;
-        rt.thread(cur).last_child = Some(id);
-        self.cpu.threads[child].lthread = Some(id);
-        let origin = self.cpu.threads[child].origin();
-        let (mut p, mut c) = (Vec::new(), Vec::new());
-        fork(&mut self.cpu.vc, parent, id, &mut p, &mut c);
-        self.emit_from(origin, pc, EventKind::Lard(EvOp::Thread { id }));
-        for (tid, value) in c {
-            self.emit_from(origin, pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
-        }
-        for (tid, value) in p {
-            self.emit(pc, EventKind::Lard(EvOp::WriteVc { tid, value }));
-        }
-    }
-
-    /// The running kernel thread now runs language thread `id` (a Thread
-    /// event, as LARD's Thread op).
-    fn switch_lang(&mut self, id: u64, pc: u64) {
-        let cur = self.cpu.cur;
-        self.rt().end_single_threaded();
-        self.rt().thread(cur).lang = id;
-        self.cpu.threads[cur].lthread = Some(id);
-        self.emit(pc, EventKind::Lard(EvOp::Thread { id }));
-    }
-
-    /// Switches the running kernel thread to a fresh language thread.
-    fn switch_to_new_lang(&mut self, pc: u64) -> u64 {
-        let id = self.rt().fresh_lang();
-        self.switch_lang(id, pc);
-        id
-    }
-
-    /// Switches the running kernel thread to a language thread that starts
-    /// by acquiring `start` (a task's creation): a retired id whose
-    /// previous holder happens before `start` (hb.rs, `IdPool`), else a
-    /// fresh one. A reused id's own entry continues after what `start`
-    /// knew of it.
-    fn switch_to_started_lang(&mut self, pc: u64, start: SyncKey) -> u64 {
-        let rt = self.obs.binary.as_mut().expect("binary mode");
-        let (ids, sync) = (&mut rt.ids, &rt.sync);
-        let id = match ids.take(|t| sync.entry(start, t)) {
-            Some(r) => self.cpu.vc.reuse(r.id, r.own),
-            None => rt.fresh_lang(),
-        };
-        self.switch_lang(id, pc);
-        self.acquire(start, pc);
-        let own = self.rt().sync.entry(start, id) + 1;
-        if own > self.cpu.vc.read(ThreadKey::Lang(id), id) {
-            self.cpu.vc.write(ThreadKey::Lang(id), id, own);
-            self.emit(
-                pc,
-                EventKind::Lard(EvOp::WriteVc {
-                    tid: id,
-                    value: own,
-                }),
-            );
-        }
-        id
-    }
-
-    /// Language thread `id` (a task or worksharing unit), whose own entry
-    /// was `last` at its last access, ended and its kernel thread moved on:
-    /// its clock goes, and its id waits for reuse with its own entry (hb.rs,
-    /// `IdPool`) unless it created tasks, whose keys name it.
-    fn retire_lang(&mut self, id: u64, last: u64) {
-        let who = ThreadKey::Lang(id);
-        let own = self.cpu.vc.read(who, id);
-        self.cpu.vc.forget(who);
-        let rt = self.rt();
-        if !rt.task_parents.contains(&id) {
-            rt.ids.retire(id, last, own);
-        }
-    }
-
-    /// Thread exit in binary mode: its clock is released to its joiner.
-    pub fn binary_exit(&mut self, pc: u64) {
-        let me = self.lang();
-        self.release(SyncKey::ThreadEnd(me), pc);
-    }
-
-    /// A lock-prefixed instruction or `xchg` in program code at `pc` on
-    /// the `size` bytes at `addr`: acquire, then release, the location's
-    /// clock, and in between the instruction's access is checked as a
-    /// read. Two atomics of a location are ordered by its clock and never
-    /// race; a plain write they are not ordered with does. Not as a write:
-    /// on the heap and the stack a binary cannot tell an atomic load from
-    /// a plain read (both are a `mov`; a compare-exchange loop starts with
-    /// one), and those would race with it (docs/binary-mode.md, "Atomics").
-    pub fn binary_atomic(&mut self, pc: u64, addr: u64, size: u32) {
-        let kind = AccessKind::Read;
-        let rt = self.rt();
-        rt.atomic_pc = pc;
-        rt.atomics += 1;
-        self.acquire(SyncKey::Object(addr), pc);
-        let rt = self.rt();
-        if rt.single_threaded {
-            rt.single_threaded_accesses += 1;
-        } else {
-            let stack = self.is_stack(addr);
-            self.obs.stats.count_access(true, stack, kind);
-            let a = Access {
-                pc,
-                addr,
-                size,
-                kind,
-                tracked: true,
-                stack,
-                origin: self.origin(),
-            };
-            self.emit(pc, EventKind::Access(a));
-        }
-        self.release(SyncKey::Object(addr), pc);
-    }
-
-    /// A plain (not lock-prefixed) access by program code at `pc` of `addr`,
-    /// a byte of an object whose DWARF type is atomic: a load acquires the
-    /// location's clock, a store releases into it (the same location clocks
-    /// lock-prefixed atomics use). A binary cannot tell a relaxed access
-    /// from an acquire/release one: every such access orders.
-    pub fn binary_plain_atomic(&mut self, pc: u64, addr: u64, kind: AccessKind) {
-        self.rt().plain_atomics += 1;
-        match kind {
-            AccessKind::Read => self.acquire(SyncKey::Object(addr), pc),
-            AccessKind::Write => self.release(SyncKey::Object(addr), pc),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn chunks_never_cross_a_page() {
+    pub(crate) fn chunks_never_cross_a_page() {
         let c: Vec<_> = page_chunks(0x1ff0, 0x2020).collect();
         assert_eq!(
             c,

@@ -23,7 +23,8 @@
 use super::syscalls::facts::HostWait;
 use super::syscalls::Ret::{self, Val};
 use crate::cpu::uc::Reg;
-use crate::machine::{Machine, ThreadState, Wait};
+use crate::linux::kernel::Kernel;
+use crate::machine::{Thread, ThreadState, Wait};
 use std::time::{Duration, Instant};
 
 /// `poll` events.
@@ -46,7 +47,7 @@ enum Probe {
     TimeoutPtr { arg: usize, micro: bool },
 }
 
-impl Machine {
+impl Kernel<'_> {
     /// Whether a thread other than the current one can still run.
     fn others_alive(&self) -> bool {
         self.cpu
@@ -63,7 +64,7 @@ impl Machine {
         &mut self,
         wait: HostWait,
         a: [u64; 6],
-        call: &mut dyn FnMut(&mut Machine, [u64; 6]) -> Ret,
+        call: &mut dyn FnMut(&mut Kernel, [u64; 6]) -> Ret,
     ) -> Option<Ret> {
         // A guest with a SIGCHLD handler may rely on the signal to end a
         // wait (GNU make's jobserver pselect): without signal delivery,
@@ -71,7 +72,7 @@ impl Machine {
         let interruptible = self.sigchld_handled() && wait.is_readiness();
         // An armed timer must be able to interrupt the wait (in virtual
         // time, which only the run loop advances).
-        let timer = self.next_timer_deadline().is_some();
+        let timer = self.process.next_timer_deadline().is_some();
         if !self.others_alive() && !interruptible && !timer {
             return None;
         }
@@ -178,16 +179,6 @@ impl Machine {
             .sigactions
             .get(libc::SIGCHLD as usize)
             .is_some_and(|act| u64::from_le_bytes(act[..8].try_into().expect("8 bytes")) > 1)
-    }
-
-    /// Whether some thread waits on the host.
-    pub fn has_host_waits(&self) -> bool {
-        self.cpu.threads.iter().any(|t| {
-            matches!(
-                t.state,
-                ThreadState::Blocked(Wait::Io { .. } | Wait::Retry { .. })
-            )
-        })
     }
 
     /// Lets threads whose host waits are over run: they make their call
@@ -351,4 +342,14 @@ fn ready(fd: i32, events: i16) -> bool {
     };
     // SAFETY: one valid pollfd.
     unsafe { libc::poll(&mut p, 1, 0) != 0 }
+}
+
+/// Whether some thread waits on the host.
+pub fn has_host_waits(threads: &[Thread]) -> bool {
+    threads.iter().any(|t| {
+        matches!(
+            t.state,
+            ThreadState::Blocked(Wait::Io { .. } | Wait::Retry { .. })
+        )
+    })
 }

@@ -29,7 +29,7 @@ pub struct Config {
     /// Binary mode: prune accesses that cannot race (`--no-prune` clears it).
     pub prune: bool,
     /// Binary mode: raise clock floors where the observer applies them
-    /// (`--no-clock-floors` clears it; intercept/runtime/floors.rs).
+    /// (`--no-clock-floors` clears it; emu/src/machine/binary/floors.rs).
     pub clock_floors: bool,
     /// Translated code addresses guest memory below the direct window's end
     /// as host memory (`--no-direct-memory` clears it; cpu/memory.rs).

@@ -1,9 +1,9 @@
-//! A guest thread's and process's life as the machine's other parts learn
-//! of it: the notification points the Linux process calls when a thread is
-//! created, blocks, is woken or exits and when the process forks, beside `object_mapped` and `unmapped` for
-//! code. Every mechanism that acts on a thread's life runs from here: its
-//! stack mapping, the low-level synchronization and object events, binary
-//! mode's language threads.
+//! A guest thread's life as the machine's other parts learn of it: the
+//! notification points the Linux process's notices reach (`kernel.rs`)
+//! when a thread is created, blocks, is woken or exits, beside
+//! `object_mapped` and `unmapped` for code. Every mechanism that acts on a
+//! thread's life runs from here: its stack mapping, the low-level
+//! synchronization and object events, binary mode's language threads.
 
 use super::{Machine, Stop, ThreadState};
 use crate::cpu::uc::Reg;
@@ -70,18 +70,6 @@ impl Machine {
                 }
             }
         }
-    }
-
-    /// The process is about to fork on the host: observers with threads of
-    /// their own stop them (the child gets only the emulation thread); an
-    /// observer that cannot fork says why.
-    pub fn forking(&mut self) -> Result<(), String> {
-        self.obs.observer.prepare_fork()
-    }
-
-    /// The host fork happened; `child` in the new process.
-    pub fn forked(&mut self, child: bool) {
-        self.obs.observer.forked(child);
     }
 
     /// A thread was created: a quantum that began with its creator alone

@@ -15,19 +15,24 @@
 //! process ([`Process`]: signals, pids, descriptors, exec state) and
 //! observation ([`Observation`]: the observer and the observation policy,
 //! statistics, the code map, binary mode's runtime, adversarial memory).
-//! Events leave through one place ([`Machine::emit_from`]); the Linux
-//! process tells observation what happened through notification points
-//! (code appearing and going away, `mapping.rs`; a thread's and the
-//! process's life, `lifecycle.rs`). System calls, signals and binary
-//! mode's runtime are still `impl Machine` blocks in [`crate::linux`] and
-//! [`crate::intercept`] that take the whole machine.
+//! Events leave through one place ([`Machine::emit_from`]). The Linux
+//! process works on a view of the machine that holds only what it may
+//! touch ([`crate::linux::kernel::Kernel`], entered from `kernel.rs`) and
+//! tells observation what happened through notices, acted on at the
+//! notification points (code appearing and going away, `mapping.rs`; a
+//! thread's and the process's life, `lifecycle.rs`). Binary mode's
+//! runtime keeps its state and rules in [`crate::intercept::runtime`]; its
+//! actions, which read the guest's registers and emit events, are the
+//! machine's (`binary/`).
 
 pub mod adversarial;
+mod binary;
 mod config;
 mod cpu;
 mod describe;
 mod events;
 mod hooks;
+mod kernel;
 mod lard_ops;
 mod lifecycle;
 mod mapping;

@@ -318,7 +318,7 @@ pub fn mode_line(m: &Machine) -> String {
             } else {
                 ""
             };
-            // Clock floors raised (intercept/runtime/floors.rs).
+            // Clock floors raised (emu/src/machine/binary/floors.rs).
             let floors = match rt.floors_raised {
                 0 => String::new(),
                 n => format!(" ({n} clock floor(s) raised)"),

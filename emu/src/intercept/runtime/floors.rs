@@ -24,14 +24,11 @@
 //! (`Observer::accepts_floors`).
 
 use super::{BinaryRuntime, LibCall};
-use crate::intercept::hb::SyncKey;
-use crate::machine::{Machine, ThreadState};
-use lard_detector_hw::event::{EventKind, LardOp as EvOp, ThreadKey};
 
 impl BinaryRuntime {
     /// A task was created (`many`: by a taskloop, whose creator waits for
     /// its tasks when `waits`).
-    pub(super) fn floors_task_created(&mut self, many: bool, waits: bool) {
+    pub(crate) fn floors_task_created(&mut self, many: bool, waits: bool) {
         if !many {
             self.unstarted += 1;
         } else if !waits {
@@ -42,7 +39,7 @@ impl BinaryRuntime {
     /// A thread kernel thread `creator` makes now is libgomp's for a team:
     /// its `pthread_create` was called by system code while the creator is
     /// in `GOMP_parallel` or `GOMP_teams`.
-    pub(super) fn made_for_a_team(&mut self, creator: usize) -> bool {
+    pub(crate) fn made_for_a_team(&mut self, creator: usize) -> bool {
         let Some(t) = self.threads.get(creator) else {
             return false;
         };
@@ -61,154 +58,7 @@ impl BinaryRuntime {
     }
 
     /// A task created by `GOMP_task` started.
-    pub(super) fn floors_task_started(&mut self) {
+    pub(crate) fn floors_task_started(&mut self) {
         self.unstarted = self.unstarted.saturating_sub(1);
-    }
-}
-
-impl Machine {
-    /// Raises the floor of every entry of the current language thread's
-    /// clock that every language thread that can still run holds (module
-    /// docs); called where the team has just synchronized (a barrier's
-    /// return, a parallel region's end).
-    pub(super) fn raise_floors(&mut self, pc: u64) {
-        if !self.obs.floors {
-            return;
-        }
-        let Some(live) = self.floor_holders() else {
-            return;
-        };
-        let me = self.lang();
-        let mut raised = Vec::new();
-        for (t, v) in self.cpu.vc.stored(ThreadKey::Lang(me)) {
-            if live
-                .iter()
-                .all(|&l| self.cpu.vc.read(ThreadKey::Lang(l), t) >= v)
-            {
-                raised.push((t, v));
-            }
-        }
-        self.raise(pc, raised);
-    }
-
-    /// At a barrier's return, before the thread acquires what the barrier
-    /// publishes (the barrier's clock and the phase's tasks'): raises the
-    /// floors of those clocks' entries that every language thread that can
-    /// still run holds, or will acquire before it runs program code again —
-    /// the returning thread, and every thread whose innermost call is a
-    /// barrier of the same team: each acquires the same clocks at its
-    /// return. The acquires
-    /// then skip those entries, so one member pays for a phase's units
-    /// instead of every member.
-    pub(super) fn raise_floors_at_barrier(&mut self, pc: u64, team: u64) {
-        if !self.obs.floors {
-            return;
-        }
-        let Some(live) = self.floor_holders() else {
-            return;
-        };
-        let me = self.lang();
-        let Some(rt) = self.obs.binary.as_ref() else {
-            return;
-        };
-        let waiting: Vec<u64> = rt
-            .threads
-            .iter()
-            .enumerate()
-            .filter(|&(i, t)| {
-                t.pending
-                    .last()
-                    .is_some_and(|p| p.call == LibCall::OmpBarrier)
-                    && rt.team_of(i) == team
-            })
-            .map(|(_, t)| t.lang)
-            .chain(std::iter::once(me))
-            .collect();
-        let others: Vec<u64> = live.into_iter().filter(|l| !waiting.contains(l)).collect();
-        let mut published: lard_detector_hw::clock::FxHashMap<u64, u64> = Default::default();
-        for key in [SyncKey::Barrier(team), SyncKey::Tasks(team)] {
-            for (t, v) in rt.sync.entries(key) {
-                let e = published.entry(t).or_insert(0);
-                *e = (*e).max(v);
-            }
-        }
-        let mut raised: Vec<(u64, u64)> = published
-            .into_iter()
-            .filter(|&(t, v)| {
-                v > self.cpu.vc.read(ThreadKey::Lang(me), t)
-                    && others
-                        .iter()
-                        .all(|&l| self.cpu.vc.read(ThreadKey::Lang(l), t) >= v)
-            })
-            .collect();
-        raised.sort_unstable();
-        self.raise(pc, raised);
-    }
-
-    /// Raises the floors `raised` (`(entry, value)`): in the clock file, to
-    /// the detectors (a FloorVc event each, which first delivers every
-    /// earlier access), then in the unit names.
-    fn raise(&mut self, pc: u64, raised: Vec<(u64, u64)>) {
-        if let Some(rt) = self.obs.binary.as_mut() {
-            rt.floors_raised += raised.len() as u64;
-        }
-        for &(tid, value) in &raised {
-            self.cpu.vc.raise_floor(tid, value);
-            self.emit(pc, EventKind::Lard(EvOp::FloorVc { tid, value }));
-        }
-        for (tid, value) in raised {
-            self.prune_unit_names(tid, value);
-        }
-    }
-
-    /// The language threads that can still run, or `None` while a clock
-    /// that is not theirs may still start one (module docs).
-    fn floor_holders(&self) -> Option<Vec<u64>> {
-        let rt = self.obs.binary.as_ref()?;
-        if rt.unstarted > 0 || rt.floors_off {
-            return None;
-        }
-        let mut live = Vec::new();
-        for (i, t) in rt.threads.iter().enumerate() {
-            if self
-                .cpu
-                .threads
-                .get(i)
-                .is_none_or(|m| m.state == ThreadState::Exited)
-            {
-                continue;
-            }
-            let starts = t.pending.iter().any(|p| {
-                matches!(
-                    p.call,
-                    LibCall::OmpTeams | LibCall::OmpTeamBody | LibCall::OmpTaskLoop
-                )
-            });
-            if starts {
-                return None;
-            }
-            // A pool thread between implicit tasks runs no program code
-            // until it starts the next, whose start it acquires from the
-            // encountering thread (live): its clock reads what it lacks at
-            // the floor meanwhile, which it knows by then.
-            let in_body = t.pending.iter().any(|p| {
-                matches!(
-                    p.call,
-                    LibCall::OmpRegion | LibCall::OmpTaskBody | LibCall::OmpTeamBody
-                )
-            });
-            if t.pool && !in_body {
-                continue;
-            }
-            live.push(t.lang);
-            live.extend(t.units.iter().map(|u| u.task));
-            live.extend(
-                t.pending
-                    .iter()
-                    .filter(|p| p.call == LibCall::OmpTaskBody)
-                    .map(|p| p.args[1]),
-            );
-        }
-        Some(live)
     }
 }

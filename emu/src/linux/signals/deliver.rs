@@ -6,9 +6,10 @@
 
 use super::{bit, host, SigInfo, UNBLOCKABLE};
 use crate::cpu::uc::Reg;
+use crate::linux::kernel::Kernel;
 use crate::linux::syscalls::facts::facts_of;
 use crate::linux::syscalls::Ret::{self, Val};
-use crate::machine::{Machine, Stop, ThreadState, Wait};
+use crate::machine::{Stop, ThreadState, Wait};
 
 /// `si_code` of `kill`.
 pub(super) const SI_USER: i32 = 0;
@@ -38,7 +39,7 @@ enum Disposition {
     Terminate,
 }
 
-impl Machine {
+impl Kernel<'_> {
     fn disposition(&self, sig: i32) -> Disposition {
         if sig == libc::SIGKILL {
             return Disposition::Terminate;
@@ -109,12 +110,13 @@ impl Machine {
     }
 
     /// Whether thread `i` has a signal to take now (the run loop should
-    /// get control: [`Machine::route_signals`], [`Machine::deliver_pending`]).
+    /// get control: [`Kernel::route_signals`], [`Kernel::deliver_pending`]).
     pub fn signal_due(&self, i: usize) -> bool {
         let t = &self.cpu.threads[i].sig;
         (self.process.signals.pending | t.pending) & !t.mask != 0
             || host::any()
             || self
+                .process
                 .next_timer_deadline()
                 .is_some_and(|d| d <= self.cpu.vtime)
     }
@@ -127,6 +129,7 @@ impl Machine {
     pub fn route_signals(&mut self) -> Delivery {
         let from_host = host::take();
         let timer_due = self
+            .process
             .next_timer_deadline()
             .is_some_and(|d| d <= self.cpu.vtime);
         if from_host == 0
@@ -154,7 +157,7 @@ impl Machine {
         while pending != 0 {
             let sig = pending.trailing_zeros() as i32 + 1;
             pending &= pending - 1;
-            let wants = |m: &Machine, i: usize| m.cpu.threads[i].sig.mask & bit(sig) == 0;
+            let wants = |m: &Kernel, i: usize| m.cpu.threads[i].sig.mask & bit(sig) == 0;
             let target = if live.contains(&self.cpu.cur) && wants(self, self.cpu.cur) {
                 Some(self.cpu.cur)
             } else {

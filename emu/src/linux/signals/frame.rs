@@ -17,8 +17,8 @@
 
 use super::{FaultInfo, SigInfo, UNBLOCKABLE};
 use crate::cpu::uc::{Context, Reg};
+use crate::linux::kernel::Kernel;
 use crate::linux::syscalls::Ret::{self, NoReturn, Val};
-use crate::machine::Machine;
 
 /// `sa_flags`: run on the alternate signal stack.
 const SA_ONSTACK: u64 = 0x0800_0000;
@@ -64,7 +64,7 @@ const GREGS: [Reg; 18] = [
     Reg::EFLAGS,
 ];
 
-impl Machine {
+impl Kernel<'_> {
     /// The guest's `sigaction` of `sig`: (handler, flags, restorer, mask);
     /// handler 0 is `SIG_DFL`, 1 `SIG_IGN`.
     pub(super) fn sigaction(&self, sig: i32) -> (u64, u64, u64, u64) {
@@ -216,7 +216,7 @@ impl Machine {
     /// left in the frame's `ucontext` (at the stack pointer), and the FPU
     /// and vector registers it had at the fault. Registers are not changed
     /// inside the system call hook: the CPU stops after this call and
-    /// [`Machine::finish_sigreturn`] loads them.
+    /// [`Kernel::finish_sigreturn`] loads them.
     pub(in crate::linux) fn sys_rt_sigreturn(&mut self) -> Ret {
         let uc = self.cpu.uc;
         let tid = self.cpu.threads[self.cpu.cur].tid;

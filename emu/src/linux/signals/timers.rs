@@ -6,8 +6,9 @@
 //! virtual time to its deadline, as a sleep does.
 
 use super::{deliver::SI_USER, SigInfo};
+use crate::linux::kernel::Kernel;
 use crate::linux::syscalls::Ret::{self, Val};
-use crate::machine::{Machine, ThreadState};
+use crate::machine::ThreadState;
 
 const NS: u64 = 1_000_000_000;
 const EINVAL: i64 = libc::EINVAL as i64;
@@ -56,10 +57,10 @@ fn remaining(a: Option<Armed>, now: u64) -> (u64, u64) {
     })
 }
 
-impl Machine {
+impl crate::linux::state::Process {
     /// The earliest timer deadline, if a timer is armed.
     pub fn next_timer_deadline(&self) -> Option<u64> {
-        let t = &self.process.signals.timers;
+        let t = &self.signals.timers;
         t.itimers
             .iter()
             .flatten()
@@ -72,12 +73,14 @@ impl Machine {
             )
             .min()
     }
+}
 
+impl Kernel<'_> {
     /// Sends the signals of the timers whose deadline passed and re-arms
     /// the periodic ones.
     pub(super) fn expire_signal_timers(&mut self) {
         let now = self.cpu.vtime;
-        if self.next_timer_deadline().is_none_or(|d| d > now) {
+        if self.process.next_timer_deadline().is_none_or(|d| d > now) {
             return;
         }
         let pid = u64::from(self.config.process.pid);

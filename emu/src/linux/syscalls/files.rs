@@ -6,10 +6,10 @@
 
 use super::{host, host_ret, Call, Made, Ret, Val, EBADF, EFAULT, EINVAL, R, W};
 use crate::cpu::uc::prot;
-use crate::machine::Machine;
+use crate::linux::kernel::Kernel;
 use syscalls::Sysno;
 
-impl Machine {
+impl Kernel<'_> {
     /// The calls on paths and descriptors.
     pub(super) fn files_call(&mut self, c: &mut Call) -> Made {
         let sys = c.sys;
@@ -210,7 +210,7 @@ impl Machine {
     fn proc_maps_fd(&self) -> i64 {
         let mut text = String::new();
         for (start, len, perms, name) in self.cpu.mem.regions() {
-            let object = self.obs.objects.at(start).map(|o| o.name.clone());
+            let object = self.objects.at(start).map(|o| o.name.clone());
             let name = object.as_deref().unwrap_or(match name {
                 "[heap]" | "[stack]" => name,
                 _ => "",

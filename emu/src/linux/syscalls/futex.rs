@@ -2,11 +2,11 @@
 //! memory is waited on by retrying, as another process may wake it).
 
 use super::{Call, Made, Ret, Val, EAGAIN, EFAULT, EINVAL, ENOSYS, ETIMEDOUT};
-use crate::machine::{Machine, ThreadState, Wait};
-use lard_detector_hw::event::LowLevelSync;
+use crate::linux::kernel::{Kernel, Notice};
+use crate::machine::{ThreadState, Wait};
 use syscalls::Sysno;
 
-impl Machine {
+impl Kernel<'_> {
     /// The futex call.
     pub(super) fn futex_call(&mut self, c: &mut Call) -> Made {
         let (a, pc) = (c.a, c.pc);
@@ -37,7 +37,7 @@ impl Machine {
         waiters.truncate(n.min(usize::MAX as u64) as usize);
         // The waker's release comes before the woken threads' acquires.
         if !waiters.is_empty() {
-            self.emit_sync(pc, LowLevelSync::FutexWake { addr });
+            self.notify(Notice::FutexWake { addr, pc });
         }
         for &(_, i) in &waiters {
             self.wake(i, 0, pc);

@@ -1,16 +1,16 @@
 //! Reading, writing and waiting on descriptors, passed to the host:
 //! `read`, `write` and their vector forms, `ioctl`, `poll`, `select`,
 //! `epoll`, pipes, sockets, `eventfd`, `timerfd`. A replay under `--gdb`
-//! drops output the guest already wrote ([`Machine::quiet_output`]).
+//! drops output the guest already wrote ([`Process::quiet_output`](crate::linux::state::Process::quiet_output)).
 
 use super::{host, Call, Fault, Made, Ret, Val, EFAULT, EINVAL, R, W};
 use crate::cpu::uc::prot;
-use crate::machine::Machine;
+use crate::linux::kernel::Kernel;
 use syscalls::Sysno;
 
 const ENOTTY: i64 = 25;
 
-impl Machine {
+impl Kernel<'_> {
     /// The calls that read, write or wait on descriptors.
     pub(super) fn io_call(&mut self, c: &mut Call) -> Made {
         let sys = c.sys;
@@ -21,7 +21,7 @@ impl Machine {
                 [a[0], self.buf(c, a[1], a[2], W)?, a[2], a[3], 0, 0],
             )),
             // write, pwrite64 (a replay under --gdb drops stdout and stderr
-            // output the guest already wrote: Machine::quiet_output)
+            // output the guest already wrote: Process::quiet_output)
             Sysno::write | Sysno::pwrite64 if self.quiet(a[0]) => {
                 // (The buffer must be readable, as for the real write.)
                 let _ = self.buf(c, a[1], a[2], R)?;
@@ -179,7 +179,7 @@ impl Machine {
         })
     }
 
-    /// True if a write to `fd` is dropped ([`Machine::quiet_output`]).
+    /// True if a write to `fd` is dropped ([`Process::quiet_output`](crate::linux::state::Process::quiet_output)).
     fn quiet(&self, fd: u64) -> bool {
         self.process.quiet_output && (fd == 1 || fd == 2)
     }

@@ -6,9 +6,8 @@ use super::{host, Call, Made, Ret, Val, EFAULT, EINVAL, ENOMEM};
 use crate::binary::objects::{LoadedObject, ObjectKind};
 use crate::cpu::memory::{page_ceil, page_floor, MemError, PAGE};
 use crate::cpu::uc::prot;
+use crate::linux::kernel::{Kernel, Notice};
 use crate::linux::sysroot;
-use crate::machine::Machine;
-use log::warn;
 use syscalls::Sysno;
 
 /// The top of a process's address space (x86-64, 4-level paging): an
@@ -20,7 +19,7 @@ const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const MAP_FIXED_NOREPLACE: u64 = 0x100000;
 
-impl Machine {
+impl Kernel<'_> {
     /// The memory calls.
     pub(super) fn memory_call(&mut self, c: &mut Call) -> Made {
         let a = c.a;
@@ -32,7 +31,7 @@ impl Machine {
                 if !a[0].is_multiple_of(PAGE) || len == 0 {
                     return Ok(Val(-EINVAL));
                 }
-                self.unmapped(a[0], len);
+                self.notify(Notice::Unmapped { start: a[0], len });
                 match self.cpu.mem.unmap(a[0], len) {
                     Ok(()) => Val(0),
                     Err(_) => Val(-EINVAL),
@@ -71,7 +70,7 @@ impl Machine {
                 return Val(-EINVAL);
             }
             if flags & MAP_FIXED != 0 {
-                self.unmapped(addr, len);
+                self.notify(Notice::Unmapped { start: addr, len });
                 if let Err(e) = self.cpu.mem.unmap(addr, len) {
                     return Self::map_err(e);
                 }
@@ -128,8 +127,8 @@ impl Machine {
         if file && off == 0 {
             self.register_object(at, len, fd);
         }
-        if perms & prot::EXEC != 0 && self.code_mapped(at, len).is_err() {
-            warn!("could not hook LARDx86 sites in new code at {at:#x}");
+        if perms & prot::EXEC != 0 {
+            self.notify(Notice::CodeMapped { start: at, len });
         }
         Val(at as i64)
     }
@@ -182,8 +181,11 @@ impl Machine {
         let perms = (a[2] & 7) as u32;
         match self.cpu.mem.protect(a[0], a[1], perms) {
             Ok(()) => {
-                if perms & prot::EXEC != 0 && self.code_mapped(a[0], page_ceil(a[1])).is_err() {
-                    warn!("could not hook LARDx86 sites after mprotect at {:#x}", a[0]);
+                if perms & prot::EXEC != 0 {
+                    self.notify(Notice::CodeMapped {
+                        start: a[0],
+                        len: page_ceil(a[1]),
+                    });
                 }
                 Val(0)
             }
@@ -261,13 +263,13 @@ impl Machine {
         };
         let root = self.config.sysroot.clone();
         let name = sysroot::guest_path(root.as_deref(), &host_path);
-        self.obs.objects.add(LoadedObject::new(
+        self.notify(Notice::ObjectLoaded(Box::new(LoadedObject::new(
             host_path,
             name.to_string_lossy().into_owned(),
             ObjectKind::Library,
             at.wrapping_sub(page_floor(vaddr)),
             (at, at + len),
             root,
-        ));
+        ))));
     }
 }

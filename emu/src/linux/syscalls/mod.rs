@@ -40,8 +40,9 @@ mod time;
 mod waits;
 
 use crate::cpu::uc::{prot, Reg};
+use crate::linux::kernel::Kernel;
 use crate::linux::sysroot;
-use crate::machine::{Machine, Stop};
+use crate::machine::Stop;
 use facts::Area;
 use log::warn;
 use std::ffi::CString;
@@ -114,10 +115,9 @@ fn host(call: Sysno, a: [u64; 6]) -> i64 {
     host_ret(unsafe { libc::syscall(call.id().into(), a[0], a[1], a[2], a[3], a[4], a[5]) })
 }
 
-impl Machine {
+impl Kernel<'_> {
     /// Emulates the system call the current thread is executing.
     pub fn syscall(&mut self) {
-        self.obs.stats.syscalls += 1;
         let uc = self.cpu.uc;
         let nr = uc.reg(Reg::RAX);
         let a = [
@@ -147,7 +147,7 @@ impl Machine {
     fn dispatch(&mut self, nr: u64, a: [u64; 6], pc: u64) -> Ret {
         let sys = usize::try_from(nr).ok().and_then(Sysno::new);
         let facts = facts::facts_of(nr);
-        let mut once = |m: &mut Machine, a: [u64; 6]| m.dispatch_once(sys, nr, a, pc);
+        let mut once = |m: &mut Kernel, a: [u64; 6]| m.dispatch_once(sys, nr, a, pc);
         let waited = match facts.host_wait {
             Some(wait) => self.host_wait(wait, a, &mut once),
             None => None,
@@ -210,7 +210,7 @@ impl Machine {
             return NoReturn;
         }
         if self.process.warned.insert(nr) {
-            let at = self.obs.objects.describe_pc(pc).unwrap_or_default();
+            let at = self.objects.describe_pc(pc).unwrap_or_default();
             warn!(
                 "unsupported system call {nr} ({}) at {pc:#x} {at}: returning -ENOSYS",
                 name(nr)
@@ -266,7 +266,7 @@ impl Machine {
         Ok(p)
     }
 
-    /// As [`Machine::buf`], for an optional buffer: 0 for a null pointer.
+    /// As [`Kernel::buf`], for an optional buffer: 0 for a null pointer.
     fn opt_buf(&self, c: &mut Call, addr: u64, len: u64, need: u32) -> Result<u64, Fault> {
         if addr == 0 {
             return Ok(0);

@@ -14,8 +14,9 @@
 
 use super::{Call, Made, NoReturn, Ret, Val, W};
 use crate::cpu::uc::Reg;
+use crate::linux::kernel::Kernel;
 use crate::linux::process::{self, ExecRequest};
-use crate::machine::{Machine, Stop, ThreadState};
+use crate::machine::{Stop, ThreadState};
 use log::warn;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -38,7 +39,7 @@ fn errno() -> i64 {
     )
 }
 
-impl Machine {
+impl Kernel<'_> {
     /// The process calls.
     pub(super) fn processes_call(&mut self, c: &mut Call) -> Made {
         let sys = c.sys;
@@ -71,7 +72,7 @@ impl Machine {
     /// clone's arguments: flags, stack, parent tid, child tid, tls).
     pub(super) fn sys_fork(&mut self, a: [u64; 6], pc: u64) -> Ret {
         let [flags, stack, ptid, ctid, tls, _] = a;
-        if let Err(why) = self.forking() {
+        if let Err(why) = self.fork.prepare_fork() {
             if self.process.warned.insert(Sysno::fork as u64) {
                 warn!("fork at {pc:#x}: {why}: returning -EAGAIN");
             }
@@ -85,7 +86,7 @@ impl Machine {
             return Val(errno());
         }
         if host > 0 {
-            self.forked(false);
+            self.fork.forked(false);
             self.config.process.labelled = true;
             let child = self.config.process.to_guest(i64::from(host));
             if flags & CLONE_PARENT_SETTID != 0 {
@@ -124,7 +125,7 @@ impl Machine {
         } else {
             0
         };
-        self.forked(true);
+        self.fork.forked(true);
         Val(0)
     }
 

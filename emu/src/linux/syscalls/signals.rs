@@ -4,10 +4,10 @@
 //! `tkill`/`tgkill`).
 
 use super::{host, Call, Fault, Made, Val, EINVAL};
-use crate::machine::Machine;
+use crate::linux::kernel::Kernel;
 use syscalls::Sysno;
 
-impl Machine {
+impl Kernel<'_> {
     /// The signal calls.
     pub(super) fn signals_call(&mut self, c: &mut Call) -> Made {
         let sys = c.sys;

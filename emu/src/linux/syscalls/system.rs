@@ -4,10 +4,10 @@
 
 use super::{host, Call, Fault, Made, Val, R, W};
 use crate::cpu::sched::SplitMix64;
-use crate::machine::Machine;
+use crate::linux::kernel::Kernel;
 use syscalls::Sysno;
 
-impl Machine {
+impl Kernel<'_> {
     /// The system and identity calls.
     pub(super) fn system_call(&mut self, c: &mut Call) -> Made {
         let sys = c.sys;
@@ -54,8 +54,7 @@ impl Machine {
                 let Some(buf) = self.cpu.mem.slice_mut(a[0], a[1]) else {
                     return Err(Fault);
                 };
-                let mut rng =
-                    SplitMix64(self.config.seed ^ self.obs.stats.syscalls.wrapping_mul(0x9e37));
+                let mut rng = SplitMix64(self.config.seed ^ self.syscalls.wrapping_mul(0x9e37));
                 for chunk in buf.chunks_mut(8) {
                     let v = rng.next_u64().to_le_bytes();
                     chunk.copy_from_slice(&v[..chunk.len()]);

@@ -4,7 +4,8 @@
 
 use super::{host, Call, Fault, Made, NoReturn, Ret, Val, EFAULT, EINVAL, ENOMEM, ENOSYS};
 use crate::cpu::uc::{Context, Reg};
-use crate::machine::{Machine, Stop, Thread, ThreadState};
+use crate::linux::kernel::{Kernel, Notice};
+use crate::machine::{Stop, Thread, ThreadState};
 use log::warn;
 use syscalls::Sysno;
 
@@ -15,7 +16,7 @@ const CLONE_CHILD_CLEARTID: u64 = 0x200000;
 const CLONE_CHILD_SETTID: u64 = 0x01000000;
 const CLONE_THREAD: u64 = 0x10000;
 
-impl Machine {
+impl Kernel<'_> {
     /// The thread calls.
     pub(super) fn threads_call(&mut self, c: &mut Call) -> Made {
         let (a, pc) = (c.a, c.pc);
@@ -205,12 +206,16 @@ impl Machine {
             name: self.cpu.threads[self.cpu.cur].name,
             sig: self.cpu.threads[self.cpu.cur].sig.inherited(),
         });
-        self.thread_created(self.cpu.threads.len() - 1, stack, pc);
+        self.notify(Notice::ThreadCreated {
+            child: self.cpu.threads.len() - 1,
+            stack,
+            pc,
+        });
         Val(i64::from(tid))
     }
 
     fn sys_exit(&mut self, status: i32, pc: u64) -> Ret {
-        self.thread_exiting(pc);
+        self.notify(Notice::ThreadExiting { pc });
         let ctid = self.cpu.threads[self.cpu.cur].clear_child_tid;
         self.cpu.threads[self.cpu.cur].state = ThreadState::Exited;
         self.process.last_exit_status = status;

@@ -2,10 +2,11 @@
 //! virtual sleeps; the realtime clock is virtual time from the run's base.
 
 use super::{host, Call, Fault, Made, Val, EINVAL, W};
-use crate::machine::{Machine, Wait};
+use crate::linux::kernel::Kernel;
+use crate::machine::Wait;
 use syscalls::Sysno;
 
-impl Machine {
+impl Kernel<'_> {
     /// The clock and sleep calls.
     pub(super) fn time_call(&mut self, c: &mut Call) -> Made {
         let sys = c.sys;
@@ -99,7 +100,7 @@ impl Machine {
         match clock {
             0 | 5 | 8 => Some(self.process.realtime_base + self.cpu.vtime),
             1 | 4 | 6 | 7 | 9 => Some(self.cpu.vtime),
-            2 => Some(self.obs.stats.insns),
+            2 => Some(self.insns),
             3 => Some(self.cpu.threads[self.cpu.cur].insns),
             _ => None,
         }

@@ -3,12 +3,13 @@
 
 use super::{NoReturn, Ret, EAGAIN, ETIMEDOUT};
 use crate::cpu::uc::Reg;
-use crate::machine::{Machine, Stop, ThreadState, Wait};
+use crate::linux::kernel::{Kernel, Notice};
+use crate::machine::{Stop, ThreadState, Wait};
 
-impl Machine {
+impl Kernel<'_> {
     /// Blocks the current thread; the run loop picks another.
     pub(in crate::linux) fn block(&mut self, w: Wait) -> Ret {
-        self.thread_blocking();
+        self.notify(Notice::ThreadBlocking);
         self.cpu.threads[self.cpu.cur].state = ThreadState::Blocked(w);
         self.cpu.stop = Some(Stop::Blocked);
         self.cpu.uc.stop();
@@ -30,7 +31,12 @@ impl Machine {
         self.cpu.threads[i].state = ThreadState::Runnable;
         self.cpu.threads[i].ctx.set_reg(Reg::RAX, ret as u64);
         self.cpu.threads[i].ctx_changed = true;
-        self.thread_woken(i, addr, ret, pc);
+        self.notify(Notice::ThreadWoken {
+            thread: i,
+            futex: addr,
+            ret,
+            pc,
+        });
     }
 
     /// Wakes threads whose timed wait expired at the current virtual time.

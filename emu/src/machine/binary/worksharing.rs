@@ -38,35 +38,13 @@
 //! threads' units are not). The lard-cc runtime has the same rule
 //! (`guest-sdk/cc/omp/worksharing.c`).
 
-use super::page_chunks;
 use crate::cpu::uc::Reg;
 use crate::intercept::hb::{fork, SyncKey};
 use crate::intercept::libs::LibCall;
 use crate::intercept::names::LangUnit;
+use crate::intercept::runtime::{page_chunks, Unit};
 use crate::machine::Machine;
 use lard_detector_hw::event::{EventKind, LardOp as EvOp, ProgramEvent, ThreadKey};
-
-/// A unit a kernel thread runs.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Unit {
-    /// The task that got it (the thread continues as this one).
-    pub(super) task: u64,
-    /// The unit's language thread.
-    id: u64,
-    /// Released at its end.
-    end: SyncKey,
-    /// Its frames lie below this stack address (0: none to clear).
-    top: u64,
-    /// The region token of the implicit task that got it (0: a team).
-    owner: u64,
-}
-
-impl Unit {
-    /// A team of a `teams` construct (not a worksharing unit).
-    fn is_team(&self) -> bool {
-        matches!(self.end, SyncKey::Teams(_))
-    }
-}
 
 impl Machine {
     /// The stack pointer at the entry of the innermost call `what` pending
