@@ -25,7 +25,7 @@ fn run_checked(bin: &Path, extra: &[&str]) -> (String, String) {
     (stderr(&l), report)
 }
 
-const GUESTS: [&str; 8] = [
+const GUESTS: [&str; 10] = [
     "binary/sync_free.c",
     "binary/racy_heap.c",
     "binary/atomics.c",
@@ -34,6 +34,8 @@ const GUESTS: [&str; 8] = [
     "binary/prune_kinds.c",
     "binary/text_data_island.c",
     "binary/atomic_mixed.c",
+    "binary/libc_ranges.c",
+    "binary/libc_ranges_locked.c",
 ];
 
 /// The `dre` of the first detector in a report.
@@ -184,6 +186,7 @@ fn the_verdicts_do_not_depend_on_the_detector_or_the_schedule() {
         "binary/sync_free.c",
         "binary/atomics.c",
         "binary/atomic_mixed.c",
+        "binary/libc_ranges.c",
     ] {
         let bin = build_c(rel, Libc::Glibc);
         let want = marked_lines(rel, "/* RACE */");
@@ -484,7 +487,7 @@ fn race_tuples(json: &str) -> Vec<String> {
     race_fields(json, &keys)
 }
 
-/// Clock floors (docs/binary-mode.md) change no report: OpenMP programs
+/// Clock floors (docs/binary-mode-openmp.md) change no report: OpenMP programs
 /// whose worksharing units and tasks run again and again, each run by
 /// FastTrack and by the canonical detector with floors and with
 /// `--no-clock-floors` (which writes every entry into every new clock),
@@ -530,5 +533,29 @@ fn clock_floors_change_no_report() {
                 );
             }
         }
+    }
+}
+
+/// Memory a library function touches for its caller (guest-sdk/cc/ranges.def)
+/// is checked as the caller's access at the call: each race of
+/// `libc_ranges.c` pairs a call (`RACE`, checked by the verdict tests) with
+/// the other thread's access (`OTHER`), in static and PIE builds alike.
+#[test]
+fn library_calls_race_at_their_line_with_the_other_threads_access() {
+    let rel = "binary/libc_ranges.c";
+    let want = marked_lines(rel, "/* OTHER */");
+    for bin in [
+        build_c(rel, Libc::Glibc),
+        build_c_dynamic(rel, "binary_libc_ranges_pie", &[]),
+    ] {
+        let (err, json) = run_checked(&bin, &[]);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let races = v["detectors"]["fasttrack"]["races"].as_array().unwrap();
+        let prev: BTreeSet<i64> = races
+            .iter()
+            .map(|r| r["prev_frames"][0]["line"].as_i64().unwrap())
+            .collect();
+        assert_eq!(prev, want, "{}: {err}", bin.display());
+        assert_eq!(races.len(), want.len(), "{err}");
     }
 }

@@ -2,6 +2,11 @@
 //! each call means (the interception table of docs/binary-mode.md).
 
 use crate::binary::elf::ElfFile;
+use crate::intercept::ranges;
+
+/// `STT_GNU_IFUNC`: the symbol is a resolver that returns the function's
+/// address (glibc's `memcpy`, `strlen`, … pick an implementation for the CPU).
+const STT_GNU_IFUNC: u8 = 10;
 
 /// The address (unrelocated) of every function of `file` that [`LIBRARY`]
 /// names, whatever symbol of its address is the table's (a static glibc
@@ -15,14 +20,26 @@ pub fn library_functions(file: &ElfFile) -> Vec<(u64, LibCall)> {
     let tables = [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)];
     for (syms, strtab) in tables {
         for s in syms.iter() {
-            if !s.is_function() || s.st_value == 0 || s.st_shndx == 0 {
+            let ifunc = s.st_type() == STT_GNU_IFUNC;
+            if !(s.is_function() || ifunc) || s.st_value == 0 || s.st_shndx == 0 {
                 continue;
             }
             let Some(name) = strtab.get_at(s.st_name) else {
                 continue;
             };
             if let Some(&(_, call)) = LIBRARY.iter().find(|(n, _)| *n == name) {
-                out.push((s.st_value, call));
+                if !ifunc {
+                    out.push((s.st_value, call));
+                }
+            } else if let Some(i) = ranges::index_of(name) {
+                out.push((
+                    s.st_value,
+                    if ifunc {
+                        LibCall::Resolver(i)
+                    } else {
+                        LibCall::Range(i)
+                    },
+                ));
             }
         }
     }
@@ -45,6 +62,10 @@ pub enum Family {
     OmpWork,
     /// OpenMP mutual exclusion: `critical`, `ordered`, `single`'s copy, OpenMP locks.
     OmpSync,
+    /// Memory a function reads or writes for its caller: the mem* and
+    /// str* families, stdio buffers, system calls' buffers
+    /// ([`ranges`](crate::intercept::ranges)).
+    Ranges,
 }
 
 /// A library call binary mode acts on. Entry actions happen when the
@@ -185,6 +206,13 @@ pub enum LibCall {
     /// calling implicit task's units to its thread
     /// (machine/binary/worksharing.rs).
     OmpThreadNum,
+    /// Function `i` of the ranges table ([`ranges::table`]) called by
+    /// program code: its ranges are checked at entry, or at return when
+    /// its result gives them.
+    Range(u8),
+    /// The IFUNC resolver of function `i` of the ranges table: its return
+    /// value is the implementation, intercepted as [`LibCall::Range`].
+    Resolver(u8),
 }
 
 /// The construct locks of `OmpEnter`/`OmpExit`.
@@ -243,6 +271,7 @@ impl LibCall {
             | LibCall::OmpTestLock
             | LibCall::OmpLock
             | LibCall::OmpUnlock => Family::OmpSync,
+            LibCall::Range(_) | LibCall::Resolver(_) => Family::Ranges,
         }
     }
 
@@ -262,6 +291,9 @@ impl LibCall {
 
     /// True when the call has an action at its return.
     pub fn acts_on_return(self) -> bool {
+        if let LibCall::Range(i) = self {
+            return ranges::table()[usize::from(i)].shape.at_return();
+        }
         !matches!(
             self,
             LibCall::Unlock

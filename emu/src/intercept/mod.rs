@@ -16,6 +16,7 @@ pub mod counted;
 pub mod hb;
 pub mod libs;
 pub mod names;
+pub mod ranges;
 pub mod runtime;
 pub mod tasks;
 

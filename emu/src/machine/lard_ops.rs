@@ -3,6 +3,7 @@
 use super::GuestFault;
 use super::Machine;
 use crate::cpu::code::MemInsn;
+use crate::cpu::memory::Memory;
 use crate::cpu::uc::Reg;
 use crate::cpu::uc::UcRef;
 use crate::observe::callstack;
@@ -86,15 +87,7 @@ impl Machine {
         let Some(ret) = self.cpu.mem.read_u64(self.cpu.uc.reg(Reg::RSP)) else {
             return pc;
         };
-        // call rel32 (e8, 5 bytes) or call [rip+disp32] (ff 15, 6 bytes).
-        let at = |a: u64| self.cpu.mem.slice(a, 1).map(|b| b[0]);
-        let call = if at(ret.wrapping_sub(5)) == Some(0xe8) {
-            ret - 5
-        } else if at(ret.wrapping_sub(6)) == Some(0xff) && at(ret.wrapping_sub(5)) == Some(0x15) {
-            ret - 6
-        } else {
-            ret.wrapping_sub(1)
-        };
+        let call = call_before(&self.cpu.mem, ret);
         if self.obs.call_stacks == 0 {
             return call;
         }
@@ -255,5 +248,19 @@ impl Machine {
                 }
             }
         }
+    }
+}
+
+/// The call instruction that returns to `ret`: a `call rel32` (e8, 5
+/// bytes) or `call [rip+disp32]` (ff 15, 6 bytes, `-fno-plt`) when one ends
+/// there, else `ret - 1` (a byte of whatever call it was).
+pub fn call_before(mem: &Memory, ret: u64) -> u64 {
+    let at = |a: u64| mem.slice(a, 1).map(|b| b[0]);
+    if at(ret.wrapping_sub(5)) == Some(0xe8) {
+        ret - 5
+    } else if at(ret.wrapping_sub(6)) == Some(0xff) && at(ret.wrapping_sub(5)) == Some(0x15) {
+        ret - 6
+    } else {
+        ret.wrapping_sub(1)
     }
 }

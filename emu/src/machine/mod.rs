@@ -45,7 +45,7 @@ pub use crate::linux::state::Process;
 pub use crate::observe::observation::Observation;
 pub use config::{Config, RunMode};
 pub use cpu::Cpu;
-pub use lard_ops::gpr_reg;
+pub use lard_ops::{call_before, gpr_reg};
 pub use observes::{call, Observe};
 pub use stop::{GuestFault, Stop};
 pub use thread::{thread_name, Thread, ThreadState, Wait};
@@ -77,7 +77,7 @@ const _: () = assert!(
 /// From this many Tracked sites in the scanned code on, their accesses are
 /// made inside the observation call ([`Observe::in_helper`]): at ~120 bytes
 /// of translated code per site in the inline form, 8,192 sites fill a 1 MB
-/// L2 (this host's; docs/performance.md, "Tracked sites in one call"). Below it,
+/// L2 (this host's; docs/performance-design.md, "Tracked sites in one call"). Below it,
 /// the inline form is ~2 ns per access cheaper — and lard-cc programs, whose
 /// Tracked accesses are in a few dozen runtime stubs, stay there.
 pub const IN_HELPER_SITES: usize = 8192;

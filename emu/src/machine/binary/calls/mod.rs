@@ -12,6 +12,7 @@ mod omp_tasks;
 mod omp_teams;
 mod omp_work;
 mod pthread;
+mod ranges;
 
 use super::{page_chunks, Pending};
 use crate::cpu::uc::Reg;
@@ -110,6 +111,11 @@ impl Machine {
         {
             return;
         }
+        // Memory a library function touches is the program's only when
+        // program code called it (libc's own calls are system code).
+        if matches!(call, LibCall::Range(_)) && !self.rt().program.contains(ret) {
+            return;
+        }
         self.rt().calls += 1;
         let mut e = Entry {
             pc,
@@ -127,6 +133,7 @@ impl Machine {
             Family::OmpTasks => self.omp_tasks_entry(call, &mut e),
             Family::OmpWork => self.omp_work_entry(call, &mut e),
             Family::OmpSync => self.omp_sync_entry(call, &mut e),
+            Family::Ranges => self.ranges_entry(call, &mut e),
         }
         let Entry {
             args,
@@ -219,6 +226,7 @@ impl Machine {
             Family::OmpTasks => self.omp_tasks_return(&p, &r),
             Family::OmpWork => self.omp_work_return(&p, &r),
             Family::OmpSync => self.omp_sync_return(&p, &r),
+            Family::Ranges => self.ranges_return(&p, &r),
         }
     }
 
