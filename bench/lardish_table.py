@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The Figure-7-style table of docs/lardish.md: LARDISH vs software FastTrack.
+"""The Figure-7-style table of docs/lardish-figures.md: LARDISH vs software FastTrack.
 
 Builds the guests (guests/tools/guests.py build), runs each workload under
 `lard run --detector lardish --hw-stats-json` on three machines -- the RADISH

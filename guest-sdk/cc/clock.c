@@ -303,7 +303,7 @@ struct lardcc_vc *lardcc_clock(uint32_t id)
 
 /* ---- clock floors ----
  *
- * Entry t of every clock may be raised to a floor v (FloorVC, docs/lard-cc.md
+ * Entry t of every clock may be raised to a floor v (FloorVC, docs/lard-cc-openmp.md,
  * "Clock floors") once every clock that can still reach a language thread
  * holds t at v or more: the clocks of the language threads that can run
  * program code (`live`: from their start to their end; a libgomp pool

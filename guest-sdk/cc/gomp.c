@@ -10,7 +10,7 @@
  * sibling tasks are concurrent even when one thread runs both; so is every
  * section of a sections construct and every chunk libgomp hands out of a
  * worksharing loop ("worksharing units", omp/worksharing.c).
- * The happens-before table is in docs/lard-cc.md.
+ * The happens-before table is in docs/lard-cc-openmp.md.
  *
  * This file holds the state and helpers every construct uses (contention
  * groups, worksharing state of a thread, thread-bound state, unit names)

@@ -122,7 +122,7 @@ void lardcc_id_retire(uint32_t id, uint64_t final);
  * ended and runs nothing more before lardcc_id_retire): its storage goes. */
 void lardcc_id_drop_clock(uint32_t id);
 
-/* Clock floors (clock.c, docs/lard-cc.md "Clock floors").  A language
+/* Clock floors (clock.c, docs/lard-cc-openmp.md "Clock floors").  A language
  * thread is live from lardcc_id_alloc (or its kernel thread's first use)
  * to lardcc_id_retire; lardcc_id_idle: `id` runs no program code until a
  * runtime switch forks it anew (a libgomp pool thread's own identity).

@@ -281,7 +281,7 @@ fn racing_pairs(json: &str) -> Vec<String> {
     out
 }
 
-/// Clock floors in the lard-cc runtime (docs/lard-cc.md, "Clock floors")
+/// Clock floors in the lard-cc runtime (docs/lard-cc-openmp.md, "Clock floors")
 /// bound the clocks and change no race. Each program runs with floors and
 /// with `--no-clock-floors` (FloorVC then answers 0 and the runtime keeps
 /// every entry) under FastTrack and the canonical detector: the same

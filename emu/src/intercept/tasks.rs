@@ -1,6 +1,6 @@
 //! OpenMP explicit tasks in binary mode: which creation a running task body
 //! belongs to, its taskgroup, and its sibling dependences
-//! (docs/binary-mode.md, "Tasks").
+//! (docs/binary-mode-openmp.md, "Tasks").
 //!
 //! libgomp calls an outlined task body as `fn(arg)`. For a deferred task
 //! `arg` points into the block libgomp `malloc`ed for the task inside

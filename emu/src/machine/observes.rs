@@ -30,7 +30,7 @@ pub struct Observe {
     /// about as fast as one with 10; it costs ~2 ns per access
     /// where the code fits anyway. Chosen for Tracked sites once there are
     /// [`IN_HELPER_SITES`]; not for `--observe all` or binary mode, where it
-    /// made pigz slower (docs/performance.md, "Tracked sites in one call").
+    /// made pigz slower (docs/performance-design.md, "Tracked sites in one call").
     pub in_helper: bool,
     /// With `mem`: the accesses only add 1 to a counter, inline (unicorn
     /// patch 0011; the slot is the tag's high byte): binary mode's pruned

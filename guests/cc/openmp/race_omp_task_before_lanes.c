@@ -5,7 +5,7 @@
  * --lard-omp-iterations the write is lane 3's, a language thread forked
  * after the task was created: the task's start clock, taken at creation,
  * must keep the runtime from raising a clock floor over the lanes' entries
- * at the loop's end (docs/lard-cc.md, "Clock floors"), or the task would
+ * at the loop's end (docs/lard-cc-openmp.md, "Clock floors"), or the task would
  * start ordered after them.  Race-free twin: omp_task_before_lanes.c. */
 #include <stdio.h>
 #define N 8

@@ -1,4 +1,4 @@
-//! Clock floors in binary mode (docs/binary-mode.md, "Clock floors").
+//! Clock floors in binary mode (docs/binary-mode-openmp.md, "Clock floors").
 //!
 //! After a barrier every member's clock names every worksharing unit and
 //! task of the phase, and every unit or task forked later would copy those

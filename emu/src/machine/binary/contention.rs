@@ -7,7 +7,7 @@
 //! order nothing, however libgomp's host fallback runs the teams (one
 //! after another, on one thread). `atomic` binds to every thread of the
 //! device and keeps one sync object. The lard-cc runtime's rule
-//! (`guest-sdk/cc/gomp.c`, "contention groups"; docs/lard-cc.md's OpenMP
+//! (`guest-sdk/cc/gomp.c`, "contention groups"; docs/lard-cc-openmp.md's OpenMP
 //! table).
 
 use crate::intercept::hb::SyncKey;

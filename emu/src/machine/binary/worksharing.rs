@@ -3,7 +3,7 @@
 //! construct and each chunk of a worksharing loop libgomp hands out, and
 //! each team of a `teams` construct run by the host fallback. The rules are
 //! the lard-cc runtime's (`guest-sdk/cc/omp/worksharing.c`, "worksharing
-//! units", and `guest-sdk/cc/omp/teams.c`, "teams"; docs/lard-cc.md's
+//! units", and `guest-sdk/cc/omp/teams.c`, "teams"; docs/lard-cc-openmp.md's
 //! OpenMP table).
 //!
 //! libgomp hands a unit to a thread as the non-zero return of

@@ -83,7 +83,7 @@ impl Machine {
                 args[2] = group.map_or(0, |g| g + 1);
                 self.release(SyncKey::TaskCreated(id), ret);
                 // By body address too, for a body whose creation is not
-                // found (docs/binary-mode.md).
+                // found (docs/binary-mode-openmp.md).
                 self.release(SyncKey::TaskStart(args[0]), ret);
                 self.intercept_body(args[0], LibCall::OmpTaskBody);
             }
