@@ -908,3 +908,59 @@ fn reverse_continue_goes_back_across_checkpoint_intervals() {
     assert_eq!(s.stdout, stdout(&plain));
     assert_eq!(s.status, 0);
 }
+
+const PIE_SRC: &str = "plain/gdb_two_races.c";
+
+/// gdb_two_races.c built as gcc builds by default: a position-independent
+/// executable, dynamically linked (checked: ELF type ET_DYN, with an
+/// interpreter).
+fn pie_guest() -> PathBuf {
+    let g = build_c_with("gcc", PIE_SRC, "gdb_two_races", &["-O0"]);
+    let elf = std::fs::read(&g).unwrap();
+    assert_eq!(u16::from_le_bytes([elf[16], elf[17]]), 3, "not a PIE");
+    assert!(
+        elf.windows(27).any(|w| w == b"/lib64/ld-linux-x86-64.so.2"),
+        "not dynamically linked"
+    );
+    g
+}
+
+#[test]
+fn a_default_gcc_build_stops_at_breakpoints_with_its_shared_libraries() {
+    let g = pie_guest();
+    let line = marker_line(PIE_SRC, "/* RACE1 */");
+    let s = debug(
+        &[],
+        &g,
+        &[
+            "break deposit",
+            "continue",
+            "bt",
+            "info sharedlibrary",
+            "delete",
+            "continue",
+        ],
+    );
+    let out = &s.gdb;
+    // The breakpoint, set before the program (and its libraries) was
+    // relocated, is hit at the function's first line.
+    assert!(out.contains("hit Breakpoint 1, deposit (v="), "{out}");
+    assert!(
+        out.contains(&format!("gdb_two_races.c:{line}\n{line}\t")),
+        "{out}"
+    );
+    assert!(out.contains("in worker (arg="), "{out}");
+    // ld.so and libc are known, with their symbols, and so are libc's
+    // frames.
+    for lib in ["/lib64/ld-linux-x86-64.so.2", "libc.so.6"] {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("0x") && l.contains(" Yes ") && l.ends_with(lib)),
+            "{lib}: {out}"
+        );
+    }
+    assert!(out.contains("in start_thread"), "{out}");
+    assert!(out.contains("exited normally"), "{out}");
+    assert_eq!(s.status, 0, "{}", s.stderr);
+    assert!(s.stdout.starts_with("balance = 3 audit = "), "{}", s.stdout);
+}
