@@ -161,18 +161,18 @@ fn a_race_exception_stops_at_the_racy_line_with_memory_unchanged() {
             && l.ends_with("gdb_race")),
         "{out}"
     );
-    // Continuing ends the run as the undebugged run ends it.
-    assert!(
-        out.contains("Program terminated with signal SIGTRAP"),
-        "{out}"
-    );
-    assert_eq!(s.status, 124, "{}", s.stderr);
-    assert_eq!(s.stdout, "", "the guest went on after the exception");
+    // Continuing executes the racy write; the guest's only racy PC pair
+    // raised its exception, so the run goes on to its normal end: main
+    // prints `watched = shared + 40`, shared being the later writer's.
+    assert!(out.contains("exited normally"), "{out}");
+    assert_eq!(s.status, 0, "{}", s.stderr);
+    assert_eq!(s.stdout, format!("watched = {}\n", v + 40));
     assert!(
         s.stderr.contains("data-race exception in thread"),
         "{}",
         s.stderr
     );
+    assert!(races(&s.stderr).contains("race 1: write-write race"));
 }
 
 #[test]
@@ -451,7 +451,8 @@ fn monitor_history_names_the_previous_access_and_its_thread() {
         h.contains("monitor history: `nosuch` is neither a number nor a data symbol"),
         "{out}"
     );
-    assert_eq!(s.status, 124, "{}", s.stderr);
+    // (The final continue runs the guest to its end.)
+    assert_eq!(s.status, 0, "{}", s.stderr);
 }
 
 #[test]
@@ -963,4 +964,99 @@ fn a_default_gcc_build_stops_at_breakpoints_with_its_shared_libraries() {
     assert!(out.contains("exited normally"), "{out}");
     assert_eq!(s.status, 0, "{}", s.stderr);
     assert!(s.stdout.starts_with("balance = 3 audit = "), "{}", s.stdout);
+}
+
+/// The lines of a report from its race list on (the pruning table before
+/// it counts the accesses a debugged run re-executed after their stops).
+fn race_list(stderr: &str) -> &str {
+    let r = races(stderr);
+    &r[r.find("racy dynamic accesses").expect("a race list")..]
+}
+
+#[test]
+fn each_new_race_stops_and_the_run_goes_on_to_its_end() {
+    let g = pie_guest();
+    let (race1, race2) = (
+        marker_line(PIE_SRC, "/* RACE1 */"),
+        marker_line(PIE_SRC, "/* RACE2 */"),
+    );
+    let plain = run_plain(&[], &g, &[]);
+    let s = debug(
+        &["--on-race", "exception"],
+        &g,
+        &[
+            "continue",
+            "echo STOP1\\n",
+            "bt 2",
+            "print balance",
+            "stepi",
+            "echo STEPPED\\n",
+            "continue",
+            "echo STOP2\\n",
+            "bt 1",
+            "continue",
+            "echo STOP3\\n",
+            "bt 1",
+            "continue",
+        ],
+    );
+    let out = &s.gdb;
+    let part = |from: &str, to: &str| {
+        let a = out.find(from).unwrap_or_else(|| panic!("no {from}: {out}"));
+        let b = out[a..].find(to).map_or(out.len(), |b| a + b);
+        out[a..b].to_string()
+    };
+    // Three racy PC pairs: deposit's read and write of `balance`, then
+    // record's write of `audit`, each a stop at its racy line with the
+    // access not yet made.
+    let one = part("STOP1", "STEPPED");
+    assert!(
+        one.contains("deposit (v=") && one.contains(&format!("gdb_two_races.c:{race1}")),
+        "{out}"
+    );
+    assert!(one.contains("in worker (arg="), "{out}");
+    let two = part("STOP2", "STOP3");
+    assert!(
+        two.contains("deposit (v=") && two.contains(&format!("gdb_two_races.c:{race1}")),
+        "{out}"
+    );
+    let three = part("STOP3", "exited");
+    assert!(
+        three.contains("record (v=") && three.contains(&format!("gdb_two_races.c:{race2}")),
+        "{out}"
+    );
+    assert_eq!(out.matches("received signal SIGTRAP").count(), 3, "{out}");
+    // The run ends as the plain run does: output, races, status.
+    assert!(out.contains("exited normally"), "{out}");
+    assert_eq!(s.status, 0, "{}", s.stderr);
+    assert_eq!(s.stdout, stdout(&plain));
+    assert_eq!(race_list(&s.stderr), race_list(&stderr(&plain)));
+    assert!(race_list(&s.stderr).contains("race 3:"), "{}", s.stderr);
+    assert_eq!(
+        s.stderr.matches("lard: gdb: data-race exception").count(),
+        3,
+        "{}",
+        s.stderr
+    );
+}
+
+#[test]
+fn kill_at_a_race_stop_ends_the_run_as_sigkill() {
+    let g = pie_guest();
+    let s = debug(&["--on-race", "exception"], &g, &["continue", "kill"]);
+    assert!(s.gdb.contains("received signal SIGTRAP"), "{}", s.gdb);
+    assert_eq!(s.status, 137, "{}", s.stderr);
+    assert!(s.stderr.contains("stopped by signal 9"), "{}", s.stderr);
+    assert!(s.stderr.contains("race 1:"), "{}", s.stderr);
+    assert_eq!(s.stdout, "");
+    // At a fault's stop too: gdb's kill is SIGKILL, not the fault.
+    let seg = build_c_with(
+        "gcc",
+        "plain/segfault.c",
+        "gdb_segfault",
+        &["-O0", "-static"],
+    );
+    let f = debug(&[], &seg, &["continue", "kill"]);
+    assert!(f.gdb.contains("received signal SIGSEGV"), "{}", f.gdb);
+    assert_eq!(f.status, 137, "{}", f.stderr);
 }

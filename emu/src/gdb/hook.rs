@@ -218,6 +218,15 @@ impl Hook {
         None
     }
 
+    /// The run stopped inside the instruction the hook counted last (a
+    /// data-race exception: it did not take effect): it is not counted,
+    /// and resuming executes it as after the hook's own stop.
+    pub fn aborted(&mut self) {
+        self.pos = self.pos.saturating_sub(1);
+        self.paused = true;
+        self.stopped = None;
+    }
+
     /// Forgets the switch log from position `pos` on (a replay re-creates it).
     pub fn truncate_switches(&mut self, pos: u64) {
         self.switches.retain(|&(p, _)| p < pos);

@@ -138,7 +138,9 @@ pub fn serve(
             false
         }
     };
-    if killed && target.ended.is_none() {
+    // gdb's kill is SIGKILL, wherever the run stopped (a fault's or a
+    // deadlock's stop included), unless it had already exited.
+    if killed && !matches!(target.ended, Some(Outcome::Exited(_))) {
         target.ended = Some(Outcome::Stopped(StopReason::Signal(
             Signal::SIGKILL.0 as i32,
         )));

@@ -174,7 +174,7 @@ pub fn ending(emu: &Emulator, out: &Outcome, _facts: &MonitorData) -> Option<Str
     let tid = m.cpu.threads[m.cpu.cur].tid;
     Some(match out {
         Outcome::ObserverStop { pc } => format!(
-            "data-race exception in thread {tid}: the racy access did not take effect: {} (monitor race shows the report)",
+            "data-race exception in thread {tid}: the racy access has not taken effect: {} (monitor race shows the report; continue or stepi executes it)",
             m.describe_pc(*pc)
         ),
         Outcome::Signaled {

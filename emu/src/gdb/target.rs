@@ -180,6 +180,24 @@ impl<'a> LardTarget<'a> {
                     })
                 }
             },
+            Outcome::ObserverStop { .. } => {
+                // A data-race exception is a stop like a breakpoint's: the
+                // racy instruction executes when gdb resumes. A replay
+                // passes the ones on its way.
+                self.hook.aborted();
+                if self.report.is_some() {
+                    return RunEvent::Poll;
+                }
+                if !self.replay.is_muted() {
+                    if let Some(text) = monitor::ending(self.emu, &out, self.facts) {
+                        eprintln!("lard: gdb: {text}");
+                    }
+                }
+                RunEvent::Stop(MultiThreadStopReason::SignalWithThread {
+                    tid,
+                    signal: Signal::SIGTRAP,
+                })
+            }
             Outcome::Exited(code) => {
                 self.ended = Some(out.clone());
                 self.reported_end = true;
@@ -327,13 +345,12 @@ impl<'a> LardTarget<'a> {
         self.replay.restore(&cmd, self.hook.pos)
     }
 
-    /// The position of the current stop: an instruction that faulted or
-    /// raised a data-race exception was started but did not complete.
+    /// The position of the current stop: an instruction that faulted was
+    /// started but did not complete (a data-race exception's instruction
+    /// is not counted: [`Hook::aborted`]).
     fn here(&self) -> u64 {
         match self.ended {
-            Some(Outcome::ObserverStop { .. }) | Some(Outcome::Signaled { fault: Some(_), .. }) => {
-                self.hook.pos.saturating_sub(1)
-            }
+            Some(Outcome::Signaled { fault: Some(_), .. }) => self.hook.pos.saturating_sub(1),
             _ => self.hook.pos,
         }
     }

@@ -9,7 +9,7 @@
 use crate::machine::Machine;
 use crate::observe::detect::RaceLog;
 use crate::observe::observer::{AccessBatch, AccessMode, Control, Observer};
-use lard_detector_hw::event::{Event, EventKind};
+use lard_detector_hw::event::{Access, Event, EventKind};
 use lard_detector_hw::variants::{Accuracy, Variant, VariantSet};
 use lard_detector_hw::FastTrack;
 use std::cell::RefCell;
@@ -42,6 +42,9 @@ pub struct AccuracyObserver {
     sync: bool,
     objects: bool,
     exception: bool,
+    /// The access the last data-race exception stopped before (checked
+    /// already, not again when its instruction executes after all).
+    raised: Option<Access>,
     variants: Vec<Variant>,
     pipeline: Option<Pipeline>,
 }
@@ -68,6 +71,8 @@ impl Pipeline {
     }
 }
 
+/// Hands `e` to every variant and logs their races; true if LARD's (the
+/// first variant's) race is of a new racy PC pair.
 fn consume(log: &mut AccuracyLog, e: &Event) -> bool {
     let Some(set) = log.set.as_mut() else {
         return false;
@@ -81,8 +86,8 @@ fn consume(log: &mut AccuracyLog, e: &Event) -> bool {
     let mut lard_racy = false;
     for (i, r) in races.iter().enumerate() {
         if let Some(r) = r {
-            log.logs[i].record(a, r);
-            lard_racy |= i == 0;
+            let new = log.logs[i].record(a, r);
+            lard_racy |= i == 0 && new;
         }
     }
     lard_racy
@@ -146,6 +151,7 @@ impl AccuracyObserver {
             sync,
             objects: variants.contains(&Variant::Object),
             exception: false,
+            raised: None,
             variants: variants.to_vec(),
             pipeline: None,
         };
@@ -175,7 +181,8 @@ impl AccuracyObserver {
         });
     }
 
-    /// Makes LARD's first race a data-race exception (the variants then run
+    /// Makes LARD's first race of each racy PC pair a data-race exception
+    /// (the first ends an undebugged run; the variants then run
     /// inline, on the emulation thread).
     pub fn raise_on_race(mut self, yes: bool) -> Self {
         self.exception = yes;
@@ -247,8 +254,17 @@ impl Observer for AccuracyObserver {
             p.push(*e);
             return Control::Continue;
         }
+        if let EventKind::Access(a) = &e.kind {
+            if self.raised.as_ref() == Some(a) {
+                self.raised = None;
+                return Control::Continue;
+            }
+        }
         let lard_racy = consume(&mut self.log.borrow_mut(), e);
         if lard_racy && self.exception {
+            if let EventKind::Access(a) = &e.kind {
+                self.raised = Some(*a);
+            }
             Control::Stop
         } else {
             Control::Continue

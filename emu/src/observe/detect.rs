@@ -73,6 +73,9 @@ pub struct DetectorObserver {
     engine: Engine,
     log: Rc<RefCell<RaceLog>>,
     exception: bool,
+    /// The access the last data-race exception stopped before: checked
+    /// already, not again when its instruction executes after all.
+    raised: Option<Access>,
     /// LARDISH's accesses not yet handed over (never with an exception:
     /// see [`DetectorObserver::queue`]).
     pending: Vec<Event>,
@@ -121,6 +124,7 @@ impl DetectorObserver {
                 engine,
                 log: log.clone(),
                 exception: false,
+                raised: None,
                 pending: Vec::new(),
             },
             log,
@@ -129,8 +133,9 @@ impl DetectorObserver {
 }
 
 impl DetectorObserver {
-    /// Makes the first race a data-race exception: the observer asks the
-    /// emulator to stop before the racy access takes effect.
+    /// Makes the first race of each racy PC pair a data-race exception:
+    /// the observer asks the emulator to stop before the racy access takes
+    /// effect (the first such stop ends an undebugged run).
     pub fn raise_on_race(mut self, yes: bool) -> Self {
         self.exception = yes;
         self
@@ -144,6 +149,20 @@ impl DetectorObserver {
     /// ([`Observer::finish`]), so the model sees the same event sequence.
     fn queue(&self) -> bool {
         matches!(self.engine, Engine::Hardware(_)) && !self.exception
+    }
+
+    /// Logs a race of access `a`; under `--on-race exception` the first
+    /// race of a new racy PC pair stops the guest before `a` takes
+    /// effect. The run ends there, unless a debugger resumes it: the
+    /// instruction then executes again, and its access `a`, already
+    /// checked and in the detector's history, is not checked twice.
+    fn raced(&mut self, a: &Access, r: &Race) -> Control {
+        let new = self.log.borrow_mut().record(a, r);
+        if self.exception && new {
+            self.raised = Some(*a);
+            return Control::Stop;
+        }
+        Control::Continue
     }
 
     /// Hands the queued accesses to LARDISH and logs their races.
@@ -197,6 +216,12 @@ impl Observer for DetectorObserver {
     }
 
     fn event(&mut self, e: &Event) -> Control {
+        if let EventKind::Access(a) = &e.kind {
+            if self.raised.as_ref() == Some(a) {
+                self.raised = None;
+                return Control::Continue;
+            }
+        }
         if self.queue() {
             if matches!(e.kind, EventKind::Access(_)) {
                 self.pending.push(*e);
@@ -214,10 +239,7 @@ impl Observer for DetectorObserver {
             Engine::Object(o) => o.borrow_mut().event(e),
         };
         if let (Some(r), EventKind::Access(a)) = (race, &e.kind) {
-            self.log.borrow_mut().record(a, &r);
-            if self.exception {
-                return Control::Stop;
-            }
+            return self.raced(a, &r);
         }
         Control::Continue
     }
@@ -227,6 +249,10 @@ impl Observer for DetectorObserver {
     /// take the event.
     #[inline]
     fn access(&mut self, pc: u64, a: &Access) -> Control {
+        if self.raised.as_ref() == Some(a) {
+            self.raised = None;
+            return Control::Continue;
+        }
         let race = match &mut self.engine {
             // (Made without_work in `software`.)
             Engine::FastTrack(d) => d.access_without_work(a),
@@ -240,10 +266,7 @@ impl Observer for DetectorObserver {
             }
         };
         if let Some(r) = race {
-            self.log.borrow_mut().record(a, &r);
-            if self.exception {
-                return Control::Stop;
-            }
+            return self.raced(a, &r);
         }
         Control::Continue
     }
@@ -462,8 +485,10 @@ impl RaceLog {
     /// read-modify-write such as `add [m], r`, or lard-cc's write stubs, a
     /// `lock or $0`) reaches the detector as a read then a write at one PC:
     /// its pair is reported as the write once a write occurred.
-    pub fn record(&mut self, a: &Access, r: &Race) {
+    /// True if a racy PC pair was new.
+    pub fn record(&mut self, a: &Access, r: &Race) -> bool {
         self.dre += 1;
+        let known = self.pairs.len();
         self.pcs.insert(callstack::pc(a.pc));
         let write = a.kind == AccessKind::Write;
         for p in &r.priors {
@@ -496,6 +521,7 @@ impl RaceLog {
                     count: 1,
                 });
         }
+        self.pairs.len() > known
     }
 
     /// The human summary for stderr: both accesses of every distinct race

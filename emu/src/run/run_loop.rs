@@ -202,7 +202,14 @@ impl Emulator {
                         pc: uc.reg(Reg::RIP),
                     }
                 }
-                (Some(Stop::ObserverStop(pc)), _) => return Outcome::ObserverStop { pc },
+                (Some(Stop::ObserverStop(pc)), _) => {
+                    // A debugger may resume here: the instruction runs
+                    // again in the rest of this quantum, as after its pause.
+                    self.paused_quantum = Some(m.cpu.clock.blocks_left());
+                    self.live = live;
+                    self.rotate = false;
+                    return Outcome::ObserverStop { pc };
+                }
                 (Some(Stop::Exec(req)), _) => return Outcome::Exec(req),
                 (Some(Stop::InsnLimit), _) => {
                     return Outcome::Stopped(StopReason::MaxInsns(m.obs.stats.insns))
