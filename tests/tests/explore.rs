@@ -332,3 +332,59 @@ fn a_schedule_does_not_depend_on_the_environment() {
         }
     }
 }
+
+#[test]
+fn races_of_the_first_run_are_findings_with_their_replay_command() {
+    // Three racy PC pairs, in every schedule (guests/plain/gdb_two_races.c:
+    // no synchronization orders the two workers' updates).
+    let g = build_c_with("gcc", "plain/gdb_two_races.c", "two_races", &["-O0"]);
+    let (o, v) = explore(&["--runs", "4"], &g);
+    assert_eq!(shell_status(&o), 1, "{}", stderr(&o));
+    let races = findings(&v, "race");
+    assert_eq!(races.len(), 3, "{v}");
+    let first_command = v["first_run"]["command"].as_str().unwrap();
+    for r in &races {
+        assert_eq!(r["run"], 0, "{v}");
+        assert_eq!(r["runs"], 5, "seen in the first run and the 4 others: {v}");
+        assert_eq!(r["command"], first_command, "{v}");
+    }
+    assert_eq!(v["races"], 3, "{v}");
+    let text = stdout(&o);
+    assert!(
+        text.contains("finding 1: race in the first run, 5 run(s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("races: 3 distinct racy PC pair(s) in all runs, 3 in the first run"),
+        "{text}"
+    );
+    assert!(text.contains("first finding in the first run;"), "{text}");
+    // The replay command reproduces them.
+    let r = replay(races[0]);
+    assert_eq!(shell_status(&r), 0, "{}", stderr(&r));
+    assert!(stderr(&r).contains("race 3:"), "{}", stderr(&r));
+}
+
+#[test]
+fn a_run_option_lard_rejects_is_refused_before_any_run() {
+    let g = guest("busy_path");
+    for (word, named) in [
+        ("--run-option=--detecter", "'--detecter'"),
+        ("--run-option=--on-race=sometimes", "'sometimes'"),
+        ("--run-option=--detectors=nope", "'nope'"),
+    ] {
+        let o = std::process::Command::new(lard())
+            .args(["explore", "--runs", "2", word, "--"])
+            .arg(&g)
+            .output()
+            .unwrap();
+        assert_eq!(shell_status(&o), 2, "{word}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(
+            e.starts_with("lard: --run-option: ") && e.contains(named),
+            "{e}"
+        );
+        assert_eq!(stdout(&o), "", "a run was made");
+    }
+}

@@ -158,12 +158,13 @@ impl RunRecord {
 }
 
 /// lard's own lines about the run's end in `stderr`: every `lard: ` line
-/// that is not a warning, with the indented lines that follow it.
+/// that is not a warning, with the indented lines that follow it, and the
+/// first line of a command-line error (`error: …`).
 fn ending_lines(stderr: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut inside = false;
     for l in stderr.lines() {
-        if l.starts_with("lard: ") {
+        if l.starts_with("lard: ") || (l.starts_with("error: ") && out.is_empty()) {
             inside = true;
             out.push(l.to_string());
         } else if inside && l.starts_with("  ") {
@@ -210,6 +211,46 @@ fn races_of(report: &RunReport) -> Vec<Race> {
         .collect()
 }
 
+impl RunRecord {
+    /// Each race of the run as an observation (the first run's races are
+    /// findings of the first run).
+    pub fn race_observations(&self) -> Vec<Observation> {
+        let mut out: Vec<Observation> = Vec::new();
+        for r in self.races.as_deref().unwrap_or(&[]) {
+            let key = race_key(r);
+            if !out.iter().any(|o| o.key == key) {
+                out.push(Observation {
+                    kind: Kind::Race,
+                    key,
+                    detail: r.text.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    /// The keys of the run's races (its racy PC pairs).
+    pub fn race_keys(&self) -> Vec<String> {
+        self.races
+            .as_deref()
+            .unwrap_or(&[])
+            .iter()
+            .map(race_key)
+            .collect()
+    }
+}
+
+/// What tells races apart: their two PCs.
+fn race_key(r: &Race) -> String {
+    format!("{:#x} {:#x}", r.pcs.0, r.pcs.1)
+}
+
+/// The first `n` characters of `bytes` as text, quoted.
+fn start_of(bytes: &[u8], n: usize) -> String {
+    let shown: String = String::from_utf8_lossy(bytes).chars().take(n).collect();
+    format!("{shown:?}")
+}
+
 /// What a run showed that the first run did not, before deduplication.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Observation {
@@ -244,14 +285,15 @@ pub fn observe(first: &RunRecord, run: &RunRecord) -> Vec<Observation> {
                     detail: format!("exit status {} (first run: {})", run.status, first.status),
                 });
             } else if run.stdout != first.stdout {
-                let text = String::from_utf8_lossy(&run.stdout);
-                let shown: String = text.chars().take(60).collect();
                 out.push(Observation {
                     kind: Kind::Output,
-                    key: text.into_owned(),
+                    key: String::from_utf8_lossy(&run.stdout).into_owned(),
                     detail: format!(
-                        "output differs: {} bytes, starting {shown:?}",
-                        run.stdout.len()
+                        "output differs: {} bytes, starting {} (first run: {} bytes, starting {})",
+                        run.stdout.len(),
+                        start_of(&run.stdout, 60),
+                        first.stdout.len(),
+                        start_of(&first.stdout, 60),
                     ),
                 });
             }
@@ -260,7 +302,7 @@ pub fn observe(first: &RunRecord, run: &RunRecord) -> Vec<Observation> {
     }
     let known = first.races.as_deref().unwrap_or(&[]);
     for r in run.races.as_deref().unwrap_or(&[]) {
-        let key = format!("{:#x} {:#x}", r.pcs.0, r.pcs.1);
+        let key = race_key(r);
         // The same two PCs in the other order are the same race.
         let seen = out.iter().any(|o| o.kind == Kind::Race && o.key == key);
         if !seen && !known.iter().any(|k| k.pcs == r.pcs) {
@@ -315,6 +357,18 @@ impl Findings {
                     });
                 }
             }
+        }
+    }
+
+    /// Counts one more run that showed a known finding; false if it is
+    /// not one.
+    pub fn seen_again(&mut self, kind: Kind, key: &str) -> bool {
+        match self.index.get(&(kind, key.to_string())) {
+            Some(&i) => {
+                self.list[i].runs += 1;
+                true
+            }
+            None => false,
         }
     }
 

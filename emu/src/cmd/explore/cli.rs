@@ -77,6 +77,10 @@ pub fn run(a: ExploreCli) -> ExitCode {
         eprintln!("lard: --run-option {own}: lard explore sets it for each run");
         return ExitCode::from(2);
     }
+    if let Err(e) = crate::cmd::run::check_options(&a.run_option) {
+        eprintln!("lard: --run-option: {e}");
+        return ExitCode::from(2);
+    }
     let argv0 = std::env::args().next().unwrap_or_default();
     let args = ExploreArgs {
         lard: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("lard")),

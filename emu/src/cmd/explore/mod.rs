@@ -185,6 +185,8 @@ pub struct ExploreResult {
     pub first_finding: Option<u64>,
     /// The distinct findings.
     pub findings: Findings,
+    /// Distinct races (racy PC pairs) seen in all runs, the first included.
+    pub races: usize,
     /// Whether the user interrupted the exploration.
     pub interrupted: bool,
     /// Wall-clock seconds of the whole exploration.
@@ -350,7 +352,9 @@ pub fn explore(a: &ExploreArgs) -> Result<ExploreResult, ExploreError> {
     // --until first: no run after the first one with a finding.
     let last = AtomicU64::new(a.runs);
     let with_findings = AtomicU64::new(0);
-    let results: Mutex<BTreeMap<u64, Vec<Observation>>> = Mutex::new(BTreeMap::new());
+    // Per run: what it showed that the first run did not, and its races.
+    type Seen = (Vec<Observation>, Vec<String>);
+    let results: Mutex<BTreeMap<u64, Seen>> = Mutex::new(BTreeMap::new());
     let failure: Mutex<Option<ExploreError>> = Mutex::new(None);
     // Job j is run j + 1 (run 0 is the first run).
     pool::run(
@@ -387,7 +391,7 @@ pub fn explore(a: &ExploreArgs) -> Result<ExploreResult, ExploreError> {
             results
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .insert(i, obs);
+                .insert(i, (obs, c.record.race_keys()));
             bar.inc(1);
             Flow::Next
         },
@@ -397,15 +401,28 @@ pub fn explore(a: &ExploreArgs) -> Result<ExploreResult, ExploreError> {
         return Err(e);
     }
     let last = last.load(Ordering::Relaxed);
+    // The first run's abnormal end and races are findings too.
     let mut findings = Findings::default();
-    if let Some(o) = first.record.abnormal_observation() {
-        findings.add(0, 0, &first.command, vec![o]);
-    }
+    let mut first_obs: Vec<Observation> = first.record.abnormal_observation().into_iter().collect();
+    first_obs.extend(first.record.race_observations());
+    findings.add(0, 0, &first.command, first_obs);
+    let mut races: std::collections::BTreeSet<String> =
+        first.record.race_keys().into_iter().collect();
     let mut counts: BTreeMap<Kind, u64> = BTreeMap::new();
     let (mut completed, mut clean, mut first_finding) = (0, 0, None);
     let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    for (i, obs) in results.into_iter().filter(|&(i, _)| i <= last) {
+    for (i, (obs, mut keys)) in results.into_iter().filter(|&(i, _)| i <= last) {
         completed += 1;
+        // A race of the first run seen again counts as one more run of
+        // that finding.
+        keys.sort();
+        keys.dedup();
+        for k in &keys {
+            if !obs.iter().any(|o| o.kind == Kind::Race && &o.key == k) {
+                findings.seen_again(Kind::Race, k);
+            }
+        }
+        races.extend(keys);
         if obs.is_empty() {
             clean += 1;
             continue;
@@ -446,6 +463,7 @@ pub fn explore(a: &ExploreArgs) -> Result<ExploreResult, ExploreError> {
         clean,
         first_finding,
         findings,
+        races: races.len(),
         interrupted: interrupted(&a.interrupt),
         seconds: start.elapsed().as_secs_f64(),
     })

@@ -80,7 +80,7 @@ pub fn text(r: &ExploreResult, guest: &Path) -> String {
         .collect();
     let _ = writeln!(
         s,
-        "runs: {} of {}{}, {} without findings{}",
+        "runs: {} of {}{}, {} without new findings{}",
         r.completed,
         r.runs,
         if r.interrupted { " (interrupted)" } else { "" },
@@ -91,19 +91,26 @@ pub fn text(r: &ExploreResult, guest: &Path) -> String {
             format!(", {}", counts.join(", "))
         }
     );
+    let _ = writeln!(
+        s,
+        "races: {} distinct racy PC pair(s) in all runs, {} in the first run",
+        r.races,
+        f.record.races.as_ref().map_or(0, Vec::len)
+    );
+    let first_run_findings = r.findings.list().iter().any(|x| x.run == 0);
+    let n = r.findings.list().len();
     match r.first_finding {
-        Some(i) => {
-            let _ = writeln!(
-                s,
-                "first finding in run {i}; {} distinct finding(s)",
-                r.findings.list().len()
-            );
-        }
-        None if r.findings.list().is_empty() => {
+        _ if n == 0 => {
             let _ = writeln!(s, "no findings");
         }
+        _ if first_run_findings => {
+            let _ = writeln!(s, "first finding in the first run; {n} distinct finding(s)");
+        }
+        Some(i) => {
+            let _ = writeln!(s, "first finding in run {i}; {n} distinct finding(s)");
+        }
         None => {
-            let _ = writeln!(s, "findings in the first run only");
+            let _ = writeln!(s, "{n} distinct finding(s)");
         }
     }
     s
@@ -162,6 +169,7 @@ pub fn json(r: &ExploreResult, guest: &Path, args: &[String]) -> String {
         "clean": r.clean,
         "counts": counts,
         "first_finding": r.first_finding,
+        "races": r.races,
         "findings": findings,
         "interrupted": r.interrupted,
         "wall_seconds": r.seconds,

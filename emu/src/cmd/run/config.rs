@@ -16,19 +16,7 @@ use std::path::PathBuf;
 /// The configuration of a run of `guest` as process `process`.
 pub(super) fn config(args: &RunArgs, guest: &Guest, process: Identity) -> Result<Config, RunError> {
     let adversarial = adversarial_config(args, guest)?;
-    let sched = match args.sched {
-        SchedArg::Rr | SchedArg::Random if args.pct_depth.is_some() || args.pct_steps.is_some() => {
-            return Err(RunError::Usage(
-                "--pct-depth and --pct-steps need --sched pct".into(),
-            ));
-        }
-        SchedArg::Rr => SchedPolicy::RoundRobin,
-        SchedArg::Random => SchedPolicy::Random,
-        SchedArg::Pct => SchedPolicy::Pct {
-            depth: args.pct_depth.unwrap_or(PCT_DEPTH),
-            steps: args.pct_steps.unwrap_or(PCT_STEPS),
-        },
-    };
+    let sched = sched_policy(args)?;
     let variants = args.detectors.is_some();
     Ok(Config {
         seed: args.seed,
@@ -140,4 +128,21 @@ fn scheduling_words(args: &RunArgs) -> Vec<String> {
         }
     }
     words
+}
+
+/// `--sched` and its PCT options.
+pub(super) fn sched_policy(args: &RunArgs) -> Result<SchedPolicy, RunError> {
+    Ok(match args.sched {
+        SchedArg::Rr | SchedArg::Random if args.pct_depth.is_some() || args.pct_steps.is_some() => {
+            return Err(RunError::Usage(
+                "--pct-depth and --pct-steps need --sched pct".into(),
+            ));
+        }
+        SchedArg::Rr => SchedPolicy::RoundRobin,
+        SchedArg::Random => SchedPolicy::Random,
+        SchedArg::Pct => SchedPolicy::Pct {
+            depth: args.pct_depth.unwrap_or(PCT_DEPTH),
+            steps: args.pct_steps.unwrap_or(PCT_STEPS),
+        },
+    })
 }

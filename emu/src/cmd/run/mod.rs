@@ -89,6 +89,53 @@ impl std::fmt::Display for RunError {
 
 impl std::error::Error for RunError {}
 
+/// Checks `lard run` option words (no guest) as `lard run` checks them
+/// before the guest starts: clap's parse (names, values, their types and
+/// ranges) and the options that must go together. The error is one line
+/// naming the problem. `lard explore` and `lard campaign` check their
+/// runs' options with it before the first run.
+pub fn check_options<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> Result<(), String> {
+    #[derive(clap::Parser)]
+    #[command(name = "lard run")]
+    struct Probe {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+    use clap::Parser as _;
+    let argv = std::iter::once(std::ffi::OsStr::new("lard run"))
+        .chain(words.iter().map(AsRef::as_ref))
+        .chain(["--", "GUEST"].map(std::ffi::OsStr::new));
+    let args = match Probe::try_parse_from(argv) {
+        Ok(p) => p.run,
+        Err(e) => return Err(clap_line(&e)),
+    };
+    guest::identity(&args).map_err(|e| e.to_string())?;
+    config::sched_policy(&args).map_err(|e| e.to_string())?;
+    checker::simd(&args).map_err(|e| e.to_string())?;
+    if let Some(list) = &args.detectors {
+        crate::observe::accuracy::parse_variants(list).map_err(|e| format!("--detectors: {e}"))?;
+    }
+    Ok(())
+}
+
+/// clap's error in one line: its message, and its tip or the possible
+/// values if it names them (`unexpected argument '--detecter' found (tip:
+/// a similar argument exists: '--detector')`).
+fn clap_line(e: &clap::Error) -> String {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        return "--help and --version are not options of a run".into();
+    }
+    let text = e.to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid options");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    match lines.find(|l| l.starts_with("tip: ") || l.starts_with("[possible values: ")) {
+        Some(more) => format!("{first} ({})", more.trim_matches(['[', ']'])),
+        None => first.to_string(),
+    }
+}
+
 /// `lard run`: runs the guest `args` name and reports; lard's log goes to
 /// the descriptor `log_fd` holds (lard's stderr copy while the guest
 /// runs).
