@@ -473,3 +473,98 @@ fn a_missing_program_or_an_unwritable_directory_stops_before_any_run() {
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).contains("results directory"), "{}", stderr(&o));
 }
+
+#[test]
+fn options_lard_run_refuses_stop_the_campaign_before_any_run() {
+    let d = campaign_dir("campaign-options");
+    for (axes, options, needle) in [
+        (
+            "sed = [1, 2]",
+            "",
+            "axes.sed = 1: unexpected argument '--sed' found (tip: a similar argument exists: '--seed')",
+        ),
+        (
+            "seed = [\"abc\"]",
+            "",
+            "axes.seed = abc: invalid value 'abc' for '--seed <SEED>'",
+        ),
+        (
+            "seed = [1]",
+            "options = [\"--detecter\", \"fasttrack\"]",
+            "options: unexpected argument '--detecter' found",
+        ),
+    ] {
+        let c = d.join("c.toml");
+        let text = format!(
+            "{options}\n[[program]]\nname = \"racy_sum\"\nbuild = \"gcc -O2 -g -pthread -o racy_sum '{}'\"\ncommand = [\"./racy_sum\"]\n[axes]\n{axes}\n",
+            root().join("guests/plain/racy_sum.c").display()
+        );
+        std::fs::write(&c, text).unwrap();
+        let out = d.join("r");
+        let o = lard_campaign(&["run", c.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert_eq!(shell_status(&o), 1, "{axes}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+        // Nothing was built or run.
+        assert!(!out.exists() || results(&out).is_empty(), "{axes}");
+        assert!(!d.join("racy_sum").exists(), "{axes}: built");
+    }
+}
+
+#[test]
+fn a_run_lard_refuses_is_an_error_and_collect_counts_it_failed() {
+    // The options pass on their own, but `lard run` refuses the
+    // combination when it starts (adversarial memory needs Tracked
+    // observation), with its usage status 2; a guest that exits with 2
+    // itself is an ordinary run.
+    let d = campaign_dir("campaign-usage");
+    let c = d.join("c.toml");
+    std::fs::write(
+        &c,
+        format!(
+            "[[program]]\nname = \"exit2\"\nbuild = \"gcc -O2 -pthread -o exit_code '{}'\"\ncommand = [\"./exit_code\", \"2\"]\n[axes]\nvariant = {{ plain = [], refused = [\"--adversarial\", \"sc\", \"--observe\", \"all\"] }}\n",
+            root().join("guests/plain/exit_code.c").display()
+        ),
+    )
+    .unwrap();
+    let out = d.join("r");
+    let o = lard_campaign(&["run", c.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    assert!(stdout(&o).contains("2 made (1 failed)"), "{}", stdout(&o));
+    let r = results(&out);
+    let by_variant = |v: &str| {
+        r.values()
+            .find(|x| x["params"]["variant"] == v)
+            .unwrap_or_else(|| panic!("no {v} run"))
+            .clone()
+    };
+    let refused = by_variant("refused");
+    assert_eq!(refused["outcome"], "error", "{refused}");
+    assert_eq!(refused["exit"], 2, "{refused}");
+    assert!(
+        refused["lard_messages"][0]
+            .as_str()
+            .is_some_and(|m| m.contains("--adversarial needs Tracked observation")),
+        "{refused}"
+    );
+    let plain = by_variant("plain");
+    assert_eq!(plain["outcome"], "ok", "{plain}");
+    assert_eq!(plain["exit"], 2, "{plain}");
+    let o = lard_campaign(&["collect", out.to_str().unwrap()]);
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let failed: Vec<(String, u64)> = summary["cells"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{summary}"))
+        .iter()
+        .map(|c| {
+            (
+                c["configuration"].as_str().unwrap_or_default().to_string(),
+                c["failed"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(failed.contains(&("variant=refused".into(), 1)), "{summary}");
+    assert!(failed.contains(&("variant=plain".into(), 0)), "{summary}");
+}

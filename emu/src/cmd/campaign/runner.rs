@@ -252,10 +252,13 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
     for f in [&report, &stats, &hw, &err, &out] {
         let _ = std::fs::remove_file(f);
     }
+    // lard refused the run's options: a usage error (exit status 2)
+    // without a report (a guest that exits with 2 has one).
+    let usage = ended.status == i32::from(crate::cmd::exit::EXIT_USAGE) && report_v.is_none();
     let tail: Vec<&str> = {
         let lines: Vec<&str> = stderr_text
             .lines()
-            .filter(|l| l.starts_with("lard: "))
+            .filter(|l| l.starts_with("lard: ") || (usage && l.starts_with("error: ")))
             .collect();
         lines[lines.len().saturating_sub(STDERR_TAIL)..].to_vec()
     };
@@ -267,6 +270,7 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
         match ended.status {
             121 => "timeout",
             125..=127 => "error",
+            _ if usage => "error",
             _ => "ok",
         }
     };

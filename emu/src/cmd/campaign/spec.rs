@@ -450,7 +450,7 @@ impl Campaign {
             }
             Some(_) => return err("axes must be a table"),
         }
-        Ok(Campaign {
+        let c = Campaign {
             name,
             dir,
             timeout,
@@ -458,7 +458,44 @@ impl Campaign {
             options,
             programs,
             axes,
-        })
+        };
+        c.check_options()?;
+        Ok(c)
+    }
+
+    /// Checks every run's `lard run` options as `lard run` checks them
+    /// before its guest starts (an axis whose name is no option, a value
+    /// of the wrong type, a misspelled option): the first problem, naming
+    /// the program and the axis values of its run.
+    fn check_options(&self) -> Result<(), SpecError> {
+        use crate::cmd::run::check_option_words as parse_options;
+        // Each set of options alone first, to name where a word is wrong.
+        parse_options(&self.options).map_err(|e| SpecError(format!("options: {e}")))?;
+        for p in &self.programs {
+            parse_options(&p.options)
+                .map_err(|e| SpecError(format!("program {}: options: {e}", p.name)))?;
+        }
+        for a in &self.axes {
+            for v in &a.values {
+                parse_options(&v.options)
+                    .map_err(|e| SpecError(format!("axes.{} = {}: {e}", a.name, v.label)))?;
+            }
+        }
+        // Then every run's options together (options that need others).
+        let mut checked = std::collections::HashSet::new();
+        for r in self.runs() {
+            if !checked.insert(r.options.clone()) {
+                continue;
+            }
+            if let Err(e) = crate::cmd::run::check_options(&r.options) {
+                let mut what = format!("program {}", self.programs[r.program].name);
+                for (axis, value) in &r.params {
+                    what.push_str(&format!(", {axis} = {value}"));
+                }
+                return err(format!("{what}: lard run options: {e}"));
+            }
+        }
+        Ok(())
     }
 
     /// Reads and parses a campaign file.

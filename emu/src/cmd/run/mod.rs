@@ -95,6 +95,43 @@ impl std::error::Error for RunError {}
 /// naming the problem. `lard explore` and `lard campaign` check their
 /// runs' options with it before the first run.
 pub fn check_options<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> Result<(), String> {
+    let args = parse_options(words)?;
+    guest::identity(&args).map_err(|e| e.to_string())?;
+    config::sched_policy(&args).map_err(|e| e.to_string())?;
+    checker::simd(&args).map_err(|e| e.to_string())?;
+    if let Some(list) = &args.detectors {
+        crate::observe::accuracy::parse_variants(list).map_err(|e| format!("--detectors: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Checks `lard run` option words that are part of a run's options: each
+/// option's name, value, type and range; what the words need from other
+/// options (an option another requires, options that conflict) is left to
+/// [`check_options`] of the whole. The error is one line.
+pub fn check_option_words<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> Result<(), String> {
+    use clap::error::ErrorKind;
+    match parse(words) {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::MissingRequiredArgument | ErrorKind::ArgumentConflict
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(clap_line(&e)),
+    }
+}
+
+/// Parses `lard run` option words (no guest) as clap does. The error is
+/// one line.
+fn parse_options<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> Result<RunArgs, String> {
+    parse(words).map_err(|e| clap_line(&e))
+}
+
+fn parse<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> Result<RunArgs, clap::Error> {
     #[derive(clap::Parser)]
     #[command(name = "lard run")]
     struct Probe {
@@ -105,17 +142,7 @@ pub fn check_options<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> Result<(), Strin
     let argv = std::iter::once(std::ffi::OsStr::new("lard run"))
         .chain(words.iter().map(AsRef::as_ref))
         .chain(["--", "GUEST"].map(std::ffi::OsStr::new));
-    let args = match Probe::try_parse_from(argv) {
-        Ok(p) => p.run,
-        Err(e) => return Err(clap_line(&e)),
-    };
-    guest::identity(&args).map_err(|e| e.to_string())?;
-    config::sched_policy(&args).map_err(|e| e.to_string())?;
-    checker::simd(&args).map_err(|e| e.to_string())?;
-    if let Some(list) = &args.detectors {
-        crate::observe::accuracy::parse_variants(list).map_err(|e| format!("--detectors: {e}"))?;
-    }
-    Ok(())
+    Probe::try_parse_from(argv).map(|p| p.run)
 }
 
 /// clap's error in one line: its message, and its tip or the possible
@@ -127,13 +154,26 @@ fn clap_line(e: &clap::Error) -> String {
         return "--help and --version are not options of a run".into();
     }
     let text = e.to_string();
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut lines = text.lines();
     let first = lines.next().unwrap_or("invalid options");
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    match lines.find(|l| l.starts_with("tip: ") || l.starts_with("[possible values: ")) {
-        Some(more) => format!("{first} ({})", more.trim_matches(['[', ']'])),
-        None => first.to_string(),
+    let mut out = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    // The arguments a message lists on the lines after it (required ones).
+    let listed: Vec<&str> = lines
+        .clone()
+        .take_while(|l| l.starts_with("  "))
+        .map(str::trim)
+        .take_while(|l| !l.starts_with('[') && !l.starts_with("tip: "))
+        .collect();
+    if !listed.is_empty() {
+        out = format!("{} {}", out, listed.join(", "));
     }
+    let more = lines
+        .map(str::trim)
+        .find(|l| l.starts_with("tip: ") || l.starts_with("[possible values: "));
+    if let Some(more) = more {
+        out = format!("{out} ({})", more.trim_matches(['[', ']']));
+    }
+    out
 }
 
 /// `lard run`: runs the guest `args` name and reports; lard's log goes to

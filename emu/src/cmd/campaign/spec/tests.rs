@@ -80,6 +80,27 @@ fn bad_campaigns_are_one_line_errors() {
         ),
         ("timeout = -1\n[[program]]\ncommand = [\"a\"]", "timeout"),
         ("[[program]\n", ""),
+        // Options lard run would refuse, named where they are.
+        (
+            "[[program]]\ncommand = [\"a\"]\n[axes]\nsed = [1, 2]",
+            "axes.sed = 1: unexpected argument '--sed' found (tip: a similar argument exists: '--seed')",
+        ),
+        (
+            "[[program]]\ncommand = [\"a\"]\n[axes]\nseed = [\"abc\"]",
+            "axes.seed = abc: invalid value 'abc' for '--seed <SEED>'",
+        ),
+        (
+            "options = [\"--detecter\"]\n[[program]]\ncommand = [\"a\"]",
+            "options: unexpected argument '--detecter'",
+        ),
+        (
+            "[[program]]\nname = \"a\"\ncommand = [\"a\"]\noptions = [\"--quantum\"]",
+            "program a: options: a value is required for '--quantum",
+        ),
+        (
+            "[[program]]\nname = \"a\"\ncommand = [\"a\"]\n[axes]\npct-depth = [3]",
+            "program a, pct-depth = 3: lard run options: --pct-depth and --pct-steps need --sched pct",
+        ),
     ] {
         let e = Campaign::parse(text, Path::new("."), "d").unwrap_err();
         assert!(e.0.contains(needle), "{text:?}: {e}");
@@ -90,7 +111,12 @@ fn bad_campaigns_are_one_line_errors() {
 #[test]
 fn a_written_campaign_reads_back_to_the_same_runs() {
     let mut c = Campaign::parse(FILE, Path::new("/x"), "d").unwrap();
-    c.programs[0].options = vec!["--adversarial-at".into(), "0x10,0x20".into()];
+    c.programs[0].options = vec![
+        "--adversarial".into(),
+        "sc".into(),
+        "--adversarial-at".into(),
+        "0x10,0x20".into(),
+    ];
     c.programs[0].expect = Some(Expect {
         exit: Some(3),
         stdout_fnv: Some(stdout_fnv(b"hello\n")),
