@@ -1060,3 +1060,49 @@ fn kill_at_a_race_stop_ends_the_run_as_sigkill() {
     assert!(f.gdb.contains("received signal SIGSEGV"), "{}", f.gdb);
     assert_eq!(f.status, 137, "{}", f.stderr);
 }
+
+#[test]
+fn gdb_reads_the_libraries_the_guest_loaded_under_a_sysroot() {
+    let g = pie_guest();
+    // A sysroot with copies of ld.so and libc; the copy of ld.so carries
+    // bytes after its end (which loading ignores), so that it differs from
+    // the host's.
+    let root = scratch_file("gdb-sysroot").with_extension("d");
+    let ld = root.join("lib64/ld-linux-x86-64.so.2");
+    let libc = root.join("lib/x86_64-linux-gnu/libc.so.6");
+    for (copy, host) in [
+        (&ld, "/lib64/ld-linux-x86-64.so.2"),
+        (&libc, "/lib/x86_64-linux-gnu/libc.so.6"),
+    ] {
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(host, copy).unwrap();
+    }
+    let mut bytes = std::fs::read(&ld).unwrap();
+    bytes.extend_from_slice(b"LARD-SYSROOT-COPY");
+    std::fs::write(&ld, &bytes).unwrap();
+    let got = scratch_file("gdb-sysroot-ld.so");
+    let s = debug(
+        &["--sysroot", root.to_str().unwrap()],
+        &g,
+        &[
+            &format!("remote get /lib64/ld-linux-x86-64.so.2 {}", got.display()),
+            "break record",
+            "continue",
+            "info sharedlibrary",
+            "delete",
+            "continue",
+        ],
+    );
+    let out = &s.gdb;
+    // gdb's file transfers read the files under the sysroot.
+    assert_eq!(std::fs::read(&got).unwrap(), bytes, "{out}");
+    assert!(out.contains("hit Breakpoint 1, record (v="), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains(" Yes ") && l.ends_with("libc.so.6")),
+        "{out}"
+    );
+    assert!(out.contains("exited normally"), "{out}");
+    assert_eq!(s.status, 0, "{}", s.stderr);
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -3,6 +3,7 @@
 //! host thread, so a stop stops them all. docs/debugging.md is the guide.
 
 pub mod arch;
+pub mod files;
 pub mod hook;
 pub mod listen;
 pub mod monitor;

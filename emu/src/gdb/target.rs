@@ -10,7 +10,7 @@ use crate::machine::{Machine, ThreadState};
 use crate::run::{Emulator, Outcome, StopReason};
 use gdbstub::common::{Signal, Tid};
 use gdbstub::stub::MultiThreadStopReason;
-use gdbstub::target::ext::auxv::{Auxv, AuxvOps};
+use gdbstub::target::ext::auxv::AuxvOps;
 use gdbstub::target::ext::base::multithread::{
     MultiThreadBase, MultiThreadRangeStepping, MultiThreadRangeSteppingOps, MultiThreadResume,
     MultiThreadResumeOps, MultiThreadSchedulerLocking, MultiThreadSchedulerLockingOps,
@@ -24,7 +24,8 @@ use gdbstub::target::ext::breakpoints::{
     Breakpoints, BreakpointsOps, HwWatchpoint, HwWatchpointOps, SwBreakpoint, SwBreakpointOps,
     WatchKind,
 };
-use gdbstub::target::ext::exec_file::{ExecFile, ExecFileOps};
+use gdbstub::target::ext::exec_file::ExecFileOps;
+use gdbstub::target::ext::host_io::HostIoOps;
 use gdbstub::target::ext::monitor_cmd::{ConsoleOutput, MonitorCmd, MonitorCmdOps};
 use gdbstub::target::ext::thread_extra_info::{ThreadExtraInfo, ThreadExtraInfoOps};
 use gdbstub::target::{Target, TargetError, TargetResult};
@@ -83,13 +84,15 @@ pub struct LardTarget<'a> {
     scan_from: Option<u64>,
     /// The auxiliary vector the loader gave the guest (`qXfer:auxv:read`:
     /// where gdb learns the load addresses of a PIE and of ld.so).
-    auxv: Vec<u8>,
+    pub(super) auxv: Vec<u8>,
+    /// The files gdb opened (`vFile:open`), by descriptor.
+    pub(super) files: HashMap<u32, std::fs::File>,
 }
 
 impl<'a> LardTarget<'a> {
     /// Wraps `emu`, whose code hook is `hook`.
     pub fn new(emu: &'a mut Emulator, hook: Box<Hook>, facts: &'a MonitorData) -> Self {
-        let auxv = initial_auxv(emu.machine());
+        let auxv = super::files::initial_auxv(emu.machine());
         LardTarget {
             emu,
             hook,
@@ -105,10 +108,11 @@ impl<'a> LardTarget<'a> {
             near: None,
             scan_from: None,
             auxv,
+            files: HashMap::new(),
         }
     }
 
-    fn m(&self) -> &Machine {
+    pub(super) fn m(&self) -> &Machine {
         self.emu.machine()
     }
 
@@ -397,46 +401,6 @@ impl<'a> LardTarget<'a> {
     }
 }
 
-/// The auxiliary vector on the initial stack (before the first
-/// instruction, the stack pointer points at argc, argv, envp, auxv), with
-/// its terminating `AT_NULL` pair; empty if it cannot be read.
-fn initial_auxv(m: &Machine) -> Vec<u8> {
-    let mem = &m.cpu.mem;
-    let word = |a: u64| -> Option<u64> {
-        let b = mem.peek(a, 8)?;
-        Some(u64::from_le_bytes(b[..8].try_into().ok()?))
-    };
-    let auxv = || -> Option<Vec<u8>> {
-        let mut a = m.cpu.uc.reg(crate::cpu::uc::Reg::RSP);
-        let argc = word(a)?;
-        a += 8 * (argc + 2);
-        // envp, up to its NULL.
-        while word(a)? != 0 {
-            a += 8;
-        }
-        a += 8;
-        let start = a;
-        // (A bound: the loader writes a few dozen pairs.)
-        for _ in 0..256 {
-            let key = word(a)?;
-            a += 16;
-            if key == 0 {
-                return mem.peek(start, a - start);
-            }
-        }
-        None
-    };
-    auxv().unwrap_or_default()
-}
-
-/// Copies `data[offset..]` into `buf`, as `qXfer` reads want.
-fn xfer(data: &[u8], offset: u64, length: usize, buf: &mut [u8]) -> usize {
-    let start = (offset as usize).min(data.len());
-    let n = length.min(buf.len()).min(data.len() - start);
-    buf[..n].copy_from_slice(&data[start..start + n]);
-    n
-}
-
 /// The signal gdb sees for a run that ended other than by exiting.
 fn stop_signal(out: &Outcome) -> Signal {
     match out {
@@ -482,31 +446,13 @@ impl Target for LardTarget<'_> {
         Some(self)
     }
 
+    fn support_host_io(&mut self) -> Option<HostIoOps<'_, Self>> {
+        Some(self)
+    }
+
     // lard implements breakpoints itself (Z0); gdb must not write int3.
     fn guard_rail_implicit_sw_breakpoints(&self) -> bool {
         true
-    }
-}
-
-/// Where the executable and ld.so were loaded (`AT_PHDR`, `AT_ENTRY`,
-/// `AT_BASE`): gdb relocates a PIE's symbols and finds the shared-library
-/// list through ld.so's `r_debug` from them.
-impl Auxv for LardTarget<'_> {
-    fn get_auxv(&self, offset: u64, length: usize, buf: &mut [u8]) -> TargetResult<usize, Self> {
-        Ok(xfer(&self.auxv, offset, length, buf))
-    }
-}
-
-/// The executable's path, for a gdb started without one.
-impl ExecFile for LardTarget<'_> {
-    fn get_exec_file(
-        &self,
-        _pid: Option<gdbstub::common::Pid>,
-        offset: u64,
-        length: usize,
-        buf: &mut [u8],
-    ) -> TargetResult<usize, Self> {
-        Ok(xfer(&self.m().process.exe_path, offset, length, buf))
     }
 }
 
