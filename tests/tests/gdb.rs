@@ -1041,8 +1041,21 @@ fn each_new_race_stops_and_the_run_goes_on_to_its_end() {
 }
 
 #[test]
-fn kill_at_a_race_stop_ends_the_run_as_sigkill() {
+fn kill_or_detach_at_a_race_stop() {
     let g = pie_guest();
+    // Detached at the first race stop, the run goes on without stops.
+    let plain = run_plain(&[], &g, &[]);
+    let d = debug(&["--on-race", "exception"], &g, &["continue", "detach"]);
+    assert_eq!(d.status, 0, "{}", d.stderr);
+    assert_eq!(d.stdout, stdout(&plain));
+    assert_eq!(race_list(&d.stderr), race_list(&stderr(&plain)));
+    assert_eq!(
+        d.stderr.matches("data-race exception").count(),
+        1,
+        "{}",
+        d.stderr
+    );
+    // gdb's kill there is SIGKILL.
     let s = debug(&["--on-race", "exception"], &g, &["continue", "kill"]);
     assert!(s.gdb.contains("received signal SIGTRAP"), "{}", s.gdb);
     assert_eq!(s.status, 137, "{}", s.stderr);
@@ -1105,4 +1118,48 @@ fn gdb_reads_the_libraries_the_guest_loaded_under_a_sysroot() {
     assert!(out.contains("exited normally"), "{out}");
     assert_eq!(s.status, 0, "{}", s.stderr);
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn reverse_continue_goes_back_across_race_stops() {
+    let g = pie_guest();
+    let plain = run_plain(&[], &g, &[]);
+    let s = debug(
+        &["--on-race", "exception"],
+        &g,
+        &[
+            "continue",
+            "continue",
+            "continue",
+            "echo AT-RECORD\\n",
+            "bt 1",
+            "break deposit",
+            "reverse-continue",
+            "echo BACK\\n",
+            "bt 1",
+            "detach",
+        ],
+    );
+    let out = &s.gdb;
+    let at = out.find("AT-RECORD").unwrap_or_else(|| panic!("{out}"));
+    let back = out.find("BACK").unwrap_or_else(|| panic!("{out}"));
+    assert!(out[at..back].contains("in record (v="), "{out}");
+    // Back past the three race stops (a replay passes them) to the last
+    // time a thread entered deposit().
+    assert!(
+        out[at..back].contains("hit Breakpoint 1, deposit (v="),
+        "{out}"
+    );
+    assert!(out[back..].contains("#0  deposit (v="), "{out}");
+    // Detached there, the run goes on to the end it has without gdb.
+    assert_eq!(s.status, 0, "{}", s.stderr);
+    assert_eq!(s.stdout, stdout(&plain));
+    assert_eq!(race_list(&s.stderr), race_list(&stderr(&plain)));
+    // The three stops were said once each; without gdb nothing stops.
+    assert_eq!(
+        s.stderr.matches("lard: gdb: data-race exception").count(),
+        3,
+        "{}",
+        s.stderr
+    );
 }

@@ -148,6 +148,7 @@ pub fn serve(
     }
     // gdb is gone: the run goes on without stops (or checkpoints) to its end.
     target.clear_stops();
+    target.gone = true;
     target.replay.unavailable = Some("gdb is gone".into());
     let out = loop {
         if let Some(out) = target.ended.take() {

@@ -64,6 +64,8 @@ pub struct LardTarget<'a> {
     pub ended: Option<Outcome>,
     /// True once gdb was told the run ended for good (W or X).
     pub reported_end: bool,
+    /// True once gdb is gone (the run goes on without stops).
+    pub gone: bool,
     /// The thread (index) to step on the next resume.
     step: Option<usize>,
     /// The PC range it steps through (range stepping).
@@ -98,6 +100,7 @@ impl<'a> LardTarget<'a> {
             hook,
             ended: None,
             reported_end: false,
+            gone: false,
             step: None,
             range: None,
             orig_rax: HashMap::new(),
@@ -192,7 +195,7 @@ impl<'a> LardTarget<'a> {
                 if self.report.is_some() {
                     return RunEvent::Poll;
                 }
-                if !self.replay.is_muted() {
+                if !self.replay.is_muted() && !self.gone {
                     if let Some(text) = monitor::ending(self.emu, &out, self.facts) {
                         eprintln!("lard: gdb: {text}");
                     }
