@@ -387,4 +387,25 @@ fn a_run_option_lard_rejects_is_refused_before_any_run() {
         );
         assert_eq!(stdout(&o), "", "a run was made");
     }
+    // Options that pass on their own but that lard run refuses together
+    // when it starts: the first run says why.
+    let o = std::process::Command::new(lard())
+        .args([
+            "explore",
+            "--runs",
+            "2",
+            "--run-option=--adversarial=sc",
+            "--run-option=--observe=all",
+            "--",
+        ])
+        .arg(&g)
+        .output()
+        .unwrap();
+    assert_eq!(shell_status(&o), 2, "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(
+        e.contains("the first run failed (exit status 2): --adversarial needs Tracked observation"),
+        "{e}"
+    );
 }

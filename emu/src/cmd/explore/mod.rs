@@ -124,6 +124,8 @@ impl std::fmt::Display for ExploreError {
         match self {
             ExploreError::Io(what, e) => write!(f, "{what}: {e}"),
             ExploreError::FirstRun { status, message } => {
+                let message = message.strip_prefix("lard: ").unwrap_or(message);
+                let message = message.strip_prefix("error: ").unwrap_or(message);
                 write!(f, "the first run failed (exit status {status}): {message}")
             }
             ExploreError::Interrupted => write!(f, "interrupted during the first run"),
@@ -135,10 +137,13 @@ impl std::error::Error for ExploreError {}
 
 impl ExploreError {
     /// `lard explore`'s exit status: 126 or 127 as `lard run` for a guest
-    /// that cannot run or be found, 130 when interrupted, else 125.
+    /// that cannot run or be found, 2 when `lard run` refused the run
+    /// options, 130 when interrupted, else 125.
     pub fn exit_status(&self) -> u8 {
         match self {
-            ExploreError::FirstRun { status, .. } if matches!(status, 126 | 127) => *status as u8,
+            ExploreError::FirstRun { status, .. } if matches!(status, 2 | 126 | 127) => {
+                *status as u8
+            }
             ExploreError::Interrupted => 130,
             _ => 125,
         }
