@@ -980,9 +980,11 @@ fn each_new_race_stops_and_the_run_goes_on_to_its_end() {
         marker_line(PIE_SRC, "/* RACE1 */"),
         marker_line(PIE_SRC, "/* RACE2 */"),
     );
-    let plain = run_plain(&[], &g, &[]);
+    // (A random schedule, whose every switch the stops must leave alone.)
+    let sched = ["--sched", "random", "--seed", "7", "--stats"];
+    let plain = run_plain(&sched, &g, &[]);
     let s = debug(
-        &["--on-race", "exception"],
+        &[&sched[..], &["--on-race", "exception"]].concat(),
         &g,
         &[
             "continue",
@@ -1026,12 +1028,19 @@ fn each_new_race_stops_and_the_run_goes_on_to_its_end() {
         "{out}"
     );
     assert_eq!(out.matches("received signal SIGTRAP").count(), 3, "{out}");
-    // The run ends as the plain run does: output, races, status.
+    // The run ends as the plain run does: output, races, status, and the
+    // same instructions and context switches.
     assert!(out.contains("exited normally"), "{out}");
     assert_eq!(s.status, 0, "{}", s.stderr);
     assert_eq!(s.stdout, stdout(&plain));
     assert_eq!(race_list(&s.stderr), race_list(&stderr(&plain)));
     assert!(race_list(&s.stderr).contains("race 3:"), "{}", s.stderr);
+    assert_eq!(
+        schedule_stats(&s.stderr),
+        schedule_stats(&stderr(&plain)),
+        "{}",
+        s.stderr
+    );
     assert_eq!(
         s.stderr.matches("lard: gdb: data-race exception").count(),
         3,
