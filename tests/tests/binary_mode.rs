@@ -25,7 +25,7 @@ fn run_checked(bin: &Path, extra: &[&str]) -> (String, String) {
     (stderr(&l), report)
 }
 
-const GUESTS: [&str; 10] = [
+const GUESTS: [&str; 11] = [
     "binary/sync_free.c",
     "binary/racy_heap.c",
     "binary/atomics.c",
@@ -36,6 +36,7 @@ const GUESTS: [&str; 10] = [
     "binary/atomic_mixed.c",
     "binary/libc_ranges.c",
     "binary/libc_ranges_locked.c",
+    "binary/barrier_phases.c",
 ];
 
 /// The `dre` of the first detector in a report.
@@ -187,6 +188,7 @@ fn the_verdicts_do_not_depend_on_the_detector_or_the_schedule() {
         "binary/atomics.c",
         "binary/atomic_mixed.c",
         "binary/libc_ranges.c",
+        "binary/barrier_phases.c",
     ] {
         let bin = build_c(rel, Libc::Glibc);
         let want = marked_lines(rel, "/* RACE */");

@@ -73,6 +73,12 @@ pub enum SyncKey {
     Construct(u8),
     /// The barriers of team instance `t` (0: outside every region).
     Barrier(u64),
+    /// Phase parity `p` (0 or 1) of the `pthread_barrier_t` at this
+    /// address: a phase's waiters release into it and acquire it on
+    /// return, and it is cleared when the next phase completes (the
+    /// lard-cc runtime's `lardcc_barrier_arrive`/`_depart`,
+    /// guest-sdk/cc/core.c).
+    BarrierPhase(u64, u8),
     /// The end of the teams of a `teams` construct (the loop form,
     /// `GOMP_teams4`) encountered by language thread `id`.
     Teams(u64),

@@ -93,7 +93,11 @@ pub enum LibCall {
     CondWait,
     /// `pthread_cond_signal/broadcast(c)`: entry releases `c`.
     CondSignal,
-    /// `pthread_barrier_wait(b)`: entry releases `b`, return acquires it.
+    /// `pthread_barrier_init(b, attr, n)`: return 0 records `b`'s count.
+    BarrierInit,
+    /// `pthread_barrier_wait(b)`: entry releases into `b`'s current
+    /// phase, return acquires that phase (`b` itself when its count is
+    /// unknown).
     BarrierWait,
     /// `sem_post(s)`: entry releases `s`.
     SemPost,
@@ -235,6 +239,7 @@ impl LibCall {
             | LibCall::RwUnlock
             | LibCall::CondWait
             | LibCall::CondSignal
+            | LibCall::BarrierInit
             | LibCall::BarrierWait
             | LibCall::SemPost
             | LibCall::SemWait
@@ -343,6 +348,7 @@ pub const LIBRARY: &[(&str, LibCall)] = &[
     ("pthread_cond_clockwait", LibCall::CondWait),
     ("pthread_cond_signal", LibCall::CondSignal),
     ("pthread_cond_broadcast", LibCall::CondSignal),
+    ("pthread_barrier_init", LibCall::BarrierInit),
     ("pthread_barrier_wait", LibCall::BarrierWait),
     ("sem_post", LibCall::SemPost),
     ("sem_wait", LibCall::SemWait),

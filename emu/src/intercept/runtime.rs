@@ -106,6 +106,33 @@ impl Unit {
     }
 }
 
+/// A `pthread_barrier_t` whose count `pthread_barrier_init` gave: the
+/// phase its waiters are in.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Barrier {
+    /// Waiters per phase.
+    pub(crate) n: u64,
+    /// Waiters of the current phase arrived so far.
+    pub(crate) arrived: u64,
+    /// Phases completed.
+    pub(crate) phase: u64,
+}
+
+impl Barrier {
+    /// A waiter arrives: the parity of its phase, and whether it
+    /// completed the phase (the next phase's parity is then cleared).
+    pub(crate) fn arrive(&mut self) -> (u8, bool) {
+        let parity = (self.phase & 1) as u8;
+        self.arrived += 1;
+        let done = self.arrived >= self.n;
+        if done {
+            self.arrived = 0;
+            self.phase += 1;
+        }
+        (parity, done)
+    }
+}
+
 /// A heap block as allocated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeapBlock {
@@ -153,6 +180,8 @@ pub struct BinaryRuntime {
     /// Clock floors raised (`LardOp::FloorVc` events).
     pub floors_raised: u64,
     pub(crate) pthreads: HashMap<u64, u64>,
+    /// `pthread_barrier_t`s by address, from their `pthread_barrier_init`.
+    pub(crate) barriers: HashMap<u64, Barrier>,
     pub(crate) read_held: HashSet<(u64, u64)>,
     pub(crate) hooked_returns: AddrMap<()>,
     pub(crate) heap: BTreeMap<u64, HeapBlock>,
@@ -240,6 +269,7 @@ impl BinaryRuntime {
             floors_off: false,
             floors_raised: 0,
             pthreads: HashMap::new(),
+            barriers: HashMap::new(),
             read_held: HashSet::new(),
             hooked_returns: AddrMap::default(),
             heap: BTreeMap::new(),

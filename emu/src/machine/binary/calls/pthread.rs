@@ -5,6 +5,7 @@
 use super::{Entry, Pending, Return};
 use crate::intercept::hb::SyncKey;
 use crate::intercept::libs::LibCall;
+use crate::intercept::runtime::Barrier;
 use crate::machine::Machine;
 use lard_detector_hw::event::LockMode;
 use lard_detector_hw::event::ProgramEvent;
@@ -35,7 +36,25 @@ impl Machine {
                 self.program(ret, ProgramEvent::Release { lock: args[1] });
                 self.release(SyncKey::Object(args[1]), ret);
             }
-            LibCall::CondSignal | LibCall::SemPost | LibCall::BarrierWait => {
+            LibCall::BarrierWait => {
+                // The phase this waiter is in, kept for its return (1 +
+                // parity; 0: the count is unknown, the barrier is one
+                // object).
+                let Some(b) = self.rt().barriers.get_mut(&args[0]) else {
+                    self.release(SyncKey::Object(args[0]), ret);
+                    return;
+                };
+                let (parity, done) = b.arrive();
+                args[1] = 1 + u64::from(parity);
+                self.release(SyncKey::BarrierPhase(args[0], parity), ret);
+                if done {
+                    // Every waiter of the phase before has returned: its
+                    // parity starts again for the next phase.
+                    let next = SyncKey::BarrierPhase(args[0], parity ^ 1);
+                    self.rt().sync.forget(next);
+                }
+            }
+            LibCall::CondSignal | LibCall::SemPost => {
                 self.release(SyncKey::Object(args[0]), ret);
             }
             _ => {}
@@ -103,7 +122,20 @@ impl Machine {
                     },
                 );
             }
-            LibCall::BarrierWait => self.acquire(SyncKey::Object(a[0]), pc),
+            LibCall::BarrierInit if ok => {
+                let n = a[2] & 0xffff_ffff;
+                let b = Barrier {
+                    n,
+                    ..Barrier::default()
+                };
+                self.rt().barriers.insert(a[0], b);
+                self.rt().sync.forget(SyncKey::BarrierPhase(a[0], 0));
+                self.rt().sync.forget(SyncKey::BarrierPhase(a[0], 1));
+            }
+            LibCall::BarrierWait => match a[1] {
+                0 => self.acquire(SyncKey::Object(a[0]), pc),
+                p => self.acquire(SyncKey::BarrierPhase(a[0], (p - 1) as u8), pc),
+            },
             LibCall::SemWait if ok => self.acquire(SyncKey::Object(a[0]), pc),
             LibCall::Once if ok => {
                 self.acquire(SyncKey::Object(a[0]), pc);
