@@ -1172,3 +1172,39 @@ fn reverse_continue_goes_back_across_race_stops() {
         s.stderr
     );
 }
+
+/// A signal the guest handles stops gdb first, as under ptrace: gdb
+/// names it, continuing runs the handler, `signal 0` drops it, and
+/// `handle SIGUSR1 nostop noprint` lets every one through unseen. The
+/// guest (a default PIE build) counts the signals its handler took.
+#[test]
+fn a_handled_signal_stops_gdb_first_and_gdb_decides_its_fate() {
+    let g = build_c_with("gcc", "plain/gdb_signals.c", "gdb_signals", &["-O0"]);
+    assert_eq!(stdout(&native(&g, &[])), "taken 3\n");
+    let d = debug(
+        &[],
+        &g,
+        &[
+            "break on_usr1",
+            "continue",
+            "continue",
+            "continue",
+            "signal 0",
+            "continue",
+        ],
+    );
+    let stops = d.gdb.matches("received signal SIGUSR1").count();
+    assert_eq!(stops, 3, "{}", d.gdb);
+    assert_eq!(
+        d.gdb.matches("Breakpoint 1, on_usr1").count(),
+        2,
+        "{}",
+        d.gdb
+    );
+    assert_eq!(d.stdout, "taken 2\n", "{}\n{}", d.gdb, d.stderr);
+    assert_eq!(d.status, 0, "{}", d.stderr);
+    let quiet = debug(&[], &g, &["handle SIGUSR1 nostop noprint", "continue"]);
+    assert!(!quiet.gdb.contains("received signal"), "{}", quiet.gdb);
+    assert_eq!(quiet.stdout, "taken 3\n", "{}", quiet.gdb);
+    assert_eq!(quiet.status, 0, "{}", quiet.stderr);
+}

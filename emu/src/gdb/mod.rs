@@ -126,6 +126,8 @@ pub fn serve(
         Err(e) => return Err(GdbError::Listen(e)),
     };
     let hook = Hook::install(emu.machine_mut()).map_err(|e| GdbError::Hook(e.to_string()))?;
+    // gdb sees each signal a thread is about to take, as under ptrace.
+    emu.stop_for_signals();
     let mut target = LardTarget::new(emu, hook, facts);
     let gdb = GdbStub::new(conn);
     let end = gdb.run_blocking::<EventLoop<'_>>(&mut target);

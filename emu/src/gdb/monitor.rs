@@ -191,6 +191,8 @@ pub fn ending(emu: &Emulator, out: &Outcome, _facts: &MonitorData) -> Option<Str
             format!("unsupported system call {nr} at {}", m.describe_pc(*pc))
         }
         Outcome::Stopped(why) => format!("stopped: {why:?}"),
-        Outcome::Exited(_) | Outcome::Paused | Outcome::Exec(_) => return None,
+        Outcome::Exited(_) | Outcome::Paused | Outcome::SignalStop { .. } | Outcome::Exec(_) => {
+            return None
+        }
     })
 }

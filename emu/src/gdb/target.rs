@@ -89,6 +89,11 @@ pub struct LardTarget<'a> {
     pub(super) auxv: Vec<u8>,
     /// The files gdb opened (`vFile:open`), by descriptor.
     pub(super) files: HashMap<u32, std::fs::File>,
+    /// The thread of the last signal stop, until gdb resumes: the signal
+    /// is delivered if gdb resumes that thread with a signal, else dropped.
+    signal_stop: Option<Tid>,
+    /// gdb resumed the signal stop's thread with a signal.
+    signal_passed: bool,
 }
 
 impl<'a> LardTarget<'a> {
@@ -112,6 +117,8 @@ impl<'a> LardTarget<'a> {
             scan_from: None,
             auxv,
             files: HashMap::new(),
+            signal_stop: None,
+            signal_passed: false,
         }
     }
 
@@ -205,6 +212,20 @@ impl<'a> LardTarget<'a> {
                     signal: Signal::SIGTRAP,
                 })
             }
+            Outcome::SignalStop { signal } => {
+                // The thread is about to take `signal`: gdb decides (its
+                // `handle` table) whether to show it and whether to pass
+                // it; a replay passes the ones on its way.
+                self.hook.aborted();
+                if self.report.is_some() {
+                    return RunEvent::Poll;
+                }
+                self.signal_stop = Some(tid);
+                RunEvent::Stop(MultiThreadStopReason::SignalWithThread {
+                    tid,
+                    signal: gdb_signal(signal),
+                })
+            }
             Outcome::Exited(code) => {
                 self.ended = Some(out.clone());
                 self.reported_end = true;
@@ -221,6 +242,13 @@ impl<'a> LardTarget<'a> {
                 self.ended = Some(other);
                 RunEvent::Stop(MultiThreadStopReason::SignalWithThread { tid, signal })
             }
+        }
+    }
+
+    /// gdb resumes `tid` with `signal`: a signal stop's signal is passed.
+    fn note_signal(&mut self, tid: Tid, signal: Option<Signal>) {
+        if signal.is_some() && self.signal_stop == Some(tid) {
+            self.signal_passed = true;
         }
     }
 
@@ -404,14 +432,30 @@ impl<'a> LardTarget<'a> {
     }
 }
 
+/// gdb's number (the remote protocol's, gdb/signals.def) of Linux signal
+/// `sig`: they differ from SIGBUS on (SIGUSR1 is gdb's 30, SIGCHLD 20).
+pub fn gdb_signal(sig: i32) -> Signal {
+    const LINUX_1_TO_31: [u8; 31] = [
+        1, 2, 3, 4, 5, 6, 10, 8, 9, 30, 11, 31, 13, 14, 15, 143, 20, 19, 17, 18, 21, 22, 16, 24,
+        25, 26, 27, 28, 23, 32, 12,
+    ];
+    Signal(match sig {
+        1..=31 => LINUX_1_TO_31[(sig - 1) as usize],
+        32 => 77,
+        33..=63 => (sig - 33 + 45) as u8,
+        64 => 78,
+        _ => 143,
+    })
+}
+
 /// The signal gdb sees for a run that ended other than by exiting.
 fn stop_signal(out: &Outcome) -> Signal {
     match out {
-        Outcome::Signaled { signal, .. } => Signal(*signal as u8),
+        Outcome::Signaled { signal, .. } | Outcome::SignalStop { signal } => gdb_signal(*signal),
         Outcome::ObserverStop { .. } => Signal::SIGTRAP,
         Outcome::Deadlock(_) => Signal::SIGSTOP,
-        Outcome::UnsupportedSyscall { .. } => Signal(libc::SIGSYS as u8),
-        Outcome::Stopped(StopReason::Signal(s)) => Signal(*s as u8),
+        Outcome::UnsupportedSyscall { .. } => gdb_signal(libc::SIGSYS),
+        Outcome::Stopped(StopReason::Signal(s)) => gdb_signal(*s),
         Outcome::Stopped(_) => Signal::SIGXCPU,
         Outcome::Exited(_) | Outcome::Paused | Outcome::Exec(_) => Signal::SIGTRAP,
     }
@@ -555,6 +599,9 @@ impl ThreadExtraInfo for LardTarget<'_> {
 
 impl MultiThreadResume for LardTarget<'_> {
     fn resume(&mut self) -> Result<(), Self::Error> {
+        if self.signal_stop.take().is_some() && !std::mem::take(&mut self.signal_passed) {
+            self.emu.discard_signal();
+        }
         self.hook.set_step(self.step, self.range);
         Ok(())
     }
@@ -562,14 +609,16 @@ impl MultiThreadResume for LardTarget<'_> {
     fn clear_resume_actions(&mut self) -> Result<(), Self::Error> {
         self.step = None;
         self.range = None;
+        self.signal_passed = false;
         Ok(())
     }
 
     fn set_resume_action_continue(
         &mut self,
-        _tid: Tid,
-        _signal: Option<Signal>,
+        tid: Tid,
+        signal: Option<Signal>,
     ) -> Result<(), Self::Error> {
+        self.note_signal(tid, signal);
         Ok(())
     }
 
@@ -661,8 +710,9 @@ impl MultiThreadSingleStep for LardTarget<'_> {
     fn set_resume_action_step(
         &mut self,
         tid: Tid,
-        _signal: Option<Signal>,
+        signal: Option<Signal>,
     ) -> Result<(), Self::Error> {
+        self.note_signal(tid, signal);
         self.step = self.index(tid);
         Ok(())
     }

@@ -92,6 +92,17 @@ impl Machine {
         self.kernel(|k| k.deliver_pending())
     }
 
+    /// The signal the current thread is about to take, if it runs a
+    /// handler or ends the process ([`Kernel::signal_to_take`]).
+    pub fn signal_to_take(&mut self) -> Option<i32> {
+        self.kernel(|k| k.signal_to_take())
+    }
+
+    /// Drops `sig`, pending for thread `i` ([`Kernel::discard_signal`]).
+    pub fn discard_signal(&mut self, i: usize, sig: i32) {
+        self.kernel(|k| k.discard_signal(i, sig));
+    }
+
     /// Delivers a fault of the current thread to the guest's handler, if
     /// it has one ([`Kernel::deliver_fault`]).
     pub fn deliver_fault(&mut self, f: FaultInfo) -> bool {

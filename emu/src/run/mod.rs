@@ -35,6 +35,13 @@ pub enum Outcome {
         /// Where it was made.
         pc: u64,
     },
+    /// Under a debugger that asked for it ([`Emulator::stop_for_signals`]),
+    /// the running thread is about to take `signal`: resuming delivers it,
+    /// unless [`Emulator::discard_signal`] dropped it.
+    SignalStop {
+        /// The signal.
+        signal: i32,
+    },
     /// An observer stopped the guest before the instruction at `pc`.
     ObserverStop {
         /// The instruction that did not execute.
@@ -91,6 +98,12 @@ pub struct Emulator {
     /// Blocks left of the quantum a debugger's pause interrupted: the
     /// resumed quantum continues it rather than drawing a new one.
     paused_quantum: Option<i64>,
+    /// A signal a thread is about to take stops the run first
+    /// ([`Outcome::SignalStop`]).
+    signal_stops: bool,
+    /// The signal stop last reported (thread index, signal): the resumed
+    /// run delivers it rather than stopping again.
+    signal_reported: Option<(usize, i32)>,
 }
 
 impl Emulator {
@@ -146,6 +159,21 @@ impl Emulator {
         let out = self.run_loop();
         self.wall = start.elapsed();
         out
+    }
+
+    /// From now on, a signal a thread is about to take (one it handles,
+    /// or one whose default action ends the process) stops the run first,
+    /// as ptrace shows signals to gdb.
+    pub fn stop_for_signals(&mut self) {
+        self.signal_stops = true;
+    }
+
+    /// Drops the signal the last [`Outcome::SignalStop`] reported (gdb
+    /// resumed without it: `signal 0`, `handle SIG nopass`).
+    pub fn discard_signal(&mut self) {
+        if let Some((i, sig)) = self.signal_reported.take() {
+            self.machine.discard_signal(i, sig);
+        }
     }
 
     /// Ends the run: the observer finishes (a detector thread drains).

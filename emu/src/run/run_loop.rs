@@ -130,13 +130,6 @@ impl Emulator {
                 m.emit(pc, EventKind::ContextSwitch);
             }
             m.cpu.cur = next;
-            // A signal the thread has to take runs its handler first.
-            if let Delivery::Terminate(signal) = m.deliver_pending() {
-                return Outcome::Signaled {
-                    signal,
-                    fault: None,
-                };
-            }
             // The block hook this replaces stopped at the entry of the
             // quantum-th block, so quantum - 1 blocks ran: keep those
             // interleavings (but always make progress).
@@ -147,6 +140,28 @@ impl Emulator {
                 Some(left) => u64::try_from(left + 1).unwrap_or(1).max(1),
                 None => m.cpu.sched.next_quantum(contended).saturating_sub(1).max(1),
             };
+            // Under a debugger, a signal the thread is about to take stops
+            // first; the resumed quantum is this one, and delivers it.
+            if self.signal_stops {
+                if let Some(signal) = m.signal_to_take() {
+                    if self.signal_reported != Some((next, signal)) {
+                        self.signal_reported = Some((next, signal));
+                        self.paused_quantum = Some(blocks as i64 - 1);
+                        self.live = live;
+                        self.rotate = false;
+                        return Outcome::SignalStop { signal };
+                    }
+                }
+            }
+            // A signal the thread has to take runs its handler first.
+            let delivery = m.deliver_pending();
+            self.signal_reported = None;
+            if let Delivery::Terminate(signal) = delivery {
+                return Outcome::Signaled {
+                    signal,
+                    fault: None,
+                };
+            }
             // Blocks test the instruction limit only while one is in force.
             m.cpu.uc.clock_limit(m.cpu.insn_limit != u64::MAX);
             m.cpu.clock.set_budget(blocks, m.cpu.insn_limit);

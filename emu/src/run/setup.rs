@@ -327,6 +327,8 @@ impl Emulator {
             live: 0,
             rotate: false,
             paused_quantum: None,
+            signal_stops: false,
+            signal_reported: None,
         })
     }
 }

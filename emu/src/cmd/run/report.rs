@@ -101,7 +101,7 @@ pub(super) fn outcome(emu: &Emulator, outcome: &Outcome, guest: &Path, out: &mut
                 }
             }
         }
-        Outcome::Paused => {
+        Outcome::Paused | Outcome::SignalStop { .. } => {
             let _ = writeln!(out, "lard: {g}: the run was left paused");
             EXIT_INTERNAL
         }

@@ -207,6 +207,29 @@ impl Kernel<'_> {
         Delivery::Continue
     }
 
+    /// The signal [`Kernel::deliver_pending`] would deliver now, if it
+    /// runs a handler or ends the process (an ignored one is dropped
+    /// unseen, as the kernel drops it before ptrace would show it).
+    pub fn signal_to_take(&self) -> Option<i32> {
+        let t = &self.cpu.threads[self.cpu.cur].sig;
+        let ready = t.pending & !t.mask;
+        if ready == 0 {
+            return None;
+        }
+        let sig = ready.trailing_zeros() as i32 + 1;
+        match self.disposition(sig) {
+            Disposition::Ignore => None,
+            Disposition::Terminate | Disposition::Handler => Some(sig),
+        }
+    }
+
+    /// Drops `sig`, pending for thread `i` (a debugger resumed without it).
+    pub fn discard_signal(&mut self, i: usize, sig: i32) {
+        if let Some(t) = self.cpu.threads.get_mut(i) {
+            t.sig.pending &= !bit(sig);
+        }
+    }
+
     /// Delivers one signal the current thread (whose registers are in the
     /// CPU) has to take: runs its handler, or ends the process.
     pub fn deliver_pending(&mut self) -> Delivery {
