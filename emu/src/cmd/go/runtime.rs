@@ -80,6 +80,7 @@ pub fn object(cc: &str) -> Result<PathBuf, GoError> {
         key.push_str(text);
     }
     CFLAGS.iter().for_each(|f| key.push_str(f));
+    key.push_str("-fdebug-prefix-map");
     let dir = cache_dir()?.join(format!("go-race-runtime-{:016x}", stable_hash(&key)));
     let out = dir.join("race_linux_amd64.syso");
     if out.is_file() {
@@ -87,7 +88,7 @@ pub fn object(cc: &str) -> Result<PathBuf, GoError> {
     }
     let tmp = dir.with_extension(format!("tmp{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    build(cc, &tmp).inspect_err(|_| {
+    build(cc, &tmp, &dir).inspect_err(|_| {
         let _ = std::fs::remove_dir_all(&tmp);
     })?;
     // Another `lard go` may have finished first: either copy is the same.
@@ -101,7 +102,10 @@ pub fn object(cc: &str) -> Result<PathBuf, GoError> {
     }
 }
 
-fn build(cc: &str, dir: &Path) -> Result<(), GoError> {
+/// Builds the runtime in `dir`, which becomes `home` once built: the
+/// debug information names the sources there (gdb shows lard's runtime
+/// code at a race stop).
+fn build(cc: &str, dir: &Path, home: &Path) -> Result<(), GoError> {
     let src = dir.join("src");
     for (path, text) in SOURCES {
         let p = src.join(path);
@@ -116,7 +120,12 @@ fn build(cc: &str, dir: &Path) -> Result<(), GoError> {
         }
         let obj = dir.join(path.replace('/', "_")).with_extension("o");
         let mut c = Command::new(cc);
+        let mut map = std::ffi::OsString::from("-fdebug-prefix-map=");
+        map.push(dir);
+        map.push("=");
+        map.push(home);
         c.args(CFLAGS)
+            .arg(map)
             .arg("-I")
             .arg(src.join("include"))
             .arg("-c")
