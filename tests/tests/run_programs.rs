@@ -382,16 +382,29 @@ fn unknown_syscalls_warn_once_or_stop_when_strict() {
 
 #[test]
 fn bad_guests_get_one_line_errors_and_documented_statuses() {
+    use std::os::unix::fs::PermissionsExt;
     let dir = guest_dir();
+    let executable = |p: &std::path::Path| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap()
+    };
     let not_elf = dir.join("not-an-elf");
-    std::fs::write(&not_elf, b"#!/bin/sh\necho hi\n").unwrap();
+    std::fs::write(&not_elf, b"neither ELF nor script\n").unwrap();
+    executable(&not_elf);
     let hello = build_c("plain/hello.c", Libc::Glibc);
     let truncated = dir.join("truncated-elf");
     std::fs::write(&truncated, &std::fs::read(&hello).unwrap()[..200]).unwrap();
-    let cases: [(std::path::PathBuf, i32, &str); 3] = [
+    executable(&truncated);
+    // As natively (the shell's 126): a file without execute permission
+    // and a directory do not run.
+    let not_executable = dir.join("hello-not-executable");
+    std::fs::copy(&hello, &not_executable).unwrap();
+    std::fs::set_permissions(&not_executable, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let cases: [(std::path::PathBuf, i32, &str); 5] = [
         (dir.join("does-not-exist"), 127, "cannot read"),
         (not_elf, 126, "not an ELF file"),
         (truncated, 126, "corrupt ELF"),
+        (not_executable, 126, "permission denied"),
+        (dir.clone(), 126, "is a directory"),
     ];
     for (path, status, msg) in cases {
         let l = lard_run(&[], &path, &[]);
@@ -401,6 +414,15 @@ fn bad_guests_get_one_line_errors_and_documented_statuses() {
         assert_eq!(e.trim_end().lines().count(), 1, "{e}");
         assert!(!e.contains("panicked"), "{e}");
     }
+    // A report that could not be written is refused before the run.
+    let l = lard_run(&["--report-json", "/nonexistent-dir/r.json"], &hello, &[]);
+    assert_eq!(shell_status(&l), 1, "{}", stderr(&l));
+    assert!(stdout(&l).is_empty(), "the guest ran: {}", stdout(&l));
+    assert!(
+        stderr(&l).contains("no directory /nonexistent-dir"),
+        "{}",
+        stderr(&l)
+    );
 }
 
 #[test]

@@ -60,6 +60,29 @@ pub(super) fn absolute_paths(args: &mut RunArgs) -> PathBuf {
     options_dir
 }
 
+/// The report files' directories exist: a run is not made only to find
+/// at its end that its report cannot be written.
+pub(super) fn output_dirs(args: &RunArgs) -> Result<(), RunError> {
+    let outputs = [
+        ("--report-json", &args.report_json),
+        ("--stats-json", &args.stats_json),
+        ("--hw-stats-json", &args.hw_stats_json),
+    ];
+    for (option, path) in outputs {
+        let Some(dir) = path.as_deref().and_then(|p| p.parent()) else {
+            continue;
+        };
+        if !dir.is_dir() {
+            return Err(RunError::BadInput(format!(
+                "{option} {}: no directory {}",
+                path.as_deref().unwrap_or(dir).display(),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl Guest {
     /// Finds and opens the program `args` names.
     pub(super) fn locate(args: &RunArgs, options_dir: PathBuf) -> Result<Guest, RunError> {
@@ -89,6 +112,19 @@ impl Guest {
                     )))
                 }
             }
+        }
+        // As execve refuses them (the shell's status 126).
+        if program.is_dir() {
+            return Err(RunError::NotRunnable(format!(
+                "{}: is a directory",
+                args.guest.display()
+            )));
+        }
+        if process::classify(&program) == Err(libc::EACCES) {
+            return Err(RunError::NotRunnable(format!(
+                "{}: permission denied (not executable)",
+                args.guest.display()
+            )));
         }
         if let Ok(process::Executable::Script { .. }) = process::classify(&program) {
             match process::resolve(&program, &argv) {

@@ -192,6 +192,7 @@ pub fn run(args: RunArgs, log_fd: &AtomicI32) -> ExitCode {
 fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
     let identity = guest::identity(&args)?;
     let options_dir = guest::absolute_paths(&mut args);
+    guest::output_dirs(&args)?;
     let guest = Guest::locate(&args, options_dir)?;
     let mut config = config::config(&args, &guest, identity)?;
     let stderr_copy = match args.report_fd {
