@@ -406,9 +406,10 @@ pub fn build_lard_cc_linked(
     // Any runtime archive (instrumentation and pthreads, OpenMP; static and
     // interposing), the SDK's (the thread identity both share) and the gcc
     // plugin.
-    const RUNTIME: [&str; 6] = [
+    const RUNTIME: [&str; 7] = [
         "lib/liblard.a",
         "lib/liblardcc.a",
+        "lib/liblardcc_libc.a",
         "lib/liblardcc_omp.a",
         "lib/liblardcc_dyn.a",
         "lib/liblardcc_omp_dyn.a",

@@ -9,6 +9,7 @@
 
 use lard_e2e::*;
 use lard_emu::cmd::manifest::GuestRun;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -976,5 +977,46 @@ fn a_lard_cc_program_adopts_its_main_thread_once() {
             "{link}: {}",
             stderr(&l)
         );
+    }
+}
+
+/// Memory a library function touches for the program (memcpy's source,
+/// strlen's string, read's buffer: guest-sdk/cc/ranges.def, the table
+/// binary mode uses) is checked as the caller's Tracked accesses at the
+/// call: each race of libc_ranges.c pairs a call (`RACE`) with the other
+/// thread's access (`OTHER`), static and dynamic; its locked twin has none.
+#[test]
+fn library_calls_are_checked_as_the_callers_accesses() {
+    let cases = [
+        ("binary/libc_ranges.c", true),
+        ("binary/libc_ranges.c", false),
+        ("binary/libc_ranges_locked.c", true),
+        ("binary/libc_ranges_locked.c", false),
+    ];
+    for (rel, link_static) in cases {
+        let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
+        let kind = if link_static { "static" } else { "dynamic" };
+        let out = build_dir().join("libc").join(format!("{stem}-{kind}"));
+        build_lard_cc_linked(rel, &["-O2", "-pthread"], &out, &[], link_static);
+        let json = scratch_file("libc-ranges");
+        let l = lard_run(&["--report-json", json.to_str().unwrap()], &out, &[]);
+        assert_eq!(stdout(&l), stdout(&native(&out, &[])), "{rel} {kind}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let races = v["detectors"]["fasttrack"]["races"].as_array().unwrap();
+        let line = |r: &serde_json::Value, side: &str| r[side][0]["line"].as_i64().unwrap();
+        let calls: BTreeSet<i64> = races.iter().map(|r| line(r, "frames")).collect();
+        let others: BTreeSet<i64> = races.iter().map(|r| line(r, "prev_frames")).collect();
+        // The racy twin's marks; the locked twin (an #include of it) has none.
+        let (want_calls, want_others) = if rel.ends_with("locked.c") {
+            (BTreeSet::new(), BTreeSet::new())
+        } else {
+            (
+                marked_lines(rel, "/* RACE */"),
+                marked_lines(rel, "/* OTHER */"),
+            )
+        };
+        assert_eq!(calls, want_calls, "{rel} {kind}: {}", stderr(&l));
+        assert_eq!(others, want_others, "{rel} {kind}: {}", stderr(&l));
     }
 }

@@ -44,6 +44,11 @@ pub enum Intercept {
     /// `lard_note_report_count(uint64_t *n)`: the races reported so far,
     /// printed if new and counted into `*n` (docs/go.md); no program event.
     NoteReportCount,
+    /// `lardcc_note_ranges(const struct lardcc_ranges_note *)`: the
+    /// lard-cc runtime reports a program's call of a function of the
+    /// ranges table ([`ranges`]); its ranges are checked as Tracked
+    /// accesses of the caller, no program event.
+    NoteRanges,
 }
 
 /// The intercepted functions by symbol name.
@@ -55,6 +60,7 @@ pub const NOTES: &[(&str, Intercept)] = &[
     ("lard_note_thread_exit", Intercept::NoteThreadExit),
     ("lardcc_note_unit", Intercept::NoteUnit),
     ("lard_note_report_count", Intercept::NoteReportCount),
+    ("lardcc_note_ranges", Intercept::NoteRanges),
 ];
 
 /// The argument registers of a call at function entry (System V x86-64:
@@ -91,7 +97,9 @@ impl Intercept {
             },
             Intercept::NoteRelease => ProgramEvent::Release { lock: a0 },
             Intercept::NoteThreadExit => ProgramEvent::ThreadExit,
-            Intercept::NoteUnit | Intercept::NoteReportCount => return None,
+            Intercept::NoteUnit | Intercept::NoteReportCount | Intercept::NoteRanges => {
+                return None
+            }
         })
     }
 }

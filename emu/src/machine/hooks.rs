@@ -104,6 +104,7 @@ fn on_intercept(m: &mut Machine, pc: u64) {
             m.emit(call.ret, EventKind::Program(e));
         }
         None if what == Intercept::NoteReportCount => m.report_count(call.args[0]),
+        None if what == Intercept::NoteRanges => m.note_ranges(call.args[0]),
         None => {
             let mem = &m.cpu.mem;
             if let Some(n) = UnitNote::read(|a| mem.read_u64(a), call.args[0]) {

@@ -37,6 +37,7 @@ mod lard_ops;
 mod lifecycle;
 mod mapping;
 mod observes;
+mod ranges;
 mod reports;
 mod stop;
 mod thread;

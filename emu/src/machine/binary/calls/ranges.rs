@@ -10,13 +10,10 @@ use super::{Entry, Pending, Return};
 use crate::intercept::libs::LibCall;
 use crate::intercept::ranges::{self, Touch};
 use crate::intercept::runtime::Class;
+use crate::machine::ranges::LINE;
 use crate::machine::{call, Machine, Observe};
 use crate::observe::observer::Control;
 use lard_detector_hw::event::Access;
-
-/// A ranged access is delivered as accesses of at most this many bytes,
-/// each within one cache line.
-const LINE: u64 = 64;
 
 impl Machine {
     /// A ranges call's entry ([`Machine::binary_entry`]): a function whose
