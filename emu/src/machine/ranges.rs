@@ -13,7 +13,7 @@ use lard_detector_hw::event::Access;
 
 /// A ranged access is delivered as accesses of at most this many bytes,
 /// each within one cache line.
-pub(super) const LINE: u64 = 64;
+const LINE: u64 = 64;
 
 impl Machine {
     /// The lard-cc runtime's note at `note`: `struct lardcc_ranges_note`
@@ -60,26 +60,51 @@ impl Machine {
 
     /// One ranged Tracked access at `pc`, a cache line at a time.
     fn tracked_range(&mut self, pc: u64, t: &Touch) -> Control {
-        let end = t.addr.saturating_add(t.len);
-        let mut at = t.addr;
-        while at < end {
-            let n = (LINE - at % LINE).min(end - at);
+        for (at, n) in lines(t) {
             let stack = self.is_stack(at);
-            self.obs.stats.count_access(true, stack, t.kind);
-            let a = Access {
-                pc,
-                addr: at,
-                size: n as u32,
-                kind: t.kind,
-                tracked: true,
-                stack,
-                origin: self.origin(),
-            };
-            if self.emit_access(pc, a) == Control::Stop {
+            if self.range_access(pc, at, n, t, stack) == Control::Stop {
                 return Control::Stop;
             }
-            at += n;
         }
         Control::Continue
     }
+
+    /// Delivers `n` bytes at `at` of range `t` as a checked access of the
+    /// running thread at `pc` (`stack`: the bytes are a thread's stack).
+    pub(super) fn range_access(
+        &mut self,
+        pc: u64,
+        at: u64,
+        n: u64,
+        t: &Touch,
+        stack: bool,
+    ) -> Control {
+        self.obs.stats.count_access(true, stack, t.kind);
+        let a = Access {
+            pc,
+            addr: at,
+            size: n as u32,
+            kind: t.kind,
+            tracked: true,
+            stack,
+            origin: self.origin(),
+        };
+        self.emit_access(pc, a)
+    }
+}
+
+/// The pieces of range `t` a cache line ([`LINE`] bytes) each: (first
+/// byte, bytes).
+pub(super) fn lines(t: &Touch) -> impl Iterator<Item = (u64, u64)> {
+    let end = t.addr.saturating_add(t.len);
+    let mut at = t.addr;
+    std::iter::from_fn(move || {
+        if at >= end {
+            return None;
+        }
+        let n = (LINE - at % LINE).min(end - at);
+        let piece = (at, n);
+        at += n;
+        Some(piece)
+    })
 }

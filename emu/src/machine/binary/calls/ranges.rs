@@ -1,7 +1,8 @@
 //! Memory a library function reads or writes on its caller's behalf (the
 //! table of guest-sdk/cc/ranges.def, [`crate::intercept::ranges`]): a call
 //! from program code is checked as ranged accesses of the calling thread,
-//! attributed to the call instruction, a cache line at a time — at entry,
+//! attributed to the call instruction, a cache line at a time
+//! ([`crate::machine::ranges`]) — at entry,
 //! or at return when the result gives the ranges (`read`'s byte count,
 //! `snprintf`'s length). An IFUNC resolver (glibc's `memcpy`, `strlen`, …)
 //! is caught at its return: the implementation it picked is intercepted.
@@ -10,10 +11,9 @@ use super::{Entry, Pending, Return};
 use crate::intercept::libs::LibCall;
 use crate::intercept::ranges::{self, Touch};
 use crate::intercept::runtime::Class;
-use crate::machine::ranges::LINE;
+use crate::machine::ranges::lines;
 use crate::machine::{call, Machine, Observe};
 use crate::observe::observer::Control;
-use lard_detector_hw::event::Access;
 
 impl Machine {
     /// A ranges call's entry ([`Machine::binary_entry`]): a function whose
@@ -69,33 +69,18 @@ impl Machine {
     /// rules for program code's accesses.
     fn check_range(&mut self, pc: u64, t: &Touch) -> Control {
         let cur = self.cpu.cur;
-        let end = t.addr.saturating_add(t.len);
-        let mut at = t.addr;
-        while at < end {
-            let n = (LINE - at % LINE).min(end - at);
+        for (at, n) in lines(t) {
             let stack = self.is_stack(at);
             let tag = Observe::TRACKED | Observe::UNPRUNED;
-            let class = self.rt().classify(pc, at, t.kind, tag, stack, cur);
-            match class {
+            match self.rt().classify(pc, at, t.kind, tag, stack, cur) {
                 Class::Checked => {
-                    self.obs.stats.count_access(true, stack, t.kind);
-                    let a = Access {
-                        pc,
-                        addr: at,
-                        size: n as u32,
-                        kind: t.kind,
-                        tracked: true,
-                        stack,
-                        origin: self.origin(),
-                    };
-                    if self.emit_access(pc, a) == Control::Stop {
+                    if self.range_access(pc, at, n, t, stack) == Control::Stop {
                         return Control::Stop;
                     }
                 }
                 Class::PlainAtomic { .. } => self.binary_plain_atomic(pc, at, t.kind),
                 Class::Drop | Class::Unchecked => {}
             }
-            at += n;
         }
         Control::Continue
     }
