@@ -14,6 +14,7 @@
 
 pub mod counted;
 pub mod hb;
+pub mod library;
 pub mod libs;
 pub mod names;
 pub mod ranges;

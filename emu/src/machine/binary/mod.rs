@@ -17,7 +17,8 @@ use crate::binary::objects::{ObjectId, ObjectKind as LoadedKind};
 use crate::binary::program::{glob_match, ProgramCode, ProgramSource};
 use crate::binary::prune::{prune_known, Image};
 use crate::intercept::hb::{fork, SyncKey};
-use crate::intercept::libs::{library_functions, LibCall};
+use crate::intercept::library::library_functions;
+use crate::intercept::libs::LibCall;
 use crate::intercept::runtime::{page_chunks, BinaryRuntime, Pending};
 use crate::machine::Machine;
 use lard_detector_hw::event::{
