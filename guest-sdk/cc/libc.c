@@ -65,6 +65,39 @@ static void note(const struct lardcc_libc_desc *d, const uint64_t *args, uint64_
     lardcc_note_ranges(&n);
 }
 
+/* LLVM's ThreadSanitizer pass (clang, rustc) turns memcpy, memmove and
+ * memset intrinsics into these calls: the same reports as the program's
+ * calls of the functions themselves. */
+extern const struct lardcc_libc_desc __lardcc_libc_desc_memcpy, __lardcc_libc_desc_memmove,
+    __lardcc_libc_desc_memset;
+void *memcpy(void *, const void *, __SIZE_TYPE__);
+void *memmove(void *, const void *, __SIZE_TYPE__);
+void *memset(void *, int, __SIZE_TYPE__);
+void *__tsan_memcpy(void *d, const void *s, __SIZE_TYPE__ n);
+void *__tsan_memmove(void *d, const void *s, __SIZE_TYPE__ n);
+void *__tsan_memset(void *d, int c, __SIZE_TYPE__ n);
+
+void *__tsan_memcpy(void *d, const void *s, __SIZE_TYPE__ n)
+{
+    uint64_t args[3] = {(uintptr_t)d, (uintptr_t)s, n};
+    note(&__lardcc_libc_desc_memcpy, args, 0, (uintptr_t)__builtin_return_address(0));
+    return memcpy(d, s, n);
+}
+
+void *__tsan_memmove(void *d, const void *s, __SIZE_TYPE__ n)
+{
+    uint64_t args[3] = {(uintptr_t)d, (uintptr_t)s, n};
+    note(&__lardcc_libc_desc_memmove, args, 0, (uintptr_t)__builtin_return_address(0));
+    return memmove(d, s, n);
+}
+
+void *__tsan_memset(void *d, int c, __SIZE_TYPE__ n)
+{
+    uint64_t args[3] = {(uintptr_t)d, (uint64_t)(unsigned)c, n};
+    note(&__lardcc_libc_desc_memset, args, 0, (uintptr_t)__builtin_return_address(0));
+    return memset(d, c, n);
+}
+
 /* A call arrives: regs holds r9, r8, rcx, rdx, rsi, rdi, rax (libc_entry.S),
  * slot the return address. */
 void *lardcc_libc_enter(const struct lardcc_libc_desc *d, const uint64_t *regs, uintptr_t *slot)

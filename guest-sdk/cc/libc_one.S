@@ -27,6 +27,8 @@ ENTRY:
 /* struct lardcc_libc_desc (libc.c): the library's function, its index in
  * ranges.def, whether its ranges come from its result. */
         .section .data.rel.ro, "aw", @progbits
+        .globl DESC
+        .type DESC, @object
         .p2align 3
 DESC:
         .quad NAME

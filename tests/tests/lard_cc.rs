@@ -1020,3 +1020,62 @@ fn library_calls_are_checked_as_the_callers_accesses() {
         assert_eq!(others, want_others, "{rel} {kind}: {}", stderr(&l));
     }
 }
+
+/// rustc's ThreadSanitizer instrumentation (`-Zsanitizer=thread`, which
+/// turns copies into `__tsan_memcpy` calls) links with lard's runtime in
+/// place of the bundled one: a `static mut` race is reported on its line,
+/// and a Release/Acquire flag with spawn and join orders what it should.
+/// (std's own Mutex, Condvar and channels are not instrumented: not
+/// covered here.)
+#[test]
+fn rustc_instrumentation_runs_on_lards_runtime() {
+    let lib = lard_cc_prefix().join("lib");
+    let arg = |a: &str| format!("link-arg={a}");
+    for (rel, racy) in [
+        ("rust-tsan/static_race.rs", true),
+        ("rust-tsan/flag_free.rs", false),
+    ] {
+        let src = root().join("guests").join(rel);
+        let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
+        let out = build_dir().join("rust").join(stem.as_ref());
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let mut c = Command::new("rustc");
+        c.env("RUSTC_BOOTSTRAP", "1")
+            .args(["-O", "-g", "-Zsanitizer=thread", "-Zexternal-clangrt"])
+            .args(["-Cunsafe-allow-abi-mismatch=sanitizer"])
+            .args(["--target", "x86_64-unknown-linux-gnu"]);
+        for a in [
+            "-Wl,--whole-archive".to_string(),
+            lib.join("liblardcc_dyn.a").display().to_string(),
+            lib.join("liblard.a").display().to_string(),
+            "-Wl,--no-whole-archive".to_string(),
+            lib.join("liblardcc_libc.a").display().to_string(),
+            format!(
+                "-Wl,--dynamic-list={}",
+                lib.join("lardcc-dyn.list").display()
+            ),
+            "-ldl".to_string(),
+        ] {
+            c.arg("-C").arg(arg(&a));
+        }
+        let built = c.arg(&src).arg("-o").arg(&out).output().expect("rustc");
+        assert!(built.status.success(), "{rel}: {}", stderr(&built));
+        let json = scratch_file("rust-tsan");
+        let l = lard_run(&["--report-json", json.to_str().unwrap()], &out, &[]);
+        assert_eq!(stdout(&l), stdout(&native(&out, &[])), "{rel}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let races = v["detectors"]["fasttrack"]["races"].as_array().unwrap();
+        let lines: BTreeSet<i64> = races
+            .iter()
+            .flat_map(|r| [&r["frames"][0], &r["prev_frames"][0]])
+            .map(|f| f["line"].as_i64().unwrap())
+            .collect();
+        let want = if racy {
+            marked_lines(rel, "// RACE")
+        } else {
+            BTreeSet::new()
+        };
+        assert_eq!(lines, want, "{rel}: {}", stderr(&l));
+    }
+}
