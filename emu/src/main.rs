@@ -75,7 +75,10 @@ fn main() -> ExitCode {
             log_fd.clone(),
         ))))
         .init();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => exit_with(e),
+    };
     match cli.command {
         Command::Disasm { elf, symbol } => cmd::disasm::run(&elf, symbol.as_deref()),
         Command::Run(args) => cmd::run::run(*args, &log_fd),
@@ -85,5 +88,93 @@ fn main() -> ExitCode {
         Command::Campaign(c) => cmd::campaign::cli::run(c),
         Command::Accuracy(a) => cmd::accuracy::run(a),
         Command::CcAccuracy(a) => cmd::cc_accuracy::run(a),
+    }
+}
+
+/// Prints clap's error and exits with its status; a mistyped subcommand
+/// clap found no suggestion for (a transposition: `lard rnu`) gets one.
+fn exit_with(e: clap::Error) -> ! {
+    use clap::CommandFactory;
+    use std::io::IsTerminal;
+    // Help and version go to stdout, as clap prints them.
+    if !e.use_stderr() || e.kind() != clap::error::ErrorKind::InvalidSubcommand {
+        e.exit();
+    }
+    let styled = e.render();
+    let mut text = if std::io::stderr().is_terminal() {
+        styled.ansi().to_string()
+    } else {
+        styled.to_string()
+    };
+    if !text.contains("tip:") {
+        let typed = std::env::args().nth(1).unwrap_or_default();
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        if let Some(near) = names.iter().find(|n| transposed_or_one_off(&typed, n)) {
+            if let Some(end) = text.find('\n') {
+                text.insert_str(
+                    end + 1,
+                    &format!("\n  tip: a similar subcommand exists: '{near}'\n"),
+                );
+            }
+        }
+    }
+    eprint!("{text}");
+    std::process::exit(e.exit_code());
+}
+
+/// `a` is `b` with two neighbouring characters swapped, or with one
+/// character changed, added or removed.
+fn transposed_or_one_off(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a == b {
+        return false;
+    }
+    if a.len() == b.len() {
+        let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+        return diff.len() == 1
+            || (diff.len() == 2
+                && diff[1] == diff[0] + 1
+                && a[diff[0]] == b[diff[1]]
+                && a[diff[1]] == b[diff[0]]);
+    }
+    let (short, long) = if a.len() < b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    if long.len() != short.len() + 1 {
+        return false;
+    }
+    (0..long.len()).any(|skip| {
+        long.iter()
+            .enumerate()
+            .filter(|&(i, _)| i != skip)
+            .map(|(_, c)| c)
+            .eq(short.iter())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transposed_or_one_off as near;
+
+    #[test]
+    fn near_misses_of_a_subcommand() {
+        for (typed, name, want) in [
+            ("rnu", "run", true),
+            ("urn", "run", true),
+            ("rn", "run", true),
+            ("runn", "run", true),
+            ("rum", "run", true),
+            ("run", "run", false),
+            ("nur", "run", false),
+            ("go", "run", false),
+            ("exlpore", "explore", true),
+        ] {
+            assert_eq!(near(typed, name), want, "{typed} ~ {name}");
+        }
     }
 }

@@ -164,3 +164,22 @@ fn the_check_finds_a_missing_option() {
     assert_eq!(missing(help, sec), ["--detector"]);
     assert!(section(doc, "ru").is_none());
 }
+
+/// A mistyped subcommand gets a suggestion, transpositions included
+/// (clap's own similarity misses `rnu`), and clap's usage status 2; help
+/// still goes to stdout.
+#[test]
+fn a_mistyped_subcommand_is_suggested_the_right_one() {
+    for (typed, near) in [("rnu", "run"), ("exlpore", "explore"), ("og", "go")] {
+        let o = Command::new(lard()).arg(typed).output().unwrap();
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{typed}: {e}");
+        assert!(e.contains(&format!("'{near}'")), "{typed}: {e}");
+    }
+    let help = Command::new(lard())
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
+    assert!(help.status.success());
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: lard run"));
+}
