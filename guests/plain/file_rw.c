@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0
- * Writes a file in the directory argv[1], reads it back, stats it. */
+ * Writes a file in the directory argv[1], reads it back, stats it, then
+ * allocates it to 8 KiB with fallocate (as Go's linker does before it maps
+ * its output). */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 int main(int argc, char **argv) {
@@ -19,5 +24,11 @@ int main(int argc, char **argv) {
     while (fgets(line, sizeof line, f)) { int k; if (sscanf(line, "line %d", &k) == 1) { sum += k; n++; } }
     fclose(f);
     printf("size=%lld lines=%d sum=%ld\n", (long long)st.st_size, n, sum);
+    int fd = open(path, O_RDWR);
+    if (fd < 0) { perror("open"); return 1; }
+    if (fallocate(fd, 0, 0, 8192) != 0) { perror("fallocate"); return 1; }
+    close(fd);
+    if (stat(path, &st) != 0) { perror("stat"); return 1; }
+    printf("allocated=%lld\n", (long long)st.st_size);
     return remove(path) == 0 ? 0 : 1;
 }

@@ -202,7 +202,10 @@ fn files_are_written_and_read_back_through_the_host() {
     let d = dir.to_string_lossy().to_string();
     for libc in Libc::ALL {
         let out = assert_parity(&build_c("plain/file_rw.c", libc), &[&d]);
-        assert_eq!(stdout(&out), "size=790 lines=100 sum=4950\n");
+        assert_eq!(
+            stdout(&out),
+            "size=790 lines=100 sum=4950\nallocated=8192\n"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -30,6 +30,7 @@ impl Kernel<'_> {
             | Sysno::fsync
             | Sysno::fdatasync
             | Sysno::ftruncate
+            | Sysno::fallocate
             | Sysno::umask
             | Sysno::fchdir
             | Sysno::fadvise64 => Val(host(sys, a)),
