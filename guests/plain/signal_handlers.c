@@ -6,7 +6,10 @@
  *    thread past the load and sets its result register; the program goes
  *    on from there, its floating-point state intact;
  *  - an invalid instruction raises SIGILL; that handler leaves with
- *    siglongjmp.
+ *    siglongjmp;
+ *  - int3 raises SIGTRAP (si_code SI_KERNEL, the program counter past the
+ *    int3), as Go's runtime.Breakpoint and debug traps expect; the handler
+ *    returns and the program goes on after the int3.
  * Output, natively and under lard, is the lines printed below; the exit
  * status is 0. */
 #define _GNU_SOURCE
@@ -37,6 +40,18 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
     right_pc = uc->uc_mcontext.gregs[REG_RIP] == (greg_t)faulting_load;
     uc->uc_mcontext.gregs[REG_RIP] = (greg_t)after_load;
     uc->uc_mcontext.gregs[REG_RAX] = 42;
+}
+
+static volatile int trap_code;
+static volatile int trap_past;
+extern char after_int3[];
+
+static void on_trap(int sig, siginfo_t *si, void *ctx)
+{
+    ucontext_t *uc = ctx;
+    (void)sig;
+    trap_code = si->si_code;
+    trap_past = uc->uc_mcontext.gregs[REG_RIP] == (greg_t)after_int3;
 }
 
 static void on_ill(int sig)
@@ -78,6 +93,13 @@ int main(void)
     } else {
         puts("SIGILL handler left with siglongjmp");
     }
+
+    sa.sa_sigaction = on_trap;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGTRAP, &sa, NULL);
+    __asm__ volatile("int3\n.globl after_int3\nafter_int3:" ::: "memory");
+    printf("SIGTRAP handled: si_code %d, resumed after the int3 %s\n", trap_code,
+           trap_past ? "yes" : "no");
     printf("handlers run: %d\n", segv_hits);
     return 0;
 }

@@ -247,7 +247,7 @@ impl Emulator {
                 }
                 (_, Err(e)) => {
                     return Outcome::Signaled {
-                        signal: signal_of(e),
+                        signal: signal_of(m, e),
                         fault: Some(cpu_fault(m, e)),
                     }
                 }
@@ -317,12 +317,14 @@ fn vsyscall(m: &mut Machine) -> bool {
 }
 
 /// A CPU fault of the current thread to the guest's handler, if it
-/// installed one (linux::signals): SIGSEGV for a memory fault, SIGILL for
-/// an invalid instruction or another exception.
+/// installed one (linux::signals): SIGSEGV for a memory fault, SIGTRAP for
+/// a breakpoint, SIGILL for an invalid instruction or another exception.
 fn deliver_fault(m: &mut Machine, e: UcError) -> bool {
     use crate::linux::signals::FaultInfo;
-    let signal = signal_of(e);
+    let signal = signal_of(m, e);
     let (code, addr) = match m.cpu.bad_access {
+        // SI_KERNEL with no address, as Linux reports int3.
+        _ if signal == libc::SIGTRAP => (0x80, 0),
         Some((a, what)) => {
             // SEGV_MAPERR for an unmapped address, SEGV_ACCERR for a
             // protection fault.
@@ -363,15 +365,26 @@ fn deliver_stop_fault(m: &mut Machine, f: &GuestFault) -> bool {
     }
 }
 
-fn signal_of(e: UcError) -> i32 {
+/// The signal a kernel sends for the CPU error `e` of the current thread.
+fn signal_of(m: &Machine, e: UcError) -> i32 {
     use unicorn_engine_sys::uc_error as E;
     match e.0 {
+        E::EXCEPTION if after_breakpoint(m) => libc::SIGTRAP,
         E::INSN_INVALID | E::EXCEPTION => libc::SIGILL,
         // A locked access across a page boundary of shared memory (patch
         // 0012), as Linux's split-lock detection reports it.
         E::READ_UNALIGNED | E::WRITE_UNALIGNED | E::FETCH_UNALIGNED => libc::SIGBUS,
         _ => libc::SIGSEGV,
     }
+}
+
+/// Whether the current thread stopped just past `int3` (or `int $3`): a
+/// trap leaves the program counter after the instruction.
+fn after_breakpoint(m: &Machine) -> bool {
+    let rip = m.cpu.uc.reg(Reg::RIP);
+    let byte = |a: u64| m.cpu.mem.slice(a, 1).map(|b| b[0]);
+    byte(rip.wrapping_sub(1)) == Some(0xcc)
+        || (byte(rip.wrapping_sub(2)) == Some(0xcd) && byte(rip.wrapping_sub(1)) == Some(3))
 }
 
 fn cpu_fault(m: &Machine, e: UcError) -> GuestFault {
@@ -385,7 +398,7 @@ fn cpu_fault(m: &Machine, e: UcError) -> GuestFault {
         None => (None, format!("CPU exception: {e}")),
     };
     GuestFault {
-        signal: signal_of(e),
+        signal: signal_of(m, e),
         pc,
         addr,
         what,
