@@ -615,6 +615,31 @@ void lardcc_switch(uint32_t id)
     }
 }
 
+uint64_t lardcc_switch_tick(uint32_t id)
+{
+    struct lthread *t = lthread(id);
+    struct lardcc_vc *c = &t->vc;
+    uint32_t i;
+    uint64_t v;
+    if (t->fresh) {
+        lardcc_switch(id);
+        lardcc_tick();
+        return lardcc_own(id);
+    }
+    lard__run(id);
+    mine = id;
+    i = find(c, id);
+    if (i < c->n && c->e[i].id == id) {
+        v = c->e[i].v + 1;
+        c->e[i].v = v;
+    } else {
+        v = lardcc_vc_get(c, id) + 1;
+        lardcc_vc_set(c, id, v);
+    }
+    lard_write_vc(id, v);
+    return v;
+}
+
 void lardcc_vc_free(struct lardcc_vc *c)
 {
     ents_free(c->e, c->cap);

@@ -350,15 +350,20 @@ __attribute__((noinline)) void lardcc_clear_dead_stack(void)
 
 /* Clears the histories of [low - slack, top): the frames of the current
  * implicit task below `top` (its private copies) and the dead frames below
- * them. */
+ * them.  When no function was entered below the caller since the last
+ * clear (a unit whose body made no call), the dead frames have no history
+ * newer than that clear, and [caller, top) is enough. */
 __attribute__((noinline)) void lardcc_clear_stack_below(uintptr_t top)
 {
     uintptr_t here = (uintptr_t)__builtin_frame_address(0) + 16;
     uintptr_t low = lardcc_stack_low;
     const uintptr_t slack = 16384;
-    if (low == 0 || low > here)
+    if (low == 0)
+        low = here > slack ? here - slack : 0;
+    else if (low < here)
+        low = low > slack ? low - slack : 0;
+    else
         low = here;
-    low = low > slack ? low - slack : 0;
     if (top > low)
         lard_clear_history((void *)low, top - low);
     lardcc_stack_low = here;

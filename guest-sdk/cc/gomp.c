@@ -279,7 +279,7 @@ static void acquire_vc(const struct lardcc_vc *vc)
 static void note_unit(uint64_t kind, uintptr_t site, uint64_t a, uint64_t b)
 {
     uint32_t id = lardcc_me();
-    struct lardcc_unit_note n = {id, lardcc_own(id), kind, site, a, b};
+    struct lardcc_unit_note n = {id, lardcc_own(id), kind, site, a, b, 0};
     lardcc_note_unit(&n);
 }
 
@@ -287,6 +287,7 @@ static void note_unit(uint64_t kind, uintptr_t site, uint64_t a, uint64_t b)
  * stay static and inline as before). */
 #include "omp/parallel.c"
 #include "omp/barrier.c"
+#include "omp/window.c"
 #include "omp/worksharing.c"
 #include "omp/simd.c"
 #include "omp/teams.c"

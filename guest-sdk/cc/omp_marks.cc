@@ -22,12 +22,15 @@
 //                                            barrier)
 //
 // `chunk` is the schedule's chunk size and `safelen` the simd loop's (0:
-// none); `split` is 1 when the plugin was given
-// -fplugin-arg-lardcc_omp-iterations (lard-cc --lard-omp-iterations): the
-// runtime then runs every chunk (every iteration when there is no chunk
-// size) and every simd lane as a language thread of its own.  simd loops
-// are marked only then, and not when an `ordered simd` region orders their
-// lanes.  A loop whose chunk size or safelen is not a value the call can
+// none); `split` is -1 when the plugin was given
+// -fplugin-arg-lardcc_omp-iterations (lard-cc --lard-omp-iterations=all):
+// the runtime then runs every chunk (every iteration when there is no chunk
+// size) and every simd lane as a language thread of its own; W with
+// -fplugin-arg-lardcc_omp-iterations=W (lard-cc's default, window:W): the
+// same in a window of W language threads (guest-sdk/cc/omp/window.c); 0
+// without the argument (--lard-omp-iterations=off).  simd loops are marked
+// only with the argument, and not when an `ordered simd` region orders
+// their lanes.  A loop whose chunk size or safelen is not a value the call can
 // take is not split.  `index` is the loop's first iteration variable, as a
 // long.
 
@@ -54,6 +57,9 @@ int plugin_is_GPL_compatible;
 
 namespace {
 
+// What the begin marks' `split` says: 0 none, -1 every unit its own, W a
+// window of W.
+long split_value;
 bool split_loops;
 
 // The runtime's marks for one kind of loop.
@@ -279,7 +285,8 @@ void mark(gimple_stmt_iterator at, gbind *bind)
     if (!split && p.m == &simd_marks)
         return;
     gcall *begin = gimple_build_call(p.m->begin_fn, 2, arg,
-                                     build_int_cst(long_integer_type_node, split ? 1 : 0));
+                                     build_int_cst(long_integer_type_node,
+                                                   split ? split_value : 0));
     gimple_set_location(begin, loc);
     gsi_insert_before(&at, begin, GSI_SAME_STMT);
 
@@ -355,7 +362,14 @@ int plugin_init(struct plugin_name_args *info, struct plugin_gcc_version *versio
     }
     for (int i = 0; i < info->argc; i++) {
         if (strcmp(info->argv[i].key, "iterations") == 0) {
+            const char *v = info->argv[i].value;
+            char *end = NULL;
             split_loops = true;
+            split_value = v == NULL ? -1 : strtol(v, &end, 10);
+            if (v != NULL && (*end != '\0' || split_value <= 0)) {
+                error("%<lardcc_omp%>: %<iterations=%s%>: expected a window size", v);
+                return 1;
+            }
         } else {
             error("%<lardcc_omp%>: unknown argument %qs", info->argv[i].key);
             return 1;

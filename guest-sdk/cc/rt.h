@@ -149,9 +149,12 @@ uint32_t lardcc_me(void);
 uint32_t lardcc_me_reclaim(void);
 /* Switch this kernel thread to language thread `id` (unreported). */
 void lardcc_switch(uint32_t id);
+/* Switch to `id` and tick its own entry (a window slot's next unit,
+ * omp/window.c); returns the new own entry. */
+uint64_t lardcc_switch_tick(uint32_t id);
 
 /* What an OpenMP unit or a goroutine is, for race reports (core.c): lard intercepts
- * lardcc_note_unit(n) and reads the six words (emu/src/intercept/names.rs);
+ * lardcc_note_unit(n) and reads the seven words (emu/src/intercept/names.rs);
  * natively it does nothing.  `clock` is the language thread's own entry
  * when the unit starts: ids are reused, and a report tells their holders
  * apart by the clock of the racing access. */
@@ -160,6 +163,9 @@ struct lardcc_unit_note {
     uint64_t kind;                      /* LARDCC_UNIT_* */
     uint64_t site;                      /* return address of the program's call */
     uint64_t a, b;                      /* task: body; section, team: number; chunk: [a, b) */
+    uint64_t stride;                    /* iterations, lane: a window slot's
+                                         * later holders, one tick each, start
+                                         * at a + stride, a + 2 stride, ... */
 };
 enum {
     LARDCC_UNIT_TASK = 1,

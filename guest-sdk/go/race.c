@@ -192,7 +192,7 @@ void __tsan_report_count(uint64_t *n)
 static void note_goroutine(uint32_t id, void *pc, uint32_t stack)
 {
     struct lardcc_unit_note n = {id, lardcc_own(id), LARDCC_UNIT_GOROUTINE,
-                                 (uint64_t)(uintptr_t)pc, stack, 0};
+                                 (uint64_t)(uintptr_t)pc, stack, 0, 0};
     lardcc_note_unit(&n);
 }
 

@@ -403,10 +403,11 @@ pub fn build_lard_cc_linked(
     } else {
         "lard-cc"
     };
-    // Any runtime archive (instrumentation and pthreads, OpenMP; static and
-    // interposing), the SDK's (the thread identity both share) and the gcc
-    // plugin.
-    const RUNTIME: [&str; 7] = [
+    // The driver (its defaults), any runtime archive (instrumentation and
+    // pthreads, OpenMP; static and interposing), the SDK's (the thread
+    // identity both share) and the gcc plugin.
+    const RUNTIME: [&str; 8] = [
+        "bin/lard-cc",
         "lib/liblard.a",
         "lib/liblardcc.a",
         "lib/liblardcc_libc.a",

@@ -262,6 +262,58 @@ fn race_reports_name_the_static_loop_iterations_that_raced() {
     }
 }
 
+/// How a lard-cc build runs the iterations of a static loop: by default
+/// in a window of 61 logical threads per thread, so race_omp_window.c's
+/// races one iteration apart (iterations 222 and 223, in one thread's
+/// share) are reported and named, but not the one 122 iterations apart (a
+/// multiple of the window); with `--lard-omp-iterations` (every iteration
+/// its own) both; with `--lard-omp-iterations=off` (the thread's implicit
+/// task runs them) neither.
+#[test]
+fn static_loop_iterations_run_in_a_window_by_default() {
+    let file = "race_omp_window.c";
+    let rel = format!("cc/openmp/{file}");
+    let src = root().join("guests").join(&rel);
+    let near = marked_lines(&rel, "RACE near");
+    let far = marked_lines(&rel, "RACE far");
+    let both: BTreeSet<i64> = near.union(&far).copied().collect();
+    for (name, flags, want) in [
+        ("default", &[][..], near.clone()),
+        ("all", &["--lard-omp-iterations"][..], both),
+        ("off", &["--lard-omp-iterations=off"][..], BTreeSet::new()),
+    ] {
+        let out = build_dir().join("window").join(name);
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let mut all = vec!["-O1", "-fopenmp"];
+        all.extend_from_slice(flags);
+        build_lard_cc(&rel, &all, &out, &[]);
+        let json = scratch_file("lard-cc-window");
+        let l = lard_run(&["--report-json", json.to_str().unwrap()], &out, &[]);
+        assert_eq!(stdout(&l), stdout(&native(&out, &[])), "{name}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let races = v["detectors"]["fasttrack"]["races"].as_array().unwrap();
+        let lines: BTreeSet<i64> = races
+            .iter()
+            .flat_map(|r| [&r["frames"][0], &r["prev_frames"][0]])
+            .map(|f| f["line"].as_i64().unwrap())
+            .collect();
+        assert_eq!(lines, want, "{name}: {}", stderr(&l));
+        if name == "default" {
+            let at = format!(" of the static loop at {}:", src.display());
+            let r = &races[0];
+            let (u, p) = (
+                r["unit"].as_str().unwrap(),
+                r["prev_unit"].as_str().unwrap(),
+            );
+            assert!(
+                u.starts_with("iteration 223") && p.starts_with("iteration 222") && u.contains(&at),
+                "{u:?} / {p:?}"
+            );
+        }
+    }
+}
+
 /// The count of LARD op `op` in a `--stats` stderr (0 if none ran).
 fn op_count(stats: &str, op: &str) -> u64 {
     stats

@@ -53,6 +53,10 @@ pub enum LangUnit {
         first: i64,
         /// Iterations per unit (the chunk size; 1 without one).
         count: u64,
+        /// A window slot's holder (guest-sdk/cc/omp/window.c): the unit
+        /// `k` ticks after this one starts at `first + k * stride`; 0: a
+        /// single unit.
+        stride: i64,
     },
     /// The SIMD lane that runs one iteration of a `simd` loop (a lard-cc
     /// build with `--lard-omp-iterations`): the one whose first iteration
@@ -63,6 +67,9 @@ pub enum LangUnit {
         site: u64,
         /// The first iteration variable's value.
         index: i64,
+        /// A window slot's holder: the lane `k` ticks after this one runs
+        /// iteration `index + k * stride`; 0: a single lane.
+        stride: i64,
     },
     /// Team `n` (0-based, as `omp_get_team_num`) of a `teams` construct
     /// started by the call at `site`.
@@ -84,6 +91,35 @@ pub enum LangUnit {
 }
 
 impl LangUnit {
+    /// The holder `ticks` ticks after this one of a window slot (itself
+    /// for a single unit).
+    fn at_tick(self, ticks: u64) -> LangUnit {
+        let k = i64::try_from(ticks).unwrap_or(i64::MAX);
+        match self {
+            LangUnit::Iterations {
+                site,
+                first,
+                count,
+                stride,
+            } if stride != 0 => LangUnit::Iterations {
+                site,
+                first: first.wrapping_add(k.wrapping_mul(stride)),
+                count,
+                stride,
+            },
+            LangUnit::Lane {
+                site,
+                index,
+                stride,
+            } if stride != 0 => LangUnit::Lane {
+                site,
+                index: index.wrapping_add(k.wrapping_mul(stride)),
+                stride,
+            },
+            u => u,
+        }
+    }
+
     /// The call site's return address.
     pub fn site(&self) -> u64 {
         match *self {
@@ -134,7 +170,7 @@ impl LangUnit {
 /// What `lardcc_note_unit(const struct lardcc_unit_note *n)` says: the
 /// lard-cc runtime calls it when language thread `id` starts to run an
 /// OpenMP unit, its own clock then at `clock` (guest-sdk/cc/rt.h has the
-/// struct: six 64-bit words `id, clock, kind, site, a, b`).
+/// struct: seven 64-bit words `id, clock, kind, site, a, b, stride`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UnitNote {
     /// The language thread.
@@ -193,11 +229,13 @@ impl UnitNote {
             NOTE_LANE => LangUnit::Lane {
                 site,
                 index: a as i64,
+                stride: w(6)? as i64,
             },
             NOTE_ITERATIONS => LangUnit::Iterations {
                 site,
                 first: a as i64,
                 count: b,
+                stride: w(6)? as i64,
             },
             NOTE_GOROUTINE => LangUnit::Goroutine {
                 site,
@@ -247,7 +285,7 @@ impl LangUnits {
             };
         }
         let at = v.partition_point(|(s, _)| *s <= clock);
-        at.checked_sub(1).map(|i| v[i].1)
+        at.checked_sub(1).map(|i| v[i].1.at_tick(clock - v[i].0))
     }
 
     /// Entry `id` of every clock is at least `floor` (a clock floor): no
@@ -337,6 +375,7 @@ mod tests {
             site: 6,
             first,
             count,
+            stride: 0,
         };
         assert_eq!(
             it(-3, 1).text(line),
@@ -346,7 +385,11 @@ mod tests {
             it(8, 4).text(line),
             "chunk of 4 iterations from 8 of the static loop at a.c:5"
         );
-        let lane = LangUnit::Lane { site: 6, index: 3 };
+        let lane = LangUnit::Lane {
+            site: 6,
+            index: 3,
+            stride: 0,
+        };
         assert_eq!(
             lane.text(line),
             "SIMD lane of iteration 3 of the simd loop at a.c:5"
@@ -406,6 +449,7 @@ mod tests {
                 LangUnit::Lane {
                     site: 0x40,
                     index: 5,
+                    stride: 0,
                 },
             ),
             (
@@ -416,6 +460,7 @@ mod tests {
                     site: 0x40,
                     first: -2,
                     count: 4,
+                    stride: 0,
                 },
             ),
             (
@@ -430,7 +475,7 @@ mod tests {
             ),
         ];
         for (kind, a, b, unit) in cases {
-            let words = [7, 11, kind, 0x40, a, b];
+            let words = [7, 11, kind, 0x40, a, b, 0];
             let read = |at: u64| words.get(((at - 0x1000) / 8) as usize).copied();
             assert_eq!(
                 UnitNote::read(read, 0x1000),
@@ -451,6 +496,50 @@ mod tests {
             None
         );
         assert_eq!(UnitNote::read(|_| None, 0x1000), None);
+    }
+
+    /// A window slot's holders follow one another one tick apart, each
+    /// `stride` iterations on; a later note (a unit that ticked itself)
+    /// takes over from its clock.
+    #[test]
+    fn a_window_slot_names_each_holder_by_its_tick() {
+        let mut u = LangUnits::default();
+        let it = |first, stride| LangUnit::Iterations {
+            site: 6,
+            first,
+            count: 2,
+            stride,
+        };
+        u.insert(4, 10, it(100, 128));
+        u.insert(4, 13, it(484, 0));
+        u.insert(4, 15, it(612, 128));
+        let first = |c| match u.get(4, c) {
+            Some(LangUnit::Iterations { first, .. }) => Some(first),
+            _ => None,
+        };
+        let cases = [
+            (9, None),
+            (10, Some(100)),
+            (11, Some(228)),
+            (12, Some(356)),
+            (13, Some(484)),
+            (14, Some(484)),
+            (15, Some(612)),
+            (17, Some(868)),
+        ];
+        for (clock, want) in cases {
+            assert_eq!(first(clock), want, "clock {clock}");
+        }
+        let lane = LangUnit::Lane {
+            site: 6,
+            index: 5,
+            stride: -3,
+        };
+        u.insert(8, 1, lane);
+        assert!(matches!(
+            u.get(8, 3),
+            Some(LangUnit::Lane { index: -1, .. })
+        ));
     }
 
     /// A reused id names the holder whose clocks contain the epoch's.

@@ -107,24 +107,46 @@ struct unit {
     uint32_t id;                        /* LARD__NO_THREAD: none runs */
     uint32_t creator;                   /* the task that got it */
 };
+/* Units of one loop on one task run in a window of language threads
+ * (omp/window.c). */
+struct window_slot {
+    uint32_t id;                        /* LARD__NO_THREAD: not used yet */
+    int renote;                         /* its next unit needs a note */
+    uint64_t start;                     /* own entry when its unit started */
+    long index;                         /* that unit's first index */
+};
+struct window {
+    long w;                             /* slots (0: no window) */
+    unsigned long units;                /* units started in this loop */
+    struct window_slot *slot;           /* WINDOW_MAX, allocated once */
+    long running;                       /* slot of the running unit, or -1 */
+    uint32_t creator;                   /* the task or unit they fork from */
+    long first, step;                   /* unit 0's first index; index step per unit */
+    uint64_t kind;                      /* LARDCC_UNIT_ITERATIONS or _LANE */
+    uintptr_t site;                     /* return address of the begin call */
+    long count;                         /* iterations per unit, or safelen */
+    int chain;                          /* unit k comes after every unit up
+                                         * to k - w (safelen) */
+    struct lardcc_vc before;            /* chain: the ends of those units */
+};
+
 struct static_loop {
     int split;                          /* chunks run as units */
     long chunk;                         /* iterations per unit */
     long ran;                           /* iterations the running unit ran */
     uintptr_t site;                     /* return address of the begin call */
     struct lardcc_dvc fin;              /* the units' ends */
+    struct window win;                  /* w > 0: the units run in a window */
 };
 
 /* A simd loop (omp/simd.c). */
-#define LANE_RING 64
 struct simd_loop {
     int split;                          /* lanes run as language threads */
     long safelen;                       /* 0: none */
-    unsigned long lanes;                /* lanes started */
     uintptr_t site;                     /* return address of the begin call */
-    struct unit lane;                   /* the running lane */
+    struct unit lane;                   /* the running lane (every lane its own) */
     struct lardcc_dvc fin;              /* the lanes' ends */
-    struct lardcc_vc *ring;             /* LANE_RING lane ends, allocated once */
+    struct window win;                  /* w > 0: the lanes run in a window */
 };
 
 /* What one kernel thread keeps of the OpenMP constructs it runs: the
@@ -136,6 +158,8 @@ struct omp_thread {
     uint32_t cur_cg;                    /* its contention group (gomp.c) */
     struct unit work_unit;              /* the worksharing unit it runs */
     struct static_loop static_loop;     /* the static loop it is in */
+    struct window_slot *spare_slots;    /* a nested region's window slots */
+    struct lardcc_dvc spare_fin;        /* and its units' ends, cleared */
     int static_prologue;                /* between a static loop's begin
                                          * mark and its first iteration */
     struct simd_loop simd_loop;         /* the simd loop it runs */

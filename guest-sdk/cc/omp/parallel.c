@@ -3,6 +3,25 @@
 
 /* ------------------------------------------------------------- parallel */
 
+/* A region's static loop storage (window slots, all free again, and the
+ * units' ends, acquired) is kept for the kernel thread's next region; a
+ * region nested in another's loop frees its own. */
+static void keep_loop_storage(struct static_loop *L)
+{
+    if (L->win.slot != NULL) {
+        if (thr.spare_slots == NULL)
+            thr.spare_slots = L->win.slot;
+        else
+            LARDCC_RUNTIME(free(L->win.slot));
+    }
+    if (L->fin.v != NULL && thr.spare_fin.v == NULL) {
+        lardcc_dvc_clear(&L->fin);
+        thr.spare_fin = L->fin;
+    } else {
+        lardcc_dvc_free(&L->fin);
+    }
+}
+
 static void team_body(void *arg)
 {
     struct team *T = arg;
@@ -42,7 +61,7 @@ static void team_body(void *arg)
     stack = lardcc_stack_detach();
     PROGRAM_CALLBACK(T->fn(T->data));
     lardcc_stack_attach(stack);
-    lardcc_dvc_free(&thr.static_loop.fin);
+    keep_loop_storage(&thr.static_loop);
     thr.work_unit = saved_unit;
     thr.static_loop = saved_loop;
     thr.static_prologue = saved_prologue;

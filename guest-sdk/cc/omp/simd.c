@@ -3,31 +3,25 @@
 
 /* ------------------------------------------------------------ simd loops */
 
-/* With --lard-omp-iterations the plugin marks simd loops too (not those
- * with an `ordered simd` region): every iteration is a SIMD lane, a
- * language thread of its own forked from the task or unit that runs the
- * loop, since OpenMP lets lanes run concurrently (5.2 §10.4).  With
- * safelen(l), two iterations l or more apart never run concurrently: lane j
- * acquires the end of lane j - l, kept in a ring of the last l ends (for l
- * above LANE_RING, of lane j - LANE_RING: more order, which can hide a race
- * but not invent one).  Every lane's end joins a clock the loop's task
+/* The plugin marks simd loops (not those with an `ordered simd` region):
+ * every iteration is a SIMD lane, a language thread forked from the task
+ * or unit that runs the loop, since OpenMP lets lanes run concurrently
+ * (5.2 §10.4).  With safelen(l), two iterations l or more apart never run
+ * concurrently: the lanes run in a window of l language threads whose
+ * chain orders lane j after every lane up to j - l (omp/window.c; for l
+ * above WINDOW_MAX, after those up to j - WINDOW_MAX: more order, which can
+ * hide a race but not invent one).  Without safelen the lanes run in the
+ * build's window (lard-cc's default), or each as a language thread of its
+ * own (--lard-omp-iterations), whose end joins a clock the loop's task
  * acquires at the end mark.  A lane starts with its private copies and the
- * previous lane's dead frames without history.  Nothing that starts threads or
- * worksharing may be nested in a simd loop, so a thread runs one at a
- * time. */
-static unsigned long ring_len(const struct simd_loop *L)
-{
-    return L->safelen < LANE_RING ? (unsigned long)L->safelen : LANE_RING;
-}
-
+ * previous lane's dead frames without history.  Nothing that starts
+ * threads or worksharing may be nested in a simd loop, so a thread runs
+ * one at a time. */
 static void simd_lane_end(void)
 {
     struct simd_loop *L = &thr.simd_loop;
-    if (L->lane.id == LARD__NO_THREAD)
-        return;
-    if (L->safelen > 0)
-        lardcc_vc_copy(&L->ring[(L->lanes - 1) % ring_len(L)], lardcc_clock(L->lane.id));
-    unit_stop(&L->lane, &L->fin, 0);
+    if (L->lane.id != LARD__NO_THREAD)
+        unit_stop(&L->lane, &L->fin, 0);
 }
 
 void __lardcc_omp_simd_begin(long safelen, long split);
@@ -36,26 +30,28 @@ void __lardcc_omp_simd_begin(long safelen, long split)
     struct simd_loop *L = &thr.simd_loop;
     L->split = split != 0 && !lardcc_in_runtime;
     L->safelen = safelen > 0 ? safelen : 0;
-    L->lanes = 0;
     L->site = (uintptr_t)__builtin_return_address(0);
-    if (L->split && L->safelen > 0 && L->ring == NULL)
-        L->ring = xmalloc(LANE_RING * sizeof *L->ring);
+    L->win.w = 0;
+    if (L->split && L->safelen > 0)
+        window_open(&L->win, L->safelen, 1, LARDCC_UNIT_LANE, L->site, L->safelen);
+    else if (L->split && split > 0)
+        window_open(&L->win, split, 0, LARDCC_UNIT_LANE, L->site, 0);
 }
 
 void __lardcc_omp_simd_iter(long index);
 void __lardcc_omp_simd_iter(long index)
 {
     struct simd_loop *L = &thr.simd_loop;
-    unsigned long j;
     if (!L->split)
         return;
+    if (L->win.w > 0) {
+        window_next(&L->win, index, 0);
+        return;
+    }
     simd_lane_end();
     lardcc_clear_dead_stack(); /* the previous lane's calls */
-    j = L->lanes++;
     unit_start(&L->lane);
-    if (L->safelen > 0 && j >= ring_len(L))
-        lardcc_acquire_vc(&L->ring[j % ring_len(L)]);
-    note_unit(LARDCC_UNIT_LANE, L->site, (uint64_t)index, (uint64_t)L->safelen);
+    note_unit(LARDCC_UNIT_LANE, L->site, (uint64_t)index, 0);
 }
 
 /* A lane's private copy at [addr, addr + size) starts without history: gcc
@@ -76,7 +72,10 @@ void __lardcc_omp_simd_end(void)
     if (!L->split)
         return;
     L->split = 0;
-    simd_lane_end();
+    if (L->win.w > 0)
+        window_close(&L->win, &L->fin, 0);
+    else
+        simd_lane_end();
     acquire_ends(&L->fin);
     lardcc_floors_alone();
 }

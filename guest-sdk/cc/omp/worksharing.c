@@ -312,7 +312,9 @@ void __wrap_GOMP_loop_end_nowait(void)
  * and the first iteration) is not the program asking its thread number
  * (thread-bound state, above).
  *
- * With `split` (lard-cc --lard-omp-iterations): every chunk of the thread's
+ * With `split` (lard-cc's default; > 0: in a window of that many language
+ * threads, omp/window.c; < 0: every unit its own, lard-cc
+ * --lard-omp-iterations): every chunk of the thread's
  * share (every iteration without a chunk size: under some team size each
  * runs on a thread of its own) is a worksharing unit, forked from the
  * implicit task like a chunk libgomp hands out — unless the program fixed
@@ -349,11 +351,26 @@ static void static_unit_end(void)
 void __lardcc_omp_static_begin(long chunk, long split);
 void __lardcc_omp_static_begin(long chunk, long split)
 {
+    struct static_loop *L = &thr.static_loop;
     thr.static_prologue = 1;
-    thr.static_loop.split = split != 0;
-    thr.static_loop.chunk = chunk > 0 ? chunk : 1;
-    thr.static_loop.ran = 0;
-    thr.static_loop.site = (uintptr_t)__builtin_return_address(0);
+    L->split = split != 0;
+    L->chunk = chunk > 0 ? chunk : 1;
+    L->ran = 0;
+    L->site = (uintptr_t)__builtin_return_address(0);
+    L->win.w = 0;
+    if (split != 0 && L->fin.v == NULL && thr.spare_fin.v != NULL) {
+        L->fin = thr.spare_fin;
+        memset(&thr.spare_fin, 0, sizeof thr.spare_fin);
+    }
+    if (split > 0)
+        window_open(&L->win, split, 0, LARDCC_UNIT_ITERATIONS, L->site, L->chunk);
+}
+
+/* Whether a static loop's units run as language threads here: in a team
+ * that may have more than one thread, as an implicit task. */
+static bool static_units_here(void)
+{
+    return thr.cur_team != NULL && !thr.cur_team->one && current_task()->implicit;
 }
 
 void __lardcc_omp_static_iter(long index);
@@ -363,8 +380,15 @@ void __lardcc_omp_static_iter(long index)
     thr.static_prologue = 0;
     if (!L->split || (L->ran != 0 && L->ran++ < L->chunk))
         return;
-    static_unit_end();
     L->ran = 1;
+    if (L->win.w > 0) {
+        if (L->win.units == 0 && !static_units_here())
+            L->split = 0; /* no team: the loop runs as its encountering task */
+        else
+            window_next(&L->win, index, current_task()->stack_top);
+        return;
+    }
+    static_unit_end();
     if (thr.cur_team != NULL && !thr.cur_team->one && unit_begin())
         note_unit(LARDCC_UNIT_ITERATIONS, L->site, (uint64_t)index, (uint64_t)L->chunk);
     else
@@ -374,11 +398,15 @@ void __lardcc_omp_static_iter(long index)
 void __lardcc_omp_static_end(void);
 void __lardcc_omp_static_end(void)
 {
+    struct static_loop *L = &thr.static_loop;
     thr.static_prologue = 0;
-    if (!thr.static_loop.split)
+    if (!L->split)
         return;
-    thr.static_loop.split = 0;
-    static_unit_end();
-    acquire_ends(&thr.static_loop.fin);
+    L->split = 0;
+    if (L->win.w > 0)
+        window_close(&L->win, &L->fin, current_task()->stack_top);
+    else
+        static_unit_end();
+    acquire_ends(&L->fin);
     lardcc_floors_alone();
 }

@@ -1,6 +1,6 @@
 /* Race-free: what the iterations of schedule(static) loops may rely on
- * when every iteration (every chunk) is a logical thread
- * (--lard-omp-iterations): a variable declared in the parallel region is
+ * when every iteration (every chunk) is a logical thread (a lard-cc
+ * build's window, or --lard-omp-iterations): a variable declared in the parallel region is
  * its thread's, shared by the iterations that thread runs; after a nowait,
  * a loop with the same iteration count and schedule runs iteration i on
  * the thread that ran iteration i of the previous one (OpenMP 5.2

@@ -1,7 +1,7 @@
 /* Racy: in a simd loop with safelen(4), iterations one apart may run in
  * one SIMD chunk, so b[i - 1]'s write and its read by the next iteration
- * race in the program, however the compiler vectorized it.  Built with
- * --lard-omp-iterations every SIMD lane is a logical thread.  `b` is the
+ * race in the program, however the compiler vectorized it.  A lard-cc
+ * build runs every SIMD lane as a logical thread.  `b` is the
  * enclosing function's, shared by the lanes (not a private copy).
  * Race-free twin: omp_simd_lanes.c. */
 #include <stdio.h>

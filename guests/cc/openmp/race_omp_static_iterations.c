@@ -4,8 +4,9 @@
  * but under a team of sixteen they run on two threads.  In the second
  * (chunks of four), iterations 1 and 9 collide: chunks [0, 4) and [8, 12)
  * are the first thread's under a team of two, another's under any other
- * team size.  Built with --lard-omp-iterations, every iteration (every
- * chunk) is a logical thread.  Race-free twin: omp_static_iterations.c. */
+ * team size.  A lard-cc build runs every iteration (every chunk) as a
+ * logical thread, in a window by default or each its own with
+ * --lard-omp-iterations.  Race-free twin: omp_static_iterations.c. */
 #include <stdio.h>
 #define N 16
 static const int idx[N] = {0, 1, 2, 3, 4, 2, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
