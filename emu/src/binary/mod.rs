@@ -3,6 +3,7 @@
 //! the guest and LARD-aware disassembly.
 
 pub mod atomics;
+pub mod demangle;
 pub mod disasm;
 pub mod elf;
 pub mod functions;

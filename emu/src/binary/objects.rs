@@ -306,14 +306,16 @@ impl ObjectRegistry {
         Some(format!("{}+{:#x}", o.short_name(), pc.wrapping_sub(o.bias)))
     }
 
-    /// A name for a data address: `symbol+0xoff` (with the library for data
-    /// outside the executable) or `libfoo.so+0xoff`; `None` outside objects.
+    /// A name for a data address: `symbol+0xoff` (a Rust name demangled;
+    /// with the library for data outside the executable) or
+    /// `libfoo.so+0xoff`; `None` outside objects.
     pub fn describe_data(&self, addr: u64) -> Option<String> {
         let o = self.at(addr)?;
         if let Some((s, off)) = o.symbols().and_then(|s| s.object(addr)) {
+            let name = super::demangle::display(&s.name);
             return Some(match o.kind {
-                ObjectKind::Executable => format!("{}+{off:#x}", s.name),
-                _ => format!("{}+{off:#x} in {}", s.name, o.short_name()),
+                ObjectKind::Executable => format!("{name}+{off:#x}"),
+                _ => format!("{name}+{off:#x} in {}", o.short_name()),
             });
         }
         (o.kind != ObjectKind::Executable)

@@ -1,5 +1,6 @@
 //! Address → symbol lookup for reports and disassembly.
 
+use crate::binary::demangle;
 use crate::binary::elf::Symbol;
 
 /// A sorted symbol table, possibly relocated by a load bias.
@@ -57,13 +58,15 @@ impl Symbolizer {
         self.funcs.iter().find(|s| s.name == name)
     }
 
-    /// `name+0xoff` for a code address, or `None` when no function covers it.
+    /// `name+0xoff` for a code address (a Rust name demangled,
+    /// [`demangle::display`]), or `None` when no function covers it.
     pub fn describe_pc(&self, pc: u64) -> Option<String> {
         self.function(pc).map(|(s, off)| {
+            let name = demangle::display(&s.name);
             if off == 0 {
-                s.name.clone()
+                name.into_owned()
             } else {
-                format!("{}+{off:#x}", s.name)
+                format!("{name}+{off:#x}")
             }
         })
     }
