@@ -77,7 +77,7 @@ clean:
 	$(CARGO) clean
 
 # make install PREFIX=/opt/lard [DESTDIR=...]: bin/lard, bin/lard-cc,
-# bin/lard-c++, include/lard.h, include/lardx86.inc, lib/liblard.a,
+# bin/lard-c++, bin/lard-rustc, include/lard.h, include/lardx86.inc, lib/liblard.a,
 # lib/liblardcc.a, lib/liblardcc_omp.a, the --wrap lists, the gcc plugin
 # lib/lardcc_omp.so, lib/pkgconfig/lard.pc and man pages (generated from
 # --help) in share/man/man1.
@@ -88,7 +88,7 @@ install: build
 	install -m 755 target/release/lard $(DESTDIR)$(PREFIX)/bin/lard
 	$(MAKE) -s -C guest-sdk install-cc BUILD=$(CURDIR)/target/sdk-build PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) CC=gcc
 	python3 guest-sdk/tools/help2man.py $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  target/release/lard $(CURDIR)/target/sdk-build/lard-cc
+	  target/release/lard $(CURDIR)/target/sdk-build/lard-cc $(CURDIR)/target/sdk-build/lard-rustc
 
 # Wall-time ratios of lard vs native and qemu-user (bench/README.md).
 # BENCH_SCALE=N for longer runs, BENCH_REPS=K for more repetitions.

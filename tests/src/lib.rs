@@ -442,6 +442,32 @@ pub fn build_lard_cc_linked(
     });
 }
 
+/// Builds the Rust program `guests/<rel>` with the installed `lard-rustc`
+/// (`-O -g`, edition 2021) into `out`; rebuilt when the source or the
+/// runtime is newer.
+pub fn build_lard_rustc(rel: &str, out: &Path) {
+    let prefix = lard_cc_prefix();
+    let src = root().join("guests").join(rel);
+    let stale = !fresh(out, &src)
+        || ["bin/lard-rustc", "lib/liblardcc_dyn.a", "lib/liblard.a"]
+            .iter()
+            .any(|a| !fresh(out, &prefix.join(a)));
+    if let Some(d) = out.parent() {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    if stale {
+        let _ = std::fs::remove_file(out);
+    }
+    compile_cached(&src, out, &format!("lard-rustc {rel}"), |tmp| {
+        let mut c = Command::new(prefix.join("bin").join("lard-rustc"));
+        c.args(["-O", "-g", "--edition", "2021"])
+            .arg(&src)
+            .arg("-o")
+            .arg(tmp);
+        c
+    });
+}
+
 /// The guest-source line of each PC: the innermost location in `source`
 /// along the inline chain.
 pub fn source_lines(bin: &Path, source: &str, pcs: &[u64]) -> BTreeSet<i64> {
