@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use lard_emu::cmd;
 use lard_emu::cmd::accuracy::AccuracyArgs;
 use lard_emu::cmd::campaign::cli::CampaignCmd;
+use lard_emu::cmd::cargo::CargoArgs;
 use lard_emu::cmd::cc_accuracy::CcAccuracyArgs;
 use lard_emu::cmd::explore::cli::ExploreCli;
 use lard_emu::cmd::go::GoArgs;
@@ -50,6 +51,11 @@ enum Command {
     /// lard's race runtime, `test` and `run` under `lard run`; other go
     /// subcommands pass through (docs/go.md).
     Go(GoArgs),
+    /// Rust crates as LARD programs: cargo with lard-rustc (rustc's
+    /// ThreadSanitizer instrumentation on lard's runtime), `test`, `run`
+    /// and `bench` under `lard run`; other cargo subcommands pass through
+    /// (docs/rust.md).
+    Cargo(CargoArgs),
     /// Many-run jobs from a campaign file: programs crossed with detectors,
     /// hardware configurations, environments, seeds and schedulers; run
     /// here or as a Slurm job array, then collected into tables and
@@ -85,6 +91,7 @@ fn main() -> ExitCode {
         Command::Jumble(args) => cmd::jumble::run(args),
         Command::Explore(args) => cmd::explore::cli::run(args),
         Command::Go(args) => cmd::go::run(args),
+        Command::Cargo(args) => cmd::cargo::run(args),
         Command::Campaign(c) => cmd::campaign::cli::run(c),
         Command::Accuracy(a) => cmd::accuracy::run(a),
         Command::CcAccuracy(a) => cmd::cc_accuracy::run(a),

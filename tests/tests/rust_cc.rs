@@ -145,3 +145,77 @@ fn reports_name_rust_functions_demangled() {
     let err = stderr(&lard_run(&[], &bin, &[]));
     assert!(err.contains("<static_counter_race::COUNTER"), "{err}");
 }
+
+/// `lard cargo ARGS` on guests/rust-cargo (a library with a build script
+/// and a proc-macro, a race-free and a racy test file, a doctest), offline,
+/// in its own target directory.
+fn lard_cargo(args: &[&str]) -> std::process::Output {
+    let prefix = lard_cc_prefix();
+    let manifest = root().join("guests/rust-cargo/Cargo.toml");
+    std::process::Command::new(lard())
+        .arg("cargo")
+        .args(args)
+        .arg("--offline")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .env("LARD_RUSTC", prefix.join("bin/lard-rustc"))
+        .env("CARGO_TARGET_DIR", guest_dir().join("lard-cargo"))
+        .env_remove("RUSTC")
+        .env_remove("RUSTDOC")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .output()
+        .expect("cannot run lard cargo")
+}
+
+/// `lard cargo test`: the build script and the proc-macro run on the host
+/// (uninstrumented, or the build fails), the race-free tests and the
+/// doctest pass under `lard run` with no race, and the racy test binary
+/// exits 66 with its race reported on the RACE line.
+#[test]
+fn lard_cargo_test_runs_the_tests_under_lard() {
+    let _g = CARGO_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let free = lard_cargo(&["test", "--test", "free"]);
+    let err = stderr(&free);
+    assert!(free.status.success(), "{err}");
+    assert!(stdout(&free).contains("test counts_the_even_numbers ... ok"));
+    assert!(err.contains("mode: LARD (Tracked accesses"), "{err}");
+    assert!(err.contains("distinct racy PCs: 0"), "{err}");
+
+    let doc = lard_cargo(&["test", "--doc"]);
+    assert!(doc.status.success(), "{}", stderr(&doc));
+    assert!(stdout(&doc).contains("1 passed"), "{}", stdout(&doc));
+    // The doctest runs under lard run: a bad lard option fails it.
+    let bad = lard_cargo(&["--run-option=--no-such-option", "test", "--doc"]);
+    assert!(!bad.status.success(), "{}", stdout(&bad));
+
+    let racy = lard_cargo(&["test", "--test", "racy"]);
+    let err = stderr(&racy);
+    // cargo exits with the status of the test binary that failed.
+    assert_eq!(racy.status.code(), Some(66), "{err}");
+    assert!(err.contains("(exit status: 66)"), "{err}");
+    let line = marked_lines("rust-cargo/tests/racy.rs", "// RACE");
+    let at: Vec<String> = line
+        .iter()
+        .map(|l| format!("rust-cargo/tests/racy.rs:{l}"))
+        .collect();
+    assert_eq!(at.len(), 1);
+    assert!(err.contains(&at[0]), "{err}");
+}
+
+/// Bad input: no `lard-rustc` to be found is one line and status 127.
+#[test]
+fn lard_cargo_without_lard_rustc_says_so() {
+    let o = std::process::Command::new(lard())
+        .args(["cargo", "build"])
+        .env("LARD_RUSTC", "/nonexistent/lard-rustc")
+        .output()
+        .expect("cannot run lard cargo");
+    assert_eq!(o.status.code(), Some(127));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("LARD_RUSTC=/nonexistent/lard-rustc"), "{err}");
+}
+
+/// One `lard cargo` at a time in this test binary (one target directory).
+static CARGO_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -5,6 +5,7 @@
 pub mod accuracy;
 pub mod adversarial;
 pub mod campaign;
+pub mod cargo;
 pub mod cc_accuracy;
 pub mod disasm;
 pub mod exit;
