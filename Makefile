@@ -108,3 +108,4 @@ bench: unicorn
 	python3 bench/debugging.py
 	python3 bench/explore.py
 	python3 bench/go.py
+	CARGO="$(CARGO)" python3 bench/rust.py
