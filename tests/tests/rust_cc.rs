@@ -219,3 +219,40 @@ fn lard_cargo_without_lard_rustc_says_so() {
 
 /// One `lard cargo` at a time in this test binary (one target directory).
 static CARGO_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// `lard-rustc` as cargo's `RUSTC_WRAPPER` (its first argument the rustc
+/// to run) instruments and links like `lard-rustc` alone; under cargo
+/// without `--target` (`CARGO_CRATE_NAME` set) it refuses with one line
+/// and status 2.
+#[test]
+fn lard_rustc_as_a_wrapper_and_without_a_target() {
+    let prefix = lard_cc_prefix();
+    let src = root().join("guests/rust-cc/static_counter_race.rs");
+    let out = guest_dir()
+        .join("lard-rustc")
+        .join("wrapped_static_counter_race");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let o = std::process::Command::new(prefix.join("bin/lard-rustc"))
+        .args(["rustc", "-O", "-g"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("lard-rustc");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = marked_lines("rust-cc/static_counter_race.rs", "// RACE");
+    let got = lines_under(&out, "static_counter_race", &[]).unwrap();
+    assert_eq!(got, want);
+
+    let o = std::process::Command::new(prefix.join("bin/lard-rustc"))
+        .args(["--crate-name", "prog", "--crate-type", "bin"])
+        .arg(&src)
+        .env("CARGO_CRATE_NAME", "prog")
+        .current_dir(guest_dir())
+        .output()
+        .expect("lard-rustc");
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--target"), "{err}");
+}
