@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 """Writes a short man page NAME.1 for each command from its --help output.
 
-usage: help2man.py MANDIR COMMAND...   (lard-cc also yields lard-c++.1)
+usage: help2man.py MANDIR COMMAND...   (lard-cc also yields lard-c++.1, lard-rustc
+                                        lard-rustdoc.1)
 """
 import os
 import subprocess
@@ -25,10 +26,11 @@ def main():
     for cmd in cmds:
         name = os.path.basename(cmd)
         text = subprocess.run([cmd, "--help"], capture_output=True, text=True, check=True).stdout
-        names = [name, "lard-c++"] if name == "lard-cc" else [name]
+        twin = {"lard-cc": "lard-c++", "lard-rustc": "lard-rustdoc"}.get(name)
+        names = [name, twin] if twin else [name]
         for n in names:
             with open(os.path.join(mandir, n + ".1"), "w") as f:
-                f.write(page(n, text.replace("lard-cc", n) if n != name else text))
+                f.write(page(n, text.replace("lard-cc", n) if name == "lard-cc" else text))
 
 
 if __name__ == "__main__":
