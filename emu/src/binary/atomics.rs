@@ -524,3 +524,157 @@ mod tests {
         assert!(!is_std_atomic("my_atomic<int>") && !is_std_atomic("counter"));
     }
 }
+
+/// Locations program code has accessed with an atomic read-modify-write
+/// (a lock-prefixed instruction or `xchg`) at run time, wherever they
+/// live — stack, heap, TLS, globals (docs/binary-mode.md, "Atomics"): from
+/// that instruction on, a plain access of one is an atomic access. A
+/// location stops being one when its memory is reused: its heap block
+/// freed, the frames holding it found dead at an OpenMP body's entry, its
+/// mapping unmapped. Kept as 8-byte words with a mask of their atomic bytes.
+#[derive(Clone, Debug, Default)]
+pub struct AtomicLocations {
+    words: std::collections::BTreeMap<u64, u8>,
+    /// The span of all words (a cheap first test).
+    lo: u64,
+    hi: u64,
+}
+
+impl AtomicLocations {
+    /// `[addr, addr + size)` is atomic from now on.
+    pub fn add(&mut self, addr: u64, size: u64) {
+        let end = addr.saturating_add(size.max(1));
+        if self.words.is_empty() {
+            (self.lo, self.hi) = (addr & !7, 0);
+        }
+        let mut a = addr;
+        while a < end {
+            let w = a & !7;
+            let upto = end.min(w + 8);
+            let mask = (0xffu16 << (a - w)) as u8 & (0xffu16 >> (w + 8 - upto)) as u8;
+            *self.words.entry(w).or_insert(0) |= mask;
+            a = upto;
+        }
+        self.lo = self.lo.min(addr & !7);
+        self.hi = self.hi.max((end + 7) & !7);
+    }
+
+    /// True when the byte at `addr` is atomic.
+    #[inline]
+    pub fn contains(&self, addr: u64) -> bool {
+        if addr < self.lo || addr >= self.hi {
+            return false;
+        }
+        self.words
+            .get(&(addr & !7))
+            .is_some_and(|m| m & (1 << (addr & 7)) != 0)
+    }
+
+    /// `[start, start + len)` is reused memory: no location in it is
+    /// atomic any more.
+    pub fn forget(&mut self, start: u64, len: u64) {
+        let end = start.saturating_add(len);
+        if self.words.is_empty() || end <= self.lo || start >= self.hi {
+            return;
+        }
+        let inside: Vec<u64> = self
+            .words
+            .range((start & !7)..end)
+            .map(|(&w, _)| w)
+            .collect();
+        for w in inside {
+            let keep_lo = if w < start {
+                (1u16 << (start - w)) - 1
+            } else {
+                0
+            };
+            let keep_hi = if w + 8 > end {
+                !((1u16 << (end - w)) - 1) & 0xff
+            } else {
+                0
+            };
+            let keep = (keep_lo | keep_hi) as u8;
+            if let Some(m) = self.words.get_mut(&w) {
+                *m &= keep;
+                if *m == 0 {
+                    self.words.remove(&w);
+                }
+            }
+        }
+        if self.words.is_empty() {
+            (self.lo, self.hi) = (0, 0);
+        }
+    }
+
+    /// The atomic bytes of `[start, start + len)` move `delta` bytes on
+    /// (realloc moving a block).
+    pub fn moved(&mut self, start: u64, len: u64, to: u64) {
+        let bytes: Vec<u64> = self
+            .words
+            .range((start & !7)..start.saturating_add(len))
+            .flat_map(|(&w, &m)| {
+                (0..8)
+                    .filter(move |b| m & (1 << b) != 0)
+                    .map(move |b| w + b)
+            })
+            .filter(|&a| a >= start && a < start + len)
+            .collect();
+        self.forget(start, len);
+        for a in bytes {
+            self.add(to + (a - start), 1);
+        }
+    }
+
+    /// Number of atomic words.
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    /// True when no location is atomic.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod location_tests {
+    use super::AtomicLocations;
+
+    /// Bytes become atomic as instructions touch them, exactly those
+    /// bytes, and stop being atomic when their memory is reused.
+    #[test]
+    fn atomic_locations_follow_their_memory() {
+        let mut l = AtomicLocations::default();
+        assert!(!l.contains(0x1000));
+        l.add(0x1004, 4); // an int in the upper half of a word
+        l.add(0x100e, 4); // one crossing into the next word
+        let cases = [
+            (0x1003, false),
+            (0x1004, true),
+            (0x1007, true),
+            (0x1008, false),
+            (0x100d, false),
+            (0x100e, true),
+            (0x1011, true),
+            (0x1012, false),
+        ];
+        for (a, want) in cases {
+            assert_eq!(l.contains(a), want, "{a:#x}");
+        }
+        l.forget(0x1006, 0x9); // [0x1006, 0x100f)
+        let after = [
+            (0x1005, true),
+            (0x1006, false),
+            (0x100e, false),
+            (0x100f, true),
+        ];
+        for (a, want) in after {
+            assert_eq!(l.contains(a), want, "{a:#x} after forget");
+        }
+        l.moved(0x1000, 0x20, 0x2000);
+        assert!(!l.contains(0x1005) && l.contains(0x2005) && l.contains(0x2010));
+        assert!(!l.contains(0x2006));
+        l.forget(0x2000, 0x100);
+        assert!(l.is_empty() && !l.contains(0x2005));
+    }
+}

@@ -17,7 +17,7 @@
 //! pointer (a frame abandoned by `longjmp` or thread exit is dropped when a
 //! shallower one returns).
 
-use crate::binary::atomics::AtomicObjects;
+use crate::binary::atomics::{AtomicLocations, AtomicObjects};
 use crate::binary::objects::ObjectId;
 use crate::binary::program::{ProgramCode, ProgramSource};
 use crate::binary::prune::{Pruned, Pruning};
@@ -189,6 +189,9 @@ pub struct BinaryRuntime {
     /// accesses of them by program code are acquire (load) and release
     /// (store), not checked.
     pub atomic_objects: AtomicObjects,
+    /// Locations program code has accessed with an atomic read-modify-write,
+    /// wherever they live: plain accesses of them are atomic too.
+    pub atomic_locations: AtomicLocations,
     /// Plain accesses of atomic objects by program code.
     pub plain_atomics: u64,
     /// The atomic instruction whose accesses the memory hook must skip.
@@ -279,6 +282,7 @@ impl BinaryRuntime {
             team_calls: HashMap::new(),
             next_team: 1,
             atomic_objects: AtomicObjects::default(),
+            atomic_locations: AtomicLocations::default(),
             plain_atomics: 0,
             atomic_pc: u64::MAX,
             writes: Vec::new(),

@@ -82,11 +82,14 @@ impl Machine {
     /// The notification point for memory going away: `[start, start+len)`
     /// is about to be unmapped (`munmap`, or an `mmap` with `MAP_FIXED`
     /// over it). Every mechanism that keeps facts about mapped code
-    /// forgets them here: the LARD sites found in it and the objects'
-    /// executable ranges.
+    /// forgets them here: the LARD sites found in it, the objects'
+    /// executable ranges and binary mode's atomic locations.
     pub fn unmapped(&mut self, start: u64, len: u64) {
         self.obs.code.forget(start, len);
         self.obs.objects.unmapped(start, len);
+        if let Some(b) = self.obs.binary.as_deref_mut() {
+            b.atomic_locations.forget(start, len);
+        }
     }
 
     /// Executable memory `[start, start+len)` appeared (mmap, mprotect):

@@ -350,8 +350,8 @@ pub fn mode_line(m: &Machine) -> String {
                 "mode: binary (program code checked: {} range(s){stripped}; {} library call(s) \
                  intercepted{floors}, {} atomic instruction(s) and {} plain access(es) of \
                  atomic objects as synchronization; limits: plain-mov atomics are \
-                 recognized on global and static objects only (typed atomic in DWARF, or \
-                 targets of a lock-prefixed instruction; not on the heap or stack), \
+                 recognized on objects typed atomic in DWARF (globals and statics) and on \
+                 locations once a lock-prefixed instruction or xchg touched them, \
                  {orders})",
                 rt.program.ranges().len(),
                 rt.calls,

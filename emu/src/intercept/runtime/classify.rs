@@ -94,16 +94,17 @@ impl BinaryRuntime {
             if stack {
                 self.note_stack(cur, addr);
             }
-            let checked = if self.atomic_objects.contains(addr) {
-                return Class::PlainAtomic { deliver: self.all };
-            } else if self.single_threaded {
-                self.single_threaded_accesses += 1;
-                false
-            } else if tag & Observe::UNPRUNED != 0 {
-                self.observe_unpruned(addr, kind)
-            } else {
-                self.observe_checked(pc, addr, kind)
-            };
+            let checked =
+                if self.atomic_objects.contains(addr) || self.atomic_locations.contains(addr) {
+                    return Class::PlainAtomic { deliver: self.all };
+                } else if self.single_threaded {
+                    self.single_threaded_accesses += 1;
+                    false
+                } else if tag & Observe::UNPRUNED != 0 {
+                    self.observe_unpruned(addr, kind)
+                } else {
+                    self.observe_checked(pc, addr, kind)
+                };
             if checked {
                 return Class::Checked;
             }

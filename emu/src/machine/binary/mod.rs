@@ -340,6 +340,7 @@ impl Machine {
         let rt = self.rt();
         rt.atomic_pc = pc;
         rt.atomics += 1;
+        rt.atomic_locations.add(addr, u64::from(size));
         self.acquire(SyncKey::Object(addr), pc);
         let rt = self.rt();
         if rt.single_threaded {

@@ -105,6 +105,7 @@ impl Machine {
             *c = c.saturating_sub(1);
         }
         self.rt().tasks.block_freed(addr);
+        self.rt().atomic_locations.forget(addr, size);
         self.program(pc, ProgramEvent::Free { addr });
         for (a, len) in page_chunks(addr, size) {
             self.emit(pc, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
@@ -120,7 +121,9 @@ impl Machine {
         let old_block = self.rt().heap.get(&old).copied().filter(|b| b.live);
         if let Some(b) = old_block {
             if new != old {
-                for (s, d, len) in copy_chunks(old, new, b.size.min(size)) {
+                let kept = b.size.min(size);
+                self.rt().atomic_locations.moved(old, kept, new);
+                for (s, d, len) in copy_chunks(old, new, kept) {
                     self.emit(
                         pc,
                         EventKind::Lard(EvOp::CopyHistory {

@@ -173,6 +173,7 @@ impl Machine {
         let cur = self.cpu.cur;
         let low = std::mem::replace(&mut self.rt().thread(cur).stack_low, 0);
         let low = if low != 0 && low < sp { low } else { sp };
+        self.rt().atomic_locations.forget(low, sp + 8 - low);
         for (a, len) in page_chunks(low, sp + 8 - low) {
             self.emit(pc, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));
         }
