@@ -285,10 +285,13 @@ static void note_unit(uint64_t kind, uintptr_t site, uint64_t a, uint64_t b)
 
 /* The constructs, in this order (one translation unit: the helpers above
  * stay static and inline as before). */
+static void doacross_forget(struct team *T);
+
 #include "omp/parallel.c"
 #include "omp/barrier.c"
 #include "omp/window.c"
 #include "omp/worksharing.c"
+#include "omp/doacross.c"
 #include "omp/simd.c"
 #include "omp/teams.c"
 #include "omp/sync.c"

@@ -88,6 +88,10 @@ pub enum SyncKey {
     Units(u64),
     /// `single copyprivate`'s broadcast.
     Copy,
+    /// Iteration `index` (its vector's linear index) of doacross loop
+    /// `l` (a team instance's token times 2^16 plus the loop's number in
+    /// it): `depend(source)` releases it, `depend(sink)` acquires it.
+    Doacross(u64, u64),
     /// `critical` or an OpenMP lock (`object`: the construct's number or
     /// the lock's address) in contention group `group` > 0, a team of a
     /// `teams` construct (machine/binary/contention.rs).

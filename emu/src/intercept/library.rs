@@ -511,6 +511,73 @@ pub const LIBRARY: &[(&str, LibCall)] = &[
             ull: true,
         },
     ),
+    (
+        "GOMP_loop_doacross_static_start",
+        LibCall::OmpDoacrossLoop {
+            istart: 3,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_doacross_dynamic_start",
+        LibCall::OmpDoacrossLoop {
+            istart: 3,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_doacross_guided_start",
+        LibCall::OmpDoacrossLoop {
+            istart: 3,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_doacross_runtime_start",
+        LibCall::OmpDoacrossLoop {
+            istart: 2,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_doacross_start",
+        LibCall::OmpDoacrossLoop {
+            istart: 4,
+            ull: false,
+        },
+    ),
+    (
+        "GOMP_loop_ull_doacross_static_start",
+        LibCall::OmpDoacrossLoop {
+            istart: 3,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ull_doacross_dynamic_start",
+        LibCall::OmpDoacrossLoop {
+            istart: 3,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ull_doacross_guided_start",
+        LibCall::OmpDoacrossLoop {
+            istart: 3,
+            ull: true,
+        },
+    ),
+    (
+        "GOMP_loop_ull_doacross_runtime_start",
+        LibCall::OmpDoacrossLoop {
+            istart: 2,
+            ull: true,
+        },
+    ),
+    ("GOMP_doacross_post", LibCall::OmpDoacrossPost),
+    ("GOMP_doacross_ull_post", LibCall::OmpDoacrossPost),
+    ("GOMP_doacross_wait", LibCall::OmpDoacrossWait),
+    ("GOMP_doacross_ull_wait", LibCall::OmpDoacrossWait),
     ("GOMP_critical_start", LibCall::OmpEnter(OMP_CRITICAL)),
     ("GOMP_critical_end", LibCall::OmpExit(OMP_CRITICAL)),
     ("GOMP_atomic_start", LibCall::OmpEnter(OMP_ATOMIC)),

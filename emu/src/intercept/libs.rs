@@ -124,6 +124,23 @@ pub enum LibCall {
         /// else `long`.
         ull: bool,
     },
+    /// `GOMP_loop_doacross_*_start(n, counts, ...)`, `_ull` and the generic
+    /// `GOMP_loop_doacross_start`: as [`LibCall::OmpLoop`], and entry
+    /// starts the thread's next doacross loop of `n` dimensions whose
+    /// iteration counts are at `counts`.
+    OmpDoacrossLoop {
+        /// The index of the `istart` argument (`iend` follows it).
+        istart: u8,
+        /// The counts and bounds are `unsigned long long`.
+        ull: bool,
+    },
+    /// `GOMP_doacross_post(counts)`, `GOMP_doacross_ull_post`
+    /// (`depend(source)`): entry releases the iteration vector at `counts`.
+    OmpDoacrossPost,
+    /// `GOMP_doacross_wait(first, ...)`, `GOMP_doacross_ull_wait`
+    /// (`depend(sink: v)`, `v` the variadic arguments): return acquires
+    /// iteration vector `v`.
+    OmpDoacrossWait,
     /// `GOMP_teams_reg(fn, data, num_teams, ...)` (a `teams` construct on
     /// the host): entry releases the team start of `fn` (and intercepts
     /// `fn`), return acquires its team end.
@@ -224,6 +241,9 @@ impl LibCall {
             LibCall::OmpBarrier
             | LibCall::OmpSections
             | LibCall::OmpLoop { .. }
+            | LibCall::OmpDoacrossLoop { .. }
+            | LibCall::OmpDoacrossPost
+            | LibCall::OmpDoacrossWait
             | LibCall::OmpWorkEnd
             | LibCall::OmpThreadNum => Family::OmpWork,
             LibCall::OmpEnter(_)

@@ -77,6 +77,11 @@ pub(crate) struct RtThread {
     /// a combined `parallel for`, whose chunks all come from `_next`): the
     /// loop its chunks are named by.
     pub(crate) loop_site: u64,
+    /// The doacross loop it runs: its key ([`SyncKey::Doacross`]) and
+    /// iteration count per dimension.
+    pub(crate) doacross: Option<(u64, Vec<u64>)>,
+    /// The doacross loops it started per team instance token.
+    pub(crate) doacross_seq: Vec<(u64, u64)>,
     /// libgomp made it for a team (its `pthread_create` was called by
     /// system code inside `GOMP_parallel` or `GOMP_teams`): it runs
     /// program code only in the bodies libgomp hands it

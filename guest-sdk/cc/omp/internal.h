@@ -22,6 +22,8 @@ int omp_get_team_num(void);
 
 struct task;
 
+struct doacross;
+
 struct team {
     struct lardcc_barrier bar;          /* all barriers of the team */
     struct lardcc_vc fork_vc;           /* master's clock at the fork */
@@ -33,6 +35,8 @@ struct team {
     uint32_t cg;                        /* the master's contention group */
     int one;                            /* the program asked for a team of one */
     uint32_t started;                   /* members that took their start */
+    uint32_t doacross_lock;
+    struct doacross *doacross;          /* its doacross loops (omp/doacross.c) */
 };
 
 struct group {
@@ -158,6 +162,8 @@ struct omp_thread {
     uint32_t cur_cg;                    /* its contention group (gomp.c) */
     struct unit work_unit;              /* the worksharing unit it runs */
     struct static_loop static_loop;     /* the static loop it is in */
+    struct doacross *doacross;          /* the doacross loop it runs */
+    uint32_t doacross_seq;              /* doacross loops it started in the team */
     struct window_slot *spare_slots;    /* a nested region's window slots */
     struct lardcc_dvc spare_fin;        /* and its units' ends, cleared */
     int static_prologue;                /* between a static loop's begin

@@ -32,6 +32,8 @@ static void team_body(void *arg)
     uint32_t prev_cg;
     int worker = __real_omp_get_thread_num() != 0, slot;
     struct unit saved_unit;
+    struct doacross *saved_doacross;
+    uint32_t saved_doacross_seq;
     struct static_loop saved_loop;
     int saved_prologue;
     uint64_t final;
@@ -53,6 +55,10 @@ static void team_body(void *arg)
     prev_cg = thr.cur_cg;
     thr.cur_cg = T->cg;
     saved_unit = thr.work_unit;
+    saved_doacross = thr.doacross;
+    saved_doacross_seq = thr.doacross_seq;
+    thr.doacross = NULL;
+    thr.doacross_seq = 0;
     saved_loop = thr.static_loop;
     saved_prologue = thr.static_prologue;
     thr.work_unit.id = LARD__NO_THREAD;
@@ -63,6 +69,8 @@ static void team_body(void *arg)
     lardcc_stack_attach(stack);
     keep_loop_storage(&thr.static_loop);
     thr.work_unit = saved_unit;
+    thr.doacross = saved_doacross;
+    thr.doacross_seq = saved_doacross_seq;
     thr.static_loop = saved_loop;
     thr.static_prologue = saved_prologue;
     final = lardcc_own(id);
@@ -102,6 +110,7 @@ static void team_begin(struct team *T, void (*fn)(void *), void *data, unsigned 
 static void team_end(struct team *T)
 {
     lardcc_barrier_depart(&T->bar, T->final_slot);
+    doacross_forget(T);
     lardcc_vc_free(&T->fork_vc);
     lardcc_dvc_free(&T->bar.acc[0]);
     lardcc_dvc_free(&T->bar.acc[1]);

@@ -100,15 +100,15 @@ impl Machine {
         if matches!(
             call,
             LibCall::OmpLoop { .. }
+                | LibCall::OmpDoacrossLoop { .. }
                 | LibCall::OmpEnter(OMP_ORDERED)
                 | LibCall::OmpExit(OMP_ORDERED)
-        ) && self
-            .rt()
-            .thread(cur)
-            .pending
-            .iter()
-            .any(|p| matches!(p.call, LibCall::OmpLoop { .. }))
-        {
+        ) && self.rt().thread(cur).pending.iter().any(|p| {
+            matches!(
+                p.call,
+                LibCall::OmpLoop { .. } | LibCall::OmpDoacrossLoop { .. }
+            )
+        }) {
             return;
         }
         // Memory a library function touches is the program's only when
