@@ -101,6 +101,7 @@ bench: unicorn
 	python3 bench/real_programs.py
 	CARGO="$(CARGO)" python3 bench/detectors.py
 	python3 bench/lardcc.py
+	python3 bench/omp_iterations.py
 	CARGO="$(CARGO)" python3 bench/ft_cost.py
 	CARGO="$(CARGO)" python3 bench/lardish_table.py
 	CARGO="$(CARGO)" python3 bench/adversarial.py
