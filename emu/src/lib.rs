@@ -12,6 +12,7 @@
 //!   program events;
 //! * [`cmd`]: the `lard` subcommands (`lard run` in [`cmd::run`]) and the
 //!   guest manifest they read;
+//! * [`report`]: what a run reports of its races: suppressions, SARIF;
 //! * [`run`]: setting up a process and running it to completion;
 //! * [`gdb`]: `lard run --gdb`, the GDB remote-protocol server.
 
@@ -25,4 +26,5 @@ pub mod intercept;
 pub mod linux;
 pub mod machine;
 pub mod observe;
+pub mod report;
 pub mod run;

@@ -363,3 +363,19 @@ fn a_go_run_is_the_same_for_every_detector_and_every_time() {
         }
     }
 }
+
+#[test]
+fn go_test_passes_a_racy_test_whose_race_is_suppressed() {
+    let supp = scratch_file("go-supp").with_extension("supp");
+    std::fs::write(&supp, "# a known race\nrace:TestSharedTotal\n").unwrap();
+    let opt = format!("--run-option=--suppressions={}", supp.display());
+    let o = lard_go(&[&opt, "test", "-v", "./testpkg_racy"]);
+    let out = stdout(&o) + &stderr(&o);
+    assert_eq!(shell_status(&o), 0, "{out}");
+    assert!(out.contains("--- PASS: TestSharedTotal"), "{out}");
+    assert!(!out.contains("WARNING: DATA RACE"), "{out}");
+    assert!(
+        out.contains(&format!("suppressed by {}", supp.display())),
+        "{out}"
+    );
+}

@@ -56,6 +56,9 @@ pub struct Config {
     /// told it (`None`: the mask lard inherited on the host, as for a
     /// program the user started).
     pub sigmask: Option<u64>,
+    /// `--suppressions`: the races no report shows
+    /// ([`crate::report::reported`]).
+    pub suppressions: std::sync::Arc<crate::report::suppressions::Suppressions>,
 }
 
 /// Which race-detection mode a run uses.
@@ -92,6 +95,7 @@ impl Default for Config {
             skip_single_threaded: false,
             realtime_start: None,
             sigmask: None,
+            suppressions: Default::default(),
         }
     }
 }

@@ -16,7 +16,7 @@ impl Machine {
         let Some(log) = self.obs.observer.race_log() else {
             return;
         };
-        let log = log.borrow();
+        let log = crate::report::reported(&log.borrow(), self).log;
         let mut text = String::new();
         for (key, pair) in &log.pairs {
             // A race that happened again since it was printed is printed
@@ -26,7 +26,6 @@ impl Machine {
             }
         }
         let count = log.dre;
-        drop(log);
         hostfd::write_report(&text, self.config.report_fd);
         // (A bad pointer is the guest's: its count stays unchanged.)
         let _ = self.cpu.mem.write(n, &count.to_le_bytes());

@@ -481,6 +481,27 @@ impl RaceLog {
         }
     }
 
+    /// The log without the pairs in `drop`: its racy dynamic accesses are
+    /// the kept pairs' (at most the log's own: one access racing with two
+    /// earlier ones counts in two pairs), its racy PCs theirs.
+    pub fn without(&self, drop: &BTreeSet<(u64, u64)>) -> RaceLog {
+        if drop.is_empty() {
+            return self.clone();
+        }
+        let pairs: BTreeMap<(u64, u64), RacePair> = self
+            .pairs
+            .iter()
+            .filter(|(k, _)| !drop.contains(k))
+            .map(|(k, p)| (*k, p.clone()))
+            .collect();
+        RaceLog {
+            detector: self.detector,
+            dre: pairs.values().map(|p| p.count).sum::<u64>().min(self.dre),
+            pcs: pairs.keys().map(|(site, _)| callstack::pc(*site)).collect(),
+            pairs,
+        }
+    }
+
     /// Records one racy access. An instruction that reads and writes (a
     /// read-modify-write such as `add [m], r`, or lard-cc's write stubs, a
     /// `lock or $0`) reaches the detector as a read then a write at one PC:

@@ -193,6 +193,14 @@ pub struct RunArgs {
     /// (like ThreadSanitizer's exitcode).
     #[arg(long, value_name = "N")]
     pub(super) race_exit_code: Option<u8>,
+    /// Suppressions file in ThreadSanitizer's format (`race:PATTERN`,
+    /// `called_from_lib:LIB`, `#` comments): matching races are counted,
+    /// not reported, and set no race exit status (repeatable; docs/cli.md).
+    #[arg(long, value_name = "FILE")]
+    pub(super) suppressions: Vec<PathBuf>,
+    /// Print a suppression entry for every reported race.
+    #[arg(long)]
+    pub(super) gen_suppressions: bool,
     /// Write the race report as JSON to FILE (docs/cli.md).
     #[arg(long, value_name = "FILE")]
     pub(super) report_json: Option<PathBuf>,

@@ -9,6 +9,7 @@ use crate::observe::accuracy::{parse_variants, AccuracyLog, AccuracyObserver};
 use crate::observe::detect::{DetectorObserver, RaceLog};
 use crate::observe::objects;
 use crate::observe::observer::{AccessMode, CountingObserver, Observer, Simd};
+use crate::report;
 use lard_detector_hw::{HwConfig, Lardish, ObjectDetector};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -52,6 +53,8 @@ pub(super) struct ReportContext<'a> {
     pub(super) descendant: bool,
     /// `--hw-stats`: LARDISH statistics in the text.
     pub(super) hw_stats: bool,
+    /// `--gen-suppressions`: an entry per reported race in the text.
+    pub(super) gen_suppressions: bool,
 }
 
 /// A checker's reports.
@@ -156,8 +159,11 @@ impl Checker {
     pub(super) fn render(&self, cx: &ReportContext) -> Reports {
         let m = cx.machine;
         let mut r = Reports::default();
+        // The races the reports show: the detector's less the suppressed.
+        let mut shown = None;
         if let Some(log) = self.race_log() {
-            let log = log.borrow();
+            let rep = report::reported(&log.borrow(), m);
+            let log = &rep.log;
             r.races = log.dre;
             let extra = match self {
                 Checker::Object { det, .. } => {
@@ -174,13 +180,22 @@ impl Checker {
                 "{{\"detectors\":{{{}}}}}\n",
                 log.json_with(m, &extra)
             ));
+            shown = Some(rep);
         }
         if let Checker::Variants { log } = self {
             let acc = log.borrow();
-            r.races = acc.lard().dre;
-            r.text.push_str(&acc.lard().text(m));
+            let rep = report::reported(acc.lard(), m);
+            r.races = rep.log.dre;
+            r.text.push_str(&rep.log.text(m));
             r.text.push_str(&acc.table());
             r.json = Some(acc.json(m));
+            shown = Some(rep);
+        }
+        if let Some(rep) = &shown {
+            r.text.push_str(&rep.suppressed_text());
+            if cx.gen_suppressions {
+                r.text.push_str(&report::suppression_entries(&rep.log, m));
+            }
         }
         if cx.descendant && r.races == 0 && !r.text.is_empty() {
             let what = match self.race_log() {

@@ -52,6 +52,8 @@ pub(super) fn config(args: &RunArgs, guest: &Guest, process: Identity) -> Result
             ),
         realtime_start: args.realtime_start,
         sigmask: args.sigmask,
+        // (Read by the caller: `--suppressions` errors are its.)
+        suppressions: Default::default(),
     })
 }
 

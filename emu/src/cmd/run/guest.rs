@@ -52,12 +52,27 @@ pub(super) fn absolute_paths(args: &mut RunArgs) -> PathBuf {
     ]
     .into_iter()
     .flatten()
+    .chain(args.suppressions.iter_mut())
     {
         if path.is_relative() {
             *path = options_dir.join(&*path);
         }
     }
     options_dir
+}
+
+/// `--suppressions`: the files read, each named in the report as the user
+/// gave it (`shown`, before [`absolute_paths`]).
+pub(super) fn suppressions(
+    args: &RunArgs,
+    shown: &[String],
+) -> Result<crate::report::suppressions::Suppressions, RunError> {
+    let files: Vec<(String, &std::path::Path)> = shown
+        .iter()
+        .cloned()
+        .zip(args.suppressions.iter().map(PathBuf::as_path))
+        .collect();
+    crate::report::suppressions::Suppressions::load(&files).map_err(RunError::BadInput)
 }
 
 /// The report files' directories exist: a run is not made only to find

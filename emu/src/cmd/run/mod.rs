@@ -99,6 +99,12 @@ pub fn check_options<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> Result<(), Strin
     guest::identity(&args).map_err(|e| e.to_string())?;
     config::sched_policy(&args).map_err(|e| e.to_string())?;
     checker::simd(&args).map_err(|e| e.to_string())?;
+    let shown: Vec<String> = args
+        .suppressions
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    guest::suppressions(&args, &shown).map_err(|e| e.to_string())?;
     if let Some(list) = &args.detectors {
         crate::observe::accuracy::parse_variants(list).map_err(|e| format!("--detectors: {e}"))?;
     }
@@ -191,10 +197,17 @@ pub fn run(args: RunArgs, log_fd: &AtomicI32) -> ExitCode {
 
 fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
     let identity = guest::identity(&args)?;
+    let shown: Vec<String> = args
+        .suppressions
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     let options_dir = guest::absolute_paths(&mut args);
     guest::output_dirs(&args)?;
+    let suppressions = guest::suppressions(&args, &shown)?;
     let guest = Guest::locate(&args, options_dir)?;
     let mut config = config::config(&args, &guest, identity)?;
+    config.suppressions = std::sync::Arc::new(suppressions);
     let stderr_copy = match args.report_fd {
         Some(fd) => StderrCopy::adopt(fd),
         None => StderrCopy::save(),
@@ -247,7 +260,7 @@ fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
     });
     let mut gdb_replay = None;
     let mut outcome = match &args.gdb {
-        None => emu.run(),
+        None => run_past_suppressed(&mut emu, checker.race_log()),
         Some(addr) => {
             let facts = gdb_facts(
                 checker.race_log().cloned(),
@@ -291,6 +304,7 @@ fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
         machine: emu.machine(),
         descendant: identity.descendant,
         hw_stats: args.hw_stats,
+        gen_suppressions: args.gen_suppressions,
     });
     if let Some(json) = &reports.json {
         write_file(&args.report_json, json);
@@ -367,6 +381,27 @@ fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
     Ok(status)
 }
 
+/// Runs the guest; a data-race exception (`--on-race exception`) for a
+/// race the suppressions hide is no stop: the run goes on as after a
+/// debugger's `continue`.
+fn run_past_suppressed(emu: &mut Emulator, log: Option<&Rc<RefCell<RaceLog>>>) -> Outcome {
+    let mut shown = 0;
+    loop {
+        let outcome = emu.run();
+        let (Outcome::ObserverStop { .. }, Some(log)) = (&outcome, log) else {
+            return outcome;
+        };
+        let now = crate::report::reported(&log.borrow(), emu.machine())
+            .log
+            .pairs
+            .len();
+        if now > shown {
+            return outcome;
+        }
+        shown = now;
+    }
+}
+
 /// What `lard run --gdb`'s monitor commands know: the command line that
 /// replays this run (without `--gdb`, with the run's `--realtime-start`),
 /// the race report so far.
@@ -398,7 +433,8 @@ fn gdb_facts(race_log: Option<Rc<RefCell<RaceLog>>>, realtime: u64) -> crate::gd
         .join(" ");
     crate::gdb::MonitorData {
         replay_command,
-        race_text: race_log
-            .map(|log| -> crate::gdb::RaceText { Box::new(move |m| log.borrow().text(m)) }),
+        race_text: race_log.map(|log| -> crate::gdb::RaceText {
+            Box::new(move |m| crate::report::reported(&log.borrow(), m).log.text(m))
+        }),
     }
 }

@@ -1,0 +1,242 @@
+//! The race report as a team uses it every day (docs/cli.md): suppressions
+//! of races already looked at, in binary mode and in lard-cc builds, and
+//! through `lard explore`'s runs.
+//!
+//! Ground truth: guests/plain/two_races.c races on two lines, marked
+//! `RACE1` (in count(), on `hits`) and `RACE2` (in note(), on `last`).
+
+use lard_e2e::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const GUEST: &str = "plain/two_races.c";
+
+/// The guest as gcc builds it by default (PIE, dynamically linked).
+fn plain() -> PathBuf {
+    build_c_dynamic(GUEST, "two_races", &[])
+}
+
+/// The guest built with lard-cc.
+fn lard_cc_build() -> PathBuf {
+    let out = guest_dir().join("lard-cc").join("two_races");
+    build_lard_cc(GUEST, &["-O1"], &out, &[]);
+    out
+}
+
+/// Lines marked `/* MARK */` in the guest.
+fn marked(mark: &str) -> BTreeSet<i64> {
+    marked_lines(GUEST, &format!("/* {mark} */"))
+}
+
+/// A scratch file holding `text`.
+fn file_with(prefix: &str, text: &str) -> PathBuf {
+    let p = scratch_file(prefix).with_extension("supp");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// `lard run OPTS --report-json J GUEST`: its output and the report.
+fn run(opts: &[&str], guest: &Path) -> (Output, serde_json::Value) {
+    let json = scratch_file("race-reports");
+    let mut all: Vec<&str> = opts.to_vec();
+    all.extend(["--report-json", json.to_str().unwrap()]);
+    let o = lard_run(&all, guest, &[]);
+    let text = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("no report ({e}):\n{}", stderr(&o)));
+    (o, serde_json::from_str(&text).unwrap())
+}
+
+/// The guest's lines of both accesses of every reported race.
+fn race_lines(json: &serde_json::Value) -> BTreeSet<i64> {
+    let mut out = BTreeSet::new();
+    for r in json["detectors"]["fasttrack"]["races"].as_array().unwrap() {
+        for key in ["frames", "prev_frames"] {
+            for f in r[key].as_array().unwrap() {
+                if f["file"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with("two_races.c"))
+                {
+                    out.insert(f["line"].as_i64().unwrap());
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The number of distinct races the report lists.
+fn race_count(json: &serde_json::Value) -> usize {
+    json["detectors"]["fasttrack"]["races"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+/// `N race(s) suppressed by FILE` in the text, as N.
+fn suppressed_count(err: &str, file: &Path) -> Option<usize> {
+    let tail = format!(" suppressed by {}", file.display());
+    err.lines()
+        .find_map(|l| l.strip_suffix(&tail))
+        .map(|n| n.split_whitespace().next().unwrap().parse().unwrap())
+}
+
+/// Suppressing one of two races reports the other and keeps the race exit
+/// status; suppressing both exits 0 and says how many were suppressed.
+fn one_then_both(guest: &Path) {
+    let (o, all) = run(&["--race-exit-code", "66"], guest);
+    assert_eq!(shell_status(&o), 66, "{}", stderr(&o));
+    let both: BTreeSet<i64> = marked("RACE1").union(&marked("RACE2")).copied().collect();
+    assert_eq!(race_lines(&all), both, "{}", stderr(&o));
+
+    let note = file_with(
+        "supp-note",
+        "# last is written by every worker\nrace:note\n",
+    );
+    let (o, one) = run(
+        &[
+            "--race-exit-code",
+            "66",
+            "--suppressions",
+            note.to_str().unwrap(),
+        ],
+        guest,
+    );
+    let err = stderr(&o);
+    assert_eq!(shell_status(&o), 66, "{err}");
+    assert_eq!(race_lines(&one), marked("RACE1"), "{err}");
+    let hidden = race_count(&all) - race_count(&one);
+    assert!(hidden >= 1);
+    assert_eq!(suppressed_count(&err, &note), Some(hidden), "{err}");
+
+    // By function in one file, by the global's name in another.
+    let count = file_with("supp-count", "race:^count$\n");
+    let last = file_with("supp-last", "race:last\n");
+    let (o, none) = run(
+        &[
+            "--race-exit-code",
+            "66",
+            "--suppressions",
+            count.to_str().unwrap(),
+            "--suppressions",
+            last.to_str().unwrap(),
+        ],
+        guest,
+    );
+    let err = stderr(&o);
+    assert_eq!(shell_status(&o), 0, "{err}");
+    assert_eq!(race_count(&none), 0, "{err}");
+    assert_eq!(none["detectors"]["fasttrack"]["dre"], 0, "{err}");
+    assert_eq!(
+        suppressed_count(&err, &count).unwrap() + suppressed_count(&err, &last).unwrap(),
+        race_count(&all),
+        "{err}"
+    );
+}
+
+#[test]
+fn suppressions_hide_the_races_they_name_in_binary_mode() {
+    one_then_both(&plain());
+}
+
+#[test]
+fn suppressions_hide_the_races_they_name_in_a_lard_cc_build() {
+    one_then_both(&lard_cc_build());
+}
+
+#[test]
+fn generated_suppressions_suppress_every_race_they_were_made_for() {
+    let g = plain();
+    let o = lard_run(&["--gen-suppressions"], &g, &[]);
+    let err = stderr(&o);
+    let entries: String = err
+        .lines()
+        .skip_while(|l| !l.contains("--gen-suppressions"))
+        .skip(1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(entries.contains("race:^count$"), "{err}");
+    assert!(entries.contains("race:^note$"), "{err}");
+    let f = file_with("supp-gen", &entries);
+    let (o, json) = run(
+        &[
+            "--race-exit-code",
+            "66",
+            "--suppressions",
+            f.to_str().unwrap(),
+        ],
+        &g,
+    );
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    assert_eq!(race_count(&json), 0);
+}
+
+#[test]
+fn a_bad_suppressions_file_is_one_line_naming_file_and_line() {
+    let g = plain();
+    let bad = file_with("supp-bad", "# ok so far\nrace:count\nrcae:note\n");
+    let o = lard_run(&["--suppressions", bad.to_str().unwrap()], &g, &[]);
+    let err = stderr(&o);
+    assert_eq!(shell_status(&o), 1, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!("lard: {}:3: ", bad.display())),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty(), "the guest ran: {}", stdout(&o));
+
+    let missing = guest_dir().join("no-such.supp");
+    let o = lard_run(&["--suppressions", missing.to_str().unwrap()], &g, &[]);
+    let err = stderr(&o);
+    assert_eq!(shell_status(&o), 1, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+}
+
+#[test]
+fn explore_runs_take_the_suppressions() {
+    let g = plain();
+    let both = file_with("supp-explore", "race:count\nrace:note\n");
+    let explore = |extra: &[&str]| {
+        Command::new(lard())
+            .args(["explore", "--runs", "2", "--jobs", "1", "--no-progress"])
+            .args(extra)
+            .arg("--")
+            .arg(&g)
+            .output()
+            .unwrap()
+    };
+    let o = explore(&[]);
+    assert_eq!(
+        shell_status(&o),
+        1,
+        "the races are findings:\n{}",
+        stderr(&o)
+    );
+    let opt = format!("--run-option=--suppressions={}", both.display());
+    let o = explore(&[&opt]);
+    assert_eq!(shell_status(&o), 0, "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn a_suppressed_race_raises_no_data_race_exception() {
+    let count = file_with("supp-exc", "race:count\n");
+    let o = lard_run(
+        &[
+            "--on-race",
+            "exception",
+            "--suppressions",
+            count.to_str().unwrap(),
+        ],
+        &plain(),
+        &[],
+    );
+    let err = stderr(&o);
+    assert_eq!(shell_status(&o), 124, "{err}");
+    let stop = err
+        .lines()
+        .find(|l| l.contains("data-race exception"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(stop.contains("<note"), "{err}");
+}
