@@ -13,6 +13,9 @@ CARGO ?= cargo
 # runs a campaign as a job array on a private single-node Slurm cluster.
 # nodejs + openjdk-17-jdk-headless: tests/tests/processes.rs runs node and java.
 # golang-go: `lard go` and tests/tests/go.rs (Go programs as LARD programs, docs/go.md).
+# npm (Debian's, where Node.js came without it): tests/tests/race_reports.rs
+# installs the SARIF 2.1.0 schema and ajv from the npm registry to validate
+# `lard run --sarif`.
 APT_PACKAGES := cmake libclang-dev clang pkg-config gcc-12-plugin-dev musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb slurm-wlm munge nodejs openjdk-17-jdk-headless golang-go
 GUEST_BUILD := $(CURDIR)/target/guests
 
@@ -33,6 +36,14 @@ prereqs:
 	  else \
 	    echo "make: missing system packages:$$missing" >&2; \
 	    echo "make: run: sudo apt-get install -y$$missing" >&2; exit 1; \
+	  fi; \
+	fi; \
+	if ! command -v npm >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null \
+	      || { echo "make: apt-get install failed for: npm" >&2; exit 1; }; \
+	  else \
+	    echo "make: run: sudo apt-get install -y npm" >&2; exit 1; \
 	  fi; \
 	fi
 

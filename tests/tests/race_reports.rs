@@ -1,6 +1,8 @@
 //! The race report as a team uses it every day (docs/cli.md): suppressions
 //! of races already looked at, in binary mode and in lard-cc builds, and
-//! through `lard explore`'s runs.
+//! through `lard explore`'s runs; SARIF for CI tools, validated against
+//! the SARIF 2.1.0 schema by ajv (both from the npm registry, installed
+//! into target/sarif-validator on first use; tests/tools/sarif_validate.js).
 //!
 //! Ground truth: guests/plain/two_races.c races on two lines, marked
 //! `RACE1` (in count(), on `hits`) and `RACE2` (in note(), on `last`).
@@ -239,4 +241,118 @@ fn a_suppressed_race_raises_no_data_race_exception() {
         .find(|l| l.contains("data-race exception"))
         .unwrap_or_else(|| panic!("{err}"));
     assert!(stop.contains("<note"), "{err}");
+}
+
+/// The npm prefix with ajv and the SARIF 2.1.0 schema, installed once.
+fn sarif_validator() -> PathBuf {
+    static DONE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        let dir = root().join("target/sarif-validator");
+        let schema =
+            dir.join("node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json");
+        if !schema.exists() || !dir.join("node_modules/ajv/package.json").exists() {
+            std::fs::create_dir_all(&dir).unwrap();
+            let o = Command::new("npm")
+                .args([
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    "--prefix",
+                ])
+                .arg(&dir)
+                .args(["@microsoft/jest-sarif@1.0.0-beta.0", "ajv@6.12.6"])
+                .output()
+                .expect("npm (Node.js's package manager) is needed to validate SARIF");
+            assert!(o.status.success(), "npm install failed:\n{}", stderr(&o));
+        }
+        dir
+    })
+    .clone()
+}
+
+/// Whether the SARIF 2.1.0 schema accepts `file`, and ajv's words.
+fn sarif_valid(file: &Path) -> (bool, String) {
+    let o = Command::new("node")
+        .arg(root().join("tests/tools/sarif_validate.js"))
+        .arg(sarif_validator())
+        .arg(file)
+        .output()
+        .expect("node");
+    (o.status.success(), stdout(&o) + &stderr(&o))
+}
+
+/// The line of a SARIF location.
+fn sarif_line(loc: &serde_json::Value) -> i64 {
+    loc["physicalLocation"]["region"]["startLine"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no line: {loc}"))
+}
+
+/// `--sarif` of a run of `guest`: valid SARIF 2.1.0, one result per race
+/// of the JSON report, the racing access as location and the earlier as
+/// related location on the racy lines, both stacks as thread flows.
+fn sarif_of(guest: &Path) {
+    let sarif = scratch_file("race-reports").with_extension("sarif");
+    let (o, json) = run(&["--sarif", sarif.to_str().unwrap()], guest);
+    let err = stderr(&o);
+    let (ok, why) = sarif_valid(&sarif);
+    assert!(ok, "{why}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert_eq!(doc["version"], "2.1.0");
+    let run = &doc["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "lard");
+    let version = stdout(&Command::new(lard()).arg("--version").output().unwrap());
+    assert!(
+        version.contains(run["tool"]["driver"]["version"].as_str().unwrap()),
+        "{version}"
+    );
+    assert!(run["invocations"][0]["commandLine"]
+        .as_str()
+        .unwrap()
+        .contains("--sarif"));
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), race_count(&json), "{err}");
+    let rules: Vec<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let mut lines = BTreeSet::new();
+    for r in results {
+        assert!(rules.contains(&r["ruleId"].as_str().unwrap()), "{r}");
+        lines.insert(sarif_line(&r["locations"][0]));
+        lines.insert(sarif_line(&r["relatedLocations"][0]));
+        let flows = r["codeFlows"][0]["threadFlows"].as_array().unwrap();
+        assert_eq!(flows.len(), 2, "{r}");
+        for (flow, loc) in flows
+            .iter()
+            .zip([&r["locations"][0], &r["relatedLocations"][0]])
+        {
+            // Outermost frame first: the innermost, last, is the access.
+            let last = flow["locations"].as_array().unwrap().last().unwrap();
+            assert_eq!(sarif_line(&last["location"]), sarif_line(loc), "{r}");
+        }
+    }
+    let both: BTreeSet<i64> = marked("RACE1").union(&marked("RACE2")).copied().collect();
+    assert_eq!(lines, both, "{err}");
+    // The validator does reject what the schema does not allow.
+    let mut broken = doc.clone();
+    broken["runs"][0]["results"][0]["level"] = "fatal".into();
+    let bad = scratch_file("race-reports-broken").with_extension("sarif");
+    std::fs::write(&bad, broken.to_string()).unwrap();
+    let (ok, why) = sarif_valid(&bad);
+    assert!(!ok, "{why}");
+}
+
+#[test]
+fn sarif_is_valid_and_carries_both_racy_lines_in_binary_mode() {
+    sarif_of(&plain());
+}
+
+#[test]
+fn sarif_is_valid_and_carries_both_racy_lines_in_a_lard_cc_build() {
+    sarif_of(&lard_cc_build());
 }

@@ -4,8 +4,10 @@
 //! text, the JSON, SARIF, the exit status, Go's race reports), the
 //! entries `--gen-suppressions` prints, and SARIF for CI tools.
 //!
-//! * `suppressions.rs`: the suppression files and their patterns.
+//! * `suppressions.rs`: the suppression files and their patterns;
+//! * `sarif.rs`: the races as a SARIF 2.1.0 log.
 
+pub mod sarif;
 pub mod suppressions;
 
 use crate::binary::objects::ObjectKind;

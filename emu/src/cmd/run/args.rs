@@ -204,6 +204,11 @@ pub struct RunArgs {
     /// Write the race report as JSON to FILE (docs/cli.md).
     #[arg(long, value_name = "FILE")]
     pub(super) report_json: Option<PathBuf>,
+    /// Write the reported races as a SARIF 2.1.0 log to FILE, for GitHub
+    /// code scanning and CI dashboards (`%p`: per process, as for
+    /// --report-json).
+    #[arg(long, value_name = "FILE")]
+    pub(super) sarif: Option<PathBuf>,
     /// Record the event stream to FILE (replay it without emulation with
     /// `cargo run --release -p lard-detector-hw --example replay -- FILE`).
     #[arg(long, value_name = "FILE")]

@@ -66,10 +66,20 @@ pub(super) struct Reports {
     pub(super) text: String,
     /// The `--report-json` file.
     pub(super) json: Option<String>,
+    /// The `--sarif` file.
+    pub(super) sarif: Option<String>,
     /// LARDISH statistics on stderr (`--hw-stats`).
     pub(super) hw_text: Option<String>,
     /// The `--hw-stats-json` file.
     pub(super) hw_json: Option<String>,
+}
+
+/// lard's command line, shell-quoted.
+fn command_line() -> String {
+    std::env::args()
+        .map(|w| crate::cmd::shell_quote(&w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `--simd`: the counting observer's form, if this CPU runs it.
@@ -192,6 +202,7 @@ impl Checker {
             shown = Some(rep);
         }
         if let Some(rep) = &shown {
+            r.sarif = Some(report::sarif::sarif(&rep.log, m, &command_line()));
             r.text.push_str(&rep.suppressed_text());
             if cx.gen_suppressions {
                 r.text.push_str(&report::suppression_entries(&rep.log, m));

@@ -44,6 +44,7 @@ pub(super) fn absolute_paths(args: &mut RunArgs) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"));
     for path in [
         &mut args.report_json,
+        &mut args.sarif,
         &mut args.hw_stats_json,
         &mut args.stats_json,
         &mut args.record_trace,
@@ -80,6 +81,7 @@ pub(super) fn suppressions(
 pub(super) fn output_dirs(args: &RunArgs) -> Result<(), RunError> {
     let outputs = [
         ("--report-json", &args.report_json),
+        ("--sarif", &args.sarif),
         ("--stats-json", &args.stats_json),
         ("--hw-stats-json", &args.hw_stats_json),
     ];

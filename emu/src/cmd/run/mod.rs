@@ -309,6 +309,9 @@ fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
     if let Some(json) = &reports.json {
         write_file(&args.report_json, json);
     }
+    if let Some(sarif) = &reports.sarif {
+        write_file(&args.sarif, sarif);
+    }
     if let (Some(code), Outcome::Exited(_)) = (args.race_exit_code, &outcome) {
         if reports.races > 0 {
             status = code;
