@@ -585,6 +585,25 @@ pub fn racy_pcs(json: &str) -> Vec<u64> {
         .collect()
 }
 
+/// The data races the race report's summary line counts (`2 data races
+/// in 1 location (x)`, or `no data races found in …`: 0).
+pub fn summary_races(stderr: &str) -> u64 {
+    for line in stderr.lines() {
+        if line.starts_with("no data races found in ") {
+            return 0;
+        }
+        let mut words = line.split_whitespace();
+        if let (Some(n), Some("data"), Some("race" | "races"), Some("in")) =
+            (words.next(), words.next(), words.next(), words.next())
+        {
+            if let Ok(n) = n.parse() {
+                return n;
+            }
+        }
+    }
+    panic!("no summary line in lard's stderr:\n{stderr}")
+}
+
 /// The racy dynamic accesses (DRE) the canonical detector finds on a trace
 /// recorded with `lard run --record-trace` (it must read back whole).
 pub fn canonical_dre_of_trace(trace: &Path) -> u64 {

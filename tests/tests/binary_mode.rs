@@ -54,13 +54,13 @@ fn dre(json: &str) -> u64 {
 /// The verdict is the design's, and static pruning changes nothing: the
 /// same racy PCs and the same racy dynamic accesses with `--no-prune`.
 fn check_verdicts(bin: &Path, rel: &str) {
-    let (err, json) = run_checked(bin, &[]);
+    let (err, json) = run_checked(bin, &["--stats"]);
     assert!(err.contains("mode: binary"), "{rel}: header: {err}");
     assert!(err.contains("pruning (HardRace"), "{rel}: {err}");
     assert!(json.contains("\"mode\":\"binary\""), "{rel}: {json}");
     let got = source_lines(bin, rel, &racy_pcs(&json));
     assert_eq!(got, marked_lines(rel, "/* RACE */"), "{rel}: {err}");
-    let (err_all, json_all) = run_checked(bin, &["--no-prune"]);
+    let (err_all, json_all) = run_checked(bin, &["--no-prune", "--stats"]);
     assert!(err_all.contains("pruning: off"), "{rel}: {err_all}");
     assert_eq!(
         racy_pcs(&json_all),
@@ -123,7 +123,7 @@ fn every_pruning_analysis_fires_on_its_guest() {
     let rel = "binary/prune_kinds.c";
     let dynamic = build_c_dynamic(rel, "binary_prune_kinds", &[]);
     for bin in [build_c(rel, Libc::Glibc), dynamic] {
-        let (err, _) = run_checked(&bin, &[]);
+        let (err, _) = run_checked(&bin, &["--stats"]);
         for row in ["frame", "read-only data", "redundant"] {
             let (st, dy) = pruning_row(&err, row);
             assert!(st > 0 && dy > 0, "{row}: {st} static, {dy} dynamic\n{err}");
@@ -163,10 +163,13 @@ fn clang_builds_get_the_same_verdicts() {
 #[test]
 fn the_mode_line_states_the_relaxed_limit_when_it_applied() {
     let note = "a relaxed atomic load or store orders as acquire/release";
-    let (err, _) = run_checked(&build_c("binary/atomic_objects.c", Libc::Glibc), &[]);
+    let (err, _) = run_checked(
+        &build_c("binary/atomic_objects.c", Libc::Glibc),
+        &["--stats"],
+    );
     assert!(err.contains(note), "{err}");
     assert!(!err.contains(" 0 plain access(es)"), "{err}");
-    let (err, _) = run_checked(&build_c("binary/racy_heap.c", Libc::Glibc), &[]);
+    let (err, _) = run_checked(&build_c("binary/racy_heap.c", Libc::Glibc), &["--stats"]);
     assert!(
         err.contains(" 0 plain access(es)") && !err.contains(note),
         "{err}"
@@ -178,7 +181,7 @@ fn lard_mode_is_kept_for_programs_with_lardx86_code_and_can_be_forced() {
     // With --mode lard a plain program has nothing Tracked: no race, and
     // the header says which mode ran.
     let bin = build_c("binary/racy_heap.c", Libc::Glibc);
-    let (err, json) = run_checked(&bin, &["--mode", "lard"]);
+    let (err, json) = run_checked(&bin, &["--mode", "lard", "--stats"]);
     assert!(err.contains("mode: LARD"), "{err}");
     assert!(racy_pcs(&json).is_empty(), "{err}");
 }
@@ -526,7 +529,7 @@ fn clock_floors_change_no_report() {
             &["-O1", "-fopenmp", "-static"],
         );
         for det in ["fasttrack", "canonical"] {
-            let (err, with) = run_checked(&bin, &["--detector", det]);
+            let (err, with) = run_checked(&bin, &["--detector", det, "--stats"]);
             let (_, without) = run_checked(&bin, &["--detector", det, "--no-clock-floors"]);
             assert_eq!(
                 race_tuples(&with),

@@ -355,7 +355,7 @@ fn races_in_a_shared_library_name_its_function_line_and_data() {
     );
     let line = race_line("dynamic/racy_lib.c");
     for detector in ["fasttrack", "canonical", "lardish"] {
-        let l = lard_run(&["--detector", detector], &prog, &[]);
+        let l = lard_run(&["--detector", detector, "--stats"], &prog, &[]);
         assert_eq!(stdout(&l), "slot = 2\n", "{}", stderr(&l));
         assert_eq!(shell_status(&l), 0);
         let e = stderr(&l);

@@ -185,8 +185,7 @@ fn explore_finds_the_race_on_the_busy_path_only_with_its_lines() {
     let r = replay(races[0]);
     assert_eq!(shell_status(&r), 0);
     let e = stderr(&r);
-    assert!(e.contains("racy dynamic accesses (DRE): "), "{e}");
-    assert!(!e.contains("racy dynamic accesses (DRE): 0,"), "{e}");
+    assert!(summary_races(&e) > 0, "{e}");
 }
 
 #[test]
@@ -279,7 +278,7 @@ fn run_options_reach_every_run_and_its_replay() {
     // The replay is a LARDISH run that finds the race again.
     let e = stderr(&r);
     assert!(e.contains("== lard races (lardish) =="), "{e}");
-    assert!(!e.contains("racy dynamic accesses (DRE): 0,"), "{e}");
+    assert!(summary_races(&e) > 0, "{e}");
     // Options explore sets itself are refused in one line.
     let bad = std::process::Command::new(lard())
         .args(["explore", "--run-option=--seed", "--run-option=3", "--"])

@@ -966,11 +966,17 @@ fn a_default_gcc_build_stops_at_breakpoints_with_its_shared_libraries() {
     assert!(s.stdout.starts_with("balance = 3 audit = "), "{}", s.stdout);
 }
 
-/// The lines of a report from its race list on (the pruning table before
-/// it counts the accesses a debugged run re-executed after their stops).
-fn race_list(stderr: &str) -> &str {
+/// A report's race list and summary, and its racy dynamic accesses when
+/// `--stats` printed them (not the pruning table of the figures, which
+/// counts the accesses a debugged run re-executed after their stops).
+fn race_list(stderr: &str) -> String {
     let r = races(stderr);
-    &r[r.find("racy dynamic accesses").expect("a race list")..]
+    let list = &r[..r.find("== lard race figures").unwrap_or(r.len())];
+    let dre = r
+        .lines()
+        .find(|l| l.starts_with("racy dynamic accesses"))
+        .unwrap_or_default();
+    format!("{list}{dre}")
 }
 
 #[test]

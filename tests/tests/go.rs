@@ -246,7 +246,7 @@ fn go_test_fails_the_racy_test_and_package_only() {
 fn a_go_build_runs_natively_and_carries_lardx86() {
     let g = build("wg_free");
     // The LARD runtime is linked: `lard run` picks LARD mode by itself.
-    let (o, _) = run(&g, &[], &[]);
+    let (o, _) = run(&g, &["--stats"], &[]);
     let e = stderr(&o);
     assert!(e.contains("mode: LARD"), "{e}");
 }

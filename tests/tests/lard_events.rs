@@ -191,7 +191,7 @@ fn a_recorded_trace_replays_to_the_same_verdicts_without_emulation() {
     let bin = build_manifest_guests().join("glibc/issue4_memory_move");
     let trace = scratch_file("trace");
     let t = trace.to_string_lossy().to_string();
-    let l = lard_run(&["--record-trace", &t], &bin, &[]);
+    let l = lard_run(&["--record-trace", &t, "--stats"], &bin, &[]);
     assert_eq!(shell_status(&l), 0, "{}", stderr(&l));
     let live: u64 = stderr(&l)
         .split("racy dynamic accesses (DRE): ")

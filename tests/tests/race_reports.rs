@@ -16,12 +16,12 @@ const GUEST: &str = "plain/two_races.c";
 
 /// The guest as gcc builds it by default (PIE, dynamically linked).
 fn plain() -> PathBuf {
-    build_c_dynamic(GUEST, "two_races", &[])
+    build_c_dynamic(GUEST, "reports_two_races", &[])
 }
 
 /// The guest built with lard-cc.
 fn lard_cc_build() -> PathBuf {
-    let out = guest_dir().join("lard-cc").join("two_races");
+    let out = guest_dir().join("lard-cc").join("reports_two_races");
     build_lard_cc(GUEST, &["-O1"], &out, &[]);
     out
 }
@@ -156,6 +156,7 @@ fn generated_suppressions_suppress_every_race_they_were_made_for() {
         .lines()
         .skip_while(|l| !l.contains("--gen-suppressions"))
         .skip(1)
+        .take_while(|l| l.starts_with('#') || l.starts_with("race:"))
         .map(|l| format!("{l}\n"))
         .collect();
     assert!(entries.contains("race:^count$"), "{err}");
@@ -355,4 +356,48 @@ fn sarif_is_valid_and_carries_both_racy_lines_in_binary_mode() {
 #[test]
 fn sarif_is_valid_and_carries_both_racy_lines_in_a_lard_cc_build() {
     sarif_of(&lard_cc_build());
+}
+
+/// The README's example session (its first `console` block): each `$`
+/// command run in a directory holding the guests it names, its output
+/// (stdout, then stderr) exactly the lines the README shows after it, the
+/// directory read as the README's `/tmp/demo`.
+#[test]
+fn the_readme_example_is_what_lard_prints() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let block = readme
+        .split("```console\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("a console block in README.md");
+    let dir = scratch_file("readme").with_extension("d");
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["racy_sum.c", "mutex_counter.c"] {
+        std::fs::copy(root().join("guests/plain").join(name), dir.join(name)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        lard().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut commands = 0;
+    let mut lines = block.lines().peekable();
+    while let Some(line) = lines.next() {
+        let cmd = line.strip_prefix("$ ").expect("a command line");
+        let mut want = String::new();
+        while let Some(l) = lines.next_if(|l| !l.starts_with("$ ")) {
+            want += l;
+            want.push('\n');
+        }
+        let o = Command::new("timeout")
+            .args(["120", "sh", "-c", cmd])
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        let got = (stdout(&o) + &stderr(&o)).replace(&dir.display().to_string(), "/tmp/demo");
+        assert_eq!(got, want, "README: `{cmd}`");
+        commands += 1;
+    }
+    assert_eq!(commands, 4);
 }

@@ -512,6 +512,7 @@ fn a_guest_that_closes_every_descriptor_and_changes_directory_keeps_the_report()
             "r.json",
             "--record-trace",
             "t.trace",
+            "--stats",
         ])
         .arg(&guest)
         .output()

@@ -175,7 +175,8 @@ fn lard_cargo(args: &[&str]) -> std::process::Output {
 #[test]
 fn lard_cargo_test_runs_the_tests_under_lard() {
     let _g = CARGO_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let free = lard_cargo(&["test", "--test", "free"]);
+    // (--stats: the report's figures name the mode and count racy PCs.)
+    let free = lard_cargo(&["--run-option=--stats", "test", "--test", "free"]);
     let err = stderr(&free);
     assert!(free.status.success(), "{err}");
     assert!(stdout(&free).contains("test counts_the_even_numbers ... ok"));

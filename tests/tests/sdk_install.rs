@@ -157,19 +157,6 @@ fn build_consumer(cc: &str, sdk: Sdk, extra: &[&str], name: &str) -> PathBuf {
     out
 }
 
-/// "racy dynamic accesses (DRE): N" from `lard run`'s stderr.
-fn dre(err: &str) -> u64 {
-    let tail = err
-        .split("racy dynamic accesses (DRE): ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no DRE line in lard's stderr:\n{err}"));
-    tail[..tail
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(tail.len())]
-        .parse()
-        .unwrap_or_else(|e| panic!("bad DRE count ({e}) in:\n{err}"))
-}
-
 /// The race-free consumer and its RACY twin, built with `cc` against `sdk`:
 /// the expected output natively, the same under lard (default detector),
 /// zero races, and races on `last` for the twin.
@@ -188,7 +175,7 @@ fn consumer_under_lard(cc: &str, sdk: Sdk) {
         let err = stderr(&l);
         if racy {
             assert!(
-                dre(&err) > 0,
+                summary_races(&err) > 0,
                 "{name}: the race on `last` was missed:\n{err}"
             );
             assert!(
@@ -196,7 +183,7 @@ fn consumer_under_lard(cc: &str, sdk: Sdk) {
                 "{name}: a race reported elsewhere than on `last`:\n{err}"
             );
         } else {
-            assert_eq!(dre(&err), 0, "{name}: races reported:\n{err}");
+            assert_eq!(summary_races(&err), 0, "{name}: races reported:\n{err}");
         }
     }
 }

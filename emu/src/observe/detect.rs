@@ -10,6 +10,7 @@ use crate::binary::program::ProgramSource;
 use crate::machine::Machine;
 use crate::observe::callstack;
 use crate::observe::observer::{AccessMode, Control, Observer};
+use crate::report::plural;
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, ThreadKey};
 use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, ObjectDetector, Race, RaceKind};
 use std::cell::RefCell;
@@ -362,6 +363,60 @@ pub fn mode_line(m: &Machine) -> String {
     }
 }
 
+/// What the report says of the mode when the user must act on it: that
+/// nothing was checked (a Go program built without lard's runtime, a
+/// binary without program code), or that a stripped executable's whole
+/// code was checked without lines. `None` otherwise (`--stats` prints the
+/// whole mode line).
+pub fn mode_note(m: &Machine) -> Option<String> {
+    if m.obs.unchecked_go {
+        return Some(mode_line(m));
+    }
+    let rt = m.obs.binary.as_ref()?;
+    if rt.program.is_empty() {
+        return Some(mode_line(m));
+    }
+    (rt.program_source == Some(ProgramSource::Text)).then(|| {
+        "note: the executable has no DWARF: its whole code is program code (a -g \
+         build adds file:line and atomics from DWARF types)"
+            .to_string()
+    })
+}
+
+/// The accesses the detector checked: binary mode's observed program
+/// accesses, else the Tracked accesses.
+fn checked_accesses(m: &Machine) -> u64 {
+    match &m.obs.binary {
+        Some(rt) => rt.checked_accesses,
+        None => m.obs.stats.tracked.iter().sum(),
+    }
+}
+
+/// The location a data address belongs to, for the summary: a key that
+/// tells locations apart (a heap block, a global, else the address) and
+/// its name (`counter`, `heap block allocated at prog.c:15`, `[stack]`).
+fn location(m: &Machine, addr: u64) -> (String, String) {
+    if let Some(b) = m.obs.binary.as_ref().and_then(|rt| rt.heap_block(addr)) {
+        return (
+            format!("heap {:#x}", b.addr),
+            format!("heap block allocated at {}", call_site(m, b.site)),
+        );
+    }
+    if let Some(d) = m.obs.objects.describe_data(addr) {
+        // `name+0xoff[ in lib]` without the offset.
+        let name = match d.split_once('+') {
+            Some((name, rest)) => match rest.split_once(" in ") {
+                Some((_, lib)) => format!("{name} in {lib}"),
+                None => name.to_string(),
+            },
+            None => d,
+        };
+        return (format!("object {name}"), name);
+    }
+    let region = m.cpu.mem.region_name(addr).unwrap_or("?").to_string();
+    (format!("address {addr:#x}"), region)
+}
+
 /// A name for a data address: a heap block (binary mode), a symbol in
 /// whichever loaded object holds it, else the mapping's name (`[heap]`,
 /// `[stack]`, …).
@@ -545,23 +600,15 @@ impl RaceLog {
         self.pairs.len() > known
     }
 
-    /// The human summary for stderr: both accesses of every distinct race
+    /// The race report for stderr: a header, what the user must know of
+    /// the mode ([`mode_note`]), then both accesses of every distinct race
     /// with PC, symbol, source frames (innermost first), threads, kind,
     /// size, data address and the disassembled instruction.
     pub fn text(&self, m: &Machine) -> String {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "== lard races ({}) ==\n{}\nracy dynamic accesses (DRE): {}, distinct racy PCs: {}",
-            self.detector,
-            mode_line(m)
-                + &m.obs.binary.as_ref().map_or(String::new(), |rt| format!(
-                    "\n{}",
-                    rt.pruning_table().trim_end()
-                )),
-            self.dre,
-            self.pcs.len()
-        );
+        let mut s = format!("== lard races ({}) ==\n", self.detector);
+        if let Some(note) = mode_note(m) {
+            let _ = writeln!(s, "{note}");
+        }
         for (i, ((pc, prev), p)) in self.pairs.iter().enumerate() {
             let _ = writeln!(
                 s,
@@ -597,6 +644,54 @@ impl RaceLog {
                 frames_text(m, *prev)
             );
         }
+        s
+    }
+
+    /// The report's last line, one sentence: `2 data races in 1 location
+    /// (counter)`, or `no data races found in N checked accesses`.
+    pub fn summary(&self, m: &Machine) -> String {
+        if self.pairs.is_empty() {
+            return format!(
+                "no data races found in {}\n",
+                plural(checked_accesses(m), "checked access", "checked accesses")
+            );
+        }
+        let mut names: Vec<String> = Vec::new();
+        let mut keys = BTreeSet::new();
+        for p in self.pairs.values() {
+            let (key, name) = location(m, p.addr);
+            if keys.insert(key) && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        let shown = names.len().min(3);
+        let more = if names.len() > shown { ", …" } else { "" };
+        format!(
+            "{} in {} ({}{more})\n",
+            plural(self.pairs.len() as u64, "data race", "data races"),
+            plural(keys.len() as u64, "location", "locations"),
+            names[..shown].join(", ")
+        )
+    }
+
+    /// `--stats`: the mode line, binary mode's pruning table and the
+    /// detector's figures: racy dynamic accesses (DRE) and distinct racy
+    /// PCs (the LARD paper's Table 3 measures).
+    pub fn figures(&self, m: &Machine) -> String {
+        let mut s = format!(
+            "== lard race figures ({}) ==\n{}\n",
+            self.detector,
+            mode_line(m)
+        );
+        if let Some(rt) = &m.obs.binary {
+            s += &rt.pruning_table();
+        }
+        let _ = writeln!(
+            s,
+            "racy dynamic accesses (DRE): {}, distinct racy PCs: {}",
+            self.dre,
+            self.pcs.len()
+        );
         s
     }
 

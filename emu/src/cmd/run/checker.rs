@@ -55,6 +55,9 @@ pub(super) struct ReportContext<'a> {
     pub(super) hw_stats: bool,
     /// `--gen-suppressions`: an entry per reported race in the text.
     pub(super) gen_suppressions: bool,
+    /// `--stats`: the mode line, the pruning table and the detector's
+    /// figures after the report.
+    pub(super) stats: bool,
 }
 
 /// A checker's reports.
@@ -203,9 +206,15 @@ impl Checker {
         }
         if let Some(rep) = &shown {
             r.sarif = Some(report::sarif::sarif(&rep.log, m, &command_line()));
-            r.text.push_str(&rep.suppressed_text());
             if cx.gen_suppressions {
                 r.text.push_str(&report::suppression_entries(&rep.log, m));
+            }
+            r.text.push_str(&rep.suppressed_text());
+            if !matches!(self, Checker::Object { .. }) {
+                r.text.push_str(&rep.log.summary(m));
+            }
+            if cx.stats {
+                r.text.push_str(&rep.log.figures(m));
             }
         }
         if cx.descendant && r.races == 0 && !r.text.is_empty() {

@@ -305,6 +305,7 @@ fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
         descendant: identity.descendant,
         hw_stats: args.hw_stats,
         gen_suppressions: args.gen_suppressions,
+        stats: args.stats,
     });
     if let Some(json) = &reports.json {
         write_file(&args.report_json, json);
