@@ -12,14 +12,15 @@ CARGO ?= cargo
 # `lard run --gdb` (docs/debugging.md). slurm-wlm + munge: tests/tests/campaign.rs
 # runs a campaign as a job array on a private single-node Slurm cluster.
 # nodejs + openjdk-17-jdk-headless: tests/tests/processes.rs runs node and java.
+# man-db: tests/tests/cli_reference.rs renders the man pages `make install` writes.
 # golang-go: `lard go` and tests/tests/go.rs (Go programs as LARD programs, docs/go.md).
 # npm (Debian's, where Node.js came without it): tests/tests/race_reports.rs
 # installs the SARIF 2.1.0 schema and ajv from the npm registry to validate
 # `lard run --sarif`.
-APT_PACKAGES := cmake libclang-dev clang pkg-config gcc-12-plugin-dev musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb slurm-wlm munge nodejs openjdk-17-jdk-headless golang-go
+APT_PACKAGES := man-db cmake libclang-dev clang pkg-config gcc-12-plugin-dev musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb slurm-wlm munge nodejs openjdk-17-jdk-headless golang-go
 GUEST_BUILD := $(CURDIR)/target/guests
 
-.PHONY: all prereqs unicorn build demo test lint bench clean install
+.PHONY: all prereqs unicorn build demo test lint bench clean install install-docs
 
 all: build
 
@@ -90,8 +91,8 @@ clean:
 # make install PREFIX=/opt/lard [DESTDIR=...]: bin/lard, bin/lard-cc,
 # bin/lard-c++, bin/lard-rustc, include/lard.h, include/lardx86.inc, lib/liblard.a,
 # lib/liblardcc.a, lib/liblardcc_omp.a, the --wrap lists, the gcc plugin
-# lib/lardcc_omp.so, lib/pkgconfig/lard.pc and man pages (generated from
-# --help) in share/man/man1.
+# lib/lardcc_omp.so, lib/pkgconfig/lard.pc, man pages in share/man/man1
+# and the documentation in share/doc/lard (install-docs).
 PREFIX ?= /usr/local
 DESTDIR ?=
 install: build
@@ -99,7 +100,18 @@ install: build
 	install -m 755 target/release/lard $(DESTDIR)$(PREFIX)/bin/lard
 	$(MAKE) -s -C guest-sdk install-cc BUILD=$(CURDIR)/target/sdk-build PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) CC=gcc
 	python3 guest-sdk/tools/help2man.py $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  target/release/lard $(CURDIR)/target/sdk-build/lard-cc $(CURDIR)/target/sdk-build/lard-rustc
+	  $(CURDIR)/target/sdk-build/lard-cc $(CURDIR)/target/sdk-build/lard-rustc
+	$(MAKE) -s install-docs
+
+# A man page per lard command and subcommand (`lard manpages`: clap_mangen
+# from the clap definitions), README.md and docs/ in share/doc/lard, which
+# the pages name. LARD: the lard binary that writes the pages.
+LARD ?= target/release/lard
+install-docs:
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/doc/lard/docs
+	install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/lard/README.md
+	install -m 644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/lard/docs/
+	$(LARD) manpages $(DESTDIR)$(PREFIX)/share/man/man1 --docs $(PREFIX)/share/doc/lard
 
 # Wall-time ratios of lard vs native and qemu-user (bench/README.md).
 # BENCH_SCALE=N for longer runs, BENCH_REPS=K for more repetitions.

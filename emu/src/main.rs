@@ -68,6 +68,16 @@ enum Command {
     /// The lard-cc ground truth (guests/cc) built with lard-cc and run with
     /// random schedules: precision, recall and line correctness.
     CcAccuracy(CcAccuracyArgs),
+    /// Write a man page per command and subcommand into DIR (`make
+    /// install`).
+    #[command(hide = true)]
+    Manpages {
+        /// Where the pages go.
+        dir: PathBuf,
+        /// Where the documentation is installed (named in every page).
+        #[arg(long, value_name = "DIR")]
+        docs: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -95,6 +105,16 @@ fn main() -> ExitCode {
         Command::Campaign(c) => cmd::campaign::cli::run(c),
         Command::Accuracy(a) => cmd::accuracy::run(a),
         Command::CcAccuracy(a) => cmd::cc_accuracy::run(a),
+        Command::Manpages { dir, docs } => {
+            use clap::CommandFactory;
+            match cmd::manpages::write(Cli::command(), &dir, docs.as_deref()) {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("lard: cannot write man pages into {}: {e}", dir.display());
+                    ExitCode::from(cmd::exit::EXIT_INTERNAL)
+                }
+            }
+        }
     }
 }
 

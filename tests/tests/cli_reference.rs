@@ -5,6 +5,8 @@
 //! in the first cell of a table row, where the reference defines options.
 //! A mention in passing (an exit status, another option's text) does not
 //! count. A new option fails this test until the reference documents it.
+//! The man pages `make install` writes hold the same options, and the
+//! documentation they point to is installed where they say.
 
 use lard_e2e::*;
 use std::process::Command;
@@ -182,4 +184,76 @@ fn a_mistyped_subcommand_is_suggested_the_right_one() {
         .unwrap();
     assert!(help.status.success());
     assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: lard run"));
+}
+
+/// `make install-docs` (what `make install` runs for the documentation):
+/// a man page per subcommand `lard --help` lists, each rendered by `man`
+/// with every option that subcommand's `--help` prints and pointing to
+/// the installed docs/cli.md, which is there.
+#[test]
+fn man_pages_per_subcommand_hold_every_option_and_find_the_docs() {
+    let stage = root()
+        .join("target/e2e-guests")
+        .join(format!("install-docs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&stage);
+    let o = Command::new("make")
+        .args(["-s", "-C"])
+        .arg(root())
+        .arg("install-docs")
+        .arg(format!("DESTDIR={}", stage.display()))
+        .arg("PREFIX=/opt/lard")
+        .arg(format!("LARD={}", lard().display()))
+        .env_remove("MAKEFLAGS")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let prefix = stage.join("opt/lard");
+    assert!(prefix.join("share/doc/lard/docs/cli.md").is_file());
+    assert!(prefix.join("share/doc/lard/README.md").is_file());
+    let mut problems = Vec::new();
+    let mut subs = subcommands(&help(&["--help"]));
+    subs.push(String::new());
+    for sub in &subs {
+        let name = if sub.is_empty() {
+            "lard".to_string()
+        } else {
+            format!("lard-{sub}")
+        };
+        let page = prefix.join(format!("share/man/man1/{name}.1"));
+        let out = Command::new("man")
+            .arg("-l")
+            .arg(&page)
+            .env("LC_ALL", "C")
+            .env("MANWIDTH", "200")
+            .env("MAN_KEEP_FORMATTING", "")
+            .output()
+            .expect("man (man-db) renders the pages");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        if !out.status.success() || text.is_empty() {
+            problems.push(format!(
+                "{name}: man -l failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        let args: Vec<&str> = if sub.is_empty() {
+            vec!["--help"]
+        } else {
+            vec![sub.as_str(), "--help"]
+        };
+        for o in options(&help(&args)) {
+            if !names(&text, &o) {
+                problems.push(format!("{name}: {o}"));
+            }
+        }
+        if !text.contains("/opt/lard/share/doc/lard/docs/cli.md") {
+            problems.push(format!("{name}: no pointer to the installed docs/cli.md"));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&stage);
+    assert!(
+        problems.is_empty(),
+        "man pages:\n  {}",
+        problems.join("\n  ")
+    );
 }

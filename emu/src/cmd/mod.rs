@@ -13,6 +13,7 @@ pub mod explore;
 pub mod go;
 pub mod jumble;
 pub mod manifest;
+pub mod manpages;
 pub mod pool;
 pub mod report;
 pub mod run;
