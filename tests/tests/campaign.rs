@@ -198,19 +198,32 @@ fn a_run_that_times_out_is_a_result() {
 fn bad_campaign_files_are_one_line_errors() {
     let d = campaign_dir("campaign-bad");
     let c = d.join("c.toml");
-    for (text, needle) in [
-        ("[[program]]\nname = \"x\"\n", "no command"),
+    // Each names the file, the line and column of the fault, and the fault.
+    for (text, place, needle) in [
+        ("[[program]]\nname = \"x\"\n", "1:1", "no command"),
         (
             "[[program]]\ncommand = [\"x\"]\n[axes]\nseed = 3\n",
+            "4:1",
             "axes.seed",
         ),
-        ("this is not toml", "c.toml"),
+        (
+            "[[program]]\ncommand = [\"x\"]\n  colour = 2\n",
+            "3:3",
+            "unknown key `colour`",
+        ),
+        ("name = \"x\"\ntimeout = = 3\n", "2:11", "="),
+        ("this is not toml", "1:", "c.toml"),
     ] {
         std::fs::write(&c, text).unwrap();
         let o = lard_campaign(&["run", c.to_str().unwrap()]);
-        assert_eq!(shell_status(&o), 1, "{text}: {}", stderr(&o));
-        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
-        assert!(stderr(&o).contains(needle), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(shell_status(&o), 1, "{text}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(
+            e.starts_with(&format!("lard: {}:{place}", c.display())),
+            "{text}: {e}"
+        );
+        assert!(e.contains(needle), "{e}");
     }
     let o = lard_campaign(&["run", "/nonexistent/c.toml"]);
     assert_eq!(shell_status(&o), 1);

@@ -107,8 +107,8 @@ pub fn programs(
         .collect();
     let text =
         std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
-    let doc: toml::Value =
-        toml::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let doc: toml::Value = toml::from_str(&text)
+        .map_err(|e| super::toml_place::syntax_error(&manifest.display().to_string(), &text, &e))?;
     let guests = doc
         .get("guest")
         .and_then(toml::Value::as_array)

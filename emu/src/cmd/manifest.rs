@@ -55,7 +55,8 @@ pub const DYNAMIC: &str = "glibc-dynamic";
 pub fn read(manifest: &Path, build: &Path) -> Result<Vec<GuestRun>, String> {
     let text =
         std::fs::read_to_string(manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
-    let doc: Value = toml::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let doc: Value = toml::from_str(&text)
+        .map_err(|e| super::toml_place::syntax_error(&manifest.display().to_string(), &text, &e))?;
     let guests = doc
         .get("guest")
         .and_then(Value::as_array)

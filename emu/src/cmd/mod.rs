@@ -17,6 +17,7 @@ pub mod manpages;
 pub mod pool;
 pub mod report;
 pub mod run;
+pub mod toml_place;
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;

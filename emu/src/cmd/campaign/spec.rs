@@ -29,6 +29,7 @@
 //! is the behaviour its runs are compared with. `dir` is the directory
 //! commands run in (default: the file's).
 
+use crate::cmd::toml_place;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use toml::Value;
@@ -510,8 +511,12 @@ impl Campaign {
         let stem = path
             .file_stem()
             .map_or_else(|| "campaign".into(), |s| s.to_string_lossy().into_owned());
+        let shown = path.display().to_string();
+        if let Err(e) = text.parse::<toml::Table>() {
+            return Err(SpecError(toml_place::syntax_error(&shown, &text, &e)));
+        }
         Campaign::parse(&text, &dir, &stem)
-            .map_err(|e| SpecError(format!("{}: {e}", path.display())))
+            .map_err(|e| SpecError(toml_place::checked_error(&shown, &text, &e.0)))
     }
 
     /// Every run: programs in order, each crossed with the axes (the last
