@@ -13,11 +13,12 @@ CARGO ?= cargo
 # runs a campaign as a job array on a private single-node Slurm cluster.
 # nodejs + openjdk-17-jdk-headless: tests/tests/processes.rs runs node and java.
 # man-db: tests/tests/cli_reference.rs renders the man pages `make install` writes.
+# chromium: tests/tests/race_reports.rs renders `lard run --report-html` headless.
 # golang-go: `lard go` and tests/tests/go.rs (Go programs as LARD programs, docs/go.md).
 # npm (Debian's, where Node.js came without it): tests/tests/race_reports.rs
 # installs the SARIF 2.1.0 schema and ajv from the npm registry to validate
 # `lard run --sarif`.
-APT_PACKAGES := man-db cmake libclang-dev clang pkg-config gcc-12-plugin-dev musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb slurm-wlm munge nodejs openjdk-17-jdk-headless golang-go
+APT_PACKAGES := man-db chromium cmake libclang-dev clang pkg-config gcc-12-plugin-dev musl-tools qemu-user ninja-build gcc g++ make python3 binutils valgrind pigz patch zlib1g-dev gdb slurm-wlm munge nodejs openjdk-17-jdk-headless golang-go
 GUEST_BUILD := $(CURDIR)/target/guests
 
 .PHONY: all prereqs unicorn build demo test lint bench clean install install-docs

@@ -2,7 +2,8 @@
 //! of races already looked at, in binary mode and in lard-cc builds, and
 //! through `lard explore`'s runs; SARIF for CI tools, validated against
 //! the SARIF 2.1.0 schema by ajv (both from the npm registry, installed
-//! into target/sarif-validator on first use; tests/tools/sarif_validate.js).
+//! into target/sarif-validator on first use; tests/tools/sarif_validate.js);
+//! the HTML report rendered by headless Chromium; the README's example.
 //!
 //! Ground truth: guests/plain/two_races.c races on two lines, marked
 //! `RACE1` (in count(), on `hits`) and `RACE2` (in note(), on `last`).
@@ -400,4 +401,100 @@ fn the_readme_example_is_what_lard_prints() {
         commands += 1;
     }
     assert_eq!(commands, 4);
+}
+
+/// The DOM headless Chromium renders from `page` (its scripts run).
+fn rendered_dom(page: &Path) -> String {
+    let profile = scratch_file("chromium-profile").with_extension("d");
+    let o = Command::new("timeout")
+        .arg("120")
+        .arg("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium (Debian's, make prereqs installs it)");
+    let _ = std::fs::remove_dir_all(&profile);
+    assert!(o.status.success(), "chromium: {}", stderr(&o));
+    stdout(&o)
+}
+
+/// The text of the `<mark>`ed (racy) source lines of a page.
+fn marked_source(dom: &str) -> Vec<String> {
+    dom.split("<mark>")
+        .skip(1)
+        .filter_map(|m| m.split("</mark>").next())
+        .map(|m| m.to_string())
+        .collect()
+}
+
+#[test]
+fn the_html_report_renders_every_race_with_its_source_in_chromium() {
+    let page = scratch_file("race-reports").with_extension("html");
+    let (o, json) = run(&["--report-html", page.to_str().unwrap()], &plain());
+    let dom = rendered_dom(&page);
+    // The page's script ran: its table of contents lists every race.
+    let races = race_count(&json);
+    assert!(
+        dom.contains(&format!("id=\"toc\" data-races=\"{races}\"")),
+        "{dom}"
+    );
+    assert_eq!(dom.matches("<section class=\"race\"").count(), races);
+    assert_eq!(dom.matches("<li><a href=\"#race-").count(), races);
+    // Both racy lines, in both accesses' stacks, with their source.
+    let marks = marked_source(&dom);
+    for mark in ["RACE1", "RACE2"] {
+        let line = *marked(mark).first().unwrap();
+        assert!(
+            marks
+                .iter()
+                .any(|m| m.trim_start().starts_with(&format!("{line} "))
+                    && m.contains(&format!("/* {mark} */"))),
+            "{mark}: {marks:?}"
+        );
+    }
+    assert!(dom.contains(&summary_line(&stderr(&o))), "{dom}");
+    assert!(dom.contains("<h2>Threads</h2>"), "{dom}");
+}
+
+#[test]
+fn the_html_report_shows_the_heap_block_and_its_allocation_site() {
+    let rel = "binary/racy_heap.c";
+    let page = scratch_file("race-reports-heap").with_extension("html");
+    let o = lard_run(
+        &["--report-html", page.to_str().unwrap()],
+        &build_c_dynamic(rel, "reports_racy_heap", &[]),
+        &[],
+    );
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    let dom = rendered_dom(&page);
+    let heap = dom
+        .split("<p class=\"heap\">")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no heap block: {dom}"));
+    assert!(heap.starts_with("heap block of 64 bytes"), "{heap}");
+    let alloc = *marked_lines(rel, "/* ALLOC */").first().unwrap();
+    let site = heap.split("</ol>").next().unwrap();
+    assert!(
+        marked_source(site)
+            .iter()
+            .any(|m| m.trim_start().starts_with(&format!("{alloc} "))),
+        "{site}"
+    );
+    let racy = *marked_lines(rel, "/* RACE */").first().unwrap();
+    assert!(
+        marked_source(&dom)
+            .iter()
+            .any(|m| m.trim_start().starts_with(&format!("{racy} "))),
+        "{dom}"
+    );
+}
+
+/// The summary sentence of a text report (its last line before the
+/// figures).
+fn summary_line(err: &str) -> String {
+    err.lines()
+        .find(|l| l.contains(" data race") || l.starts_with("no data races found"))
+        .unwrap_or_else(|| panic!("no summary: {err}"))
+        .to_string()
 }

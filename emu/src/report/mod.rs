@@ -5,8 +5,10 @@
 //! entries `--gen-suppressions` prints, and SARIF for CI tools.
 //!
 //! * `suppressions.rs`: the suppression files and their patterns;
-//! * `sarif.rs`: the races as a SARIF 2.1.0 log.
+//! * `sarif.rs`: the races as a SARIF 2.1.0 log;
+//! * `html.rs`: the races as one self-contained HTML page.
 
+pub mod html;
 pub mod sarif;
 pub mod suppressions;
 

@@ -209,6 +209,11 @@ pub struct RunArgs {
     /// --report-json).
     #[arg(long, value_name = "FILE")]
     pub(super) sarif: Option<PathBuf>,
+    /// Write the reported races as one self-contained HTML page to FILE:
+    /// both stacks with the source around each line, heap blocks and
+    /// their allocation sites, the threads (`%p`: per process).
+    #[arg(long, value_name = "FILE")]
+    pub(super) report_html: Option<PathBuf>,
     /// Record the event stream to FILE (replay it without emulation with
     /// `cargo run --release -p lard-detector-hw --example replay -- FILE`).
     #[arg(long, value_name = "FILE")]

@@ -58,6 +58,10 @@ pub(super) struct ReportContext<'a> {
     /// `--stats`: the mode line, the pruning table and the detector's
     /// figures after the report.
     pub(super) stats: bool,
+    /// `--sarif`: the SARIF log is made.
+    pub(super) sarif: bool,
+    /// `--report-html`: the page is made.
+    pub(super) html: bool,
 }
 
 /// A checker's reports.
@@ -71,6 +75,8 @@ pub(super) struct Reports {
     pub(super) json: Option<String>,
     /// The `--sarif` file.
     pub(super) sarif: Option<String>,
+    /// The `--report-html` file.
+    pub(super) html: Option<String>,
     /// LARDISH statistics on stderr (`--hw-stats`).
     pub(super) hw_text: Option<String>,
     /// The `--hw-stats-json` file.
@@ -205,13 +211,19 @@ impl Checker {
             shown = Some(rep);
         }
         if let Some(rep) = &shown {
-            r.sarif = Some(report::sarif::sarif(&rep.log, m, &command_line()));
+            if cx.sarif {
+                r.sarif = Some(report::sarif::sarif(&rep.log, m, &command_line()));
+            }
             if cx.gen_suppressions {
                 r.text.push_str(&report::suppression_entries(&rep.log, m));
             }
             r.text.push_str(&rep.suppressed_text());
+            let summary = rep.log.summary(m);
+            if cx.html {
+                r.html = Some(report::html::html(&rep.log, m, &command_line(), &summary));
+            }
             if !matches!(self, Checker::Object { .. }) {
-                r.text.push_str(&rep.log.summary(m));
+                r.text.push_str(&summary);
             }
             if cx.stats {
                 r.text.push_str(&rep.log.figures(m));

@@ -45,6 +45,7 @@ pub(super) fn absolute_paths(args: &mut RunArgs) -> PathBuf {
     for path in [
         &mut args.report_json,
         &mut args.sarif,
+        &mut args.report_html,
         &mut args.hw_stats_json,
         &mut args.stats_json,
         &mut args.record_trace,
@@ -82,6 +83,7 @@ pub(super) fn output_dirs(args: &RunArgs) -> Result<(), RunError> {
     let outputs = [
         ("--report-json", &args.report_json),
         ("--sarif", &args.sarif),
+        ("--report-html", &args.report_html),
         ("--stats-json", &args.stats_json),
         ("--hw-stats-json", &args.hw_stats_json),
     ];

@@ -306,12 +306,17 @@ fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
         hw_stats: args.hw_stats,
         gen_suppressions: args.gen_suppressions,
         stats: args.stats,
+        sarif: args.sarif.is_some(),
+        html: args.report_html.is_some(),
     });
     if let Some(json) = &reports.json {
         write_file(&args.report_json, json);
     }
     if let Some(sarif) = &reports.sarif {
         write_file(&args.sarif, sarif);
+    }
+    if let Some(html) = &reports.html {
+        write_file(&args.report_html, html);
     }
     if let (Some(code), Outcome::Exited(_)) = (args.race_exit_code, &outcome) {
         if reports.races > 0 {
