@@ -581,3 +581,35 @@ fn a_run_lard_refuses_is_an_error_and_collect_counts_it_failed() {
     assert!(failed.contains(&("variant=refused".into(), 1)), "{summary}");
     assert!(failed.contains(&("variant=plain".into(), 0)), "{summary}");
 }
+
+/// `--suppressions` as an axis: its file is read from the campaign's
+/// directory, checked before any run, and its races leave the results.
+#[test]
+fn a_campaign_takes_suppressions_from_its_directory() {
+    let d = campaign_dir("campaign-supp");
+    std::fs::write(d.join("known.supp"), "# racy_sum's counter\nrace:^work$\n").unwrap();
+    let c = write_campaign(&d, "suppressions = [\"known.supp\"]");
+    let out = d.join("r");
+    let o = lard_campaign(&["run", c.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    let o = lard_campaign(&["collect", out.to_str().unwrap()]);
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    let runs: Value =
+        serde_json::from_slice(&std::fs::read(out.join("runs.json")).unwrap()).unwrap();
+    let racy = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["program"] == "racy_sum")
+        .unwrap_or_else(|| panic!("{runs}"));
+    assert_eq!(racy["dre"], 0, "{racy}");
+
+    std::fs::write(d.join("known.supp"), "race:^work$\nrcae:main\n").unwrap();
+    let out = d.join("r2");
+    let o = lard_campaign(&["run", c.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert_eq!(shell_status(&o), 1, "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("known.supp:2:"), "{e}");
+    assert!(!out.exists() || results(&out).is_empty(), "a run was made");
+}

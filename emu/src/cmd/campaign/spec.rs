@@ -488,7 +488,7 @@ impl Campaign {
             if !checked.insert(r.options.clone()) {
                 continue;
             }
-            if let Err(e) = crate::cmd::run::check_options(&r.options) {
+            if let Err(e) = crate::cmd::run::check_options_in(&r.options, Some(&self.dir)) {
                 let mut what = format!("program {}", self.programs[r.program].name);
                 for (axis, value) in &r.params {
                     what.push_str(&format!(", {axis} = {value}"));

@@ -92,10 +92,20 @@ impl std::error::Error for RunError {}
 /// Checks `lard run` option words (no guest) as `lard run` checks them
 /// before the guest starts: clap's parse (names, values, their types and
 /// ranges) and the options that must go together. The error is one line
-/// naming the problem. `lard explore` and `lard campaign` check their
-/// runs' options with it before the first run.
+/// naming the problem. `lard explore` checks its runs' options with it
+/// before the first run.
 pub fn check_options<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> Result<(), String> {
-    let args = parse_options(words)?;
+    check_options_in(words, None)
+}
+
+/// [`check_options`] for runs started in directory `dir` (`None`: this
+/// process's): relative files the options name (`--suppressions`) are
+/// read from there. `lard campaign` checks its runs' options with it.
+pub fn check_options_in<S: AsRef<std::ffi::OsStr>>(
+    words: &[S],
+    dir: Option<&std::path::Path>,
+) -> Result<(), String> {
+    let mut args = parse_options(words)?;
     guest::identity(&args).map_err(|e| e.to_string())?;
     config::sched_policy(&args).map_err(|e| e.to_string())?;
     checker::simd(&args).map_err(|e| e.to_string())?;
@@ -104,6 +114,11 @@ pub fn check_options<S: AsRef<std::ffi::OsStr>>(words: &[S]) -> Result<(), Strin
         .iter()
         .map(|p| p.display().to_string())
         .collect();
+    if let Some(dir) = dir {
+        for p in &mut args.suppressions {
+            *p = dir.join(&*p);
+        }
+    }
     guest::suppressions(&args, &shown).map_err(|e| e.to_string())?;
     if let Some(list) = &args.detectors {
         crate::observe::accuracy::parse_variants(list).map_err(|e| format!("--detectors: {e}"))?;
