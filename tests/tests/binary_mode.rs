@@ -142,7 +142,7 @@ fn races_on_heap_memory_name_the_block_and_its_allocation_site() {
     let (err, _) = run_checked(&bin, &[]);
     let alloc = marked_lines(rel, "/* ALLOC */");
     let line = alloc.first().unwrap();
-    let want = "heap block of 64 bytes at offset 8, allocated by T1 at ";
+    let want = "heap block of 64 bytes at offset 8, allocated by T0 at ";
     assert!(err.contains(want), "{err}");
     assert!(err.contains(&format!("racy_heap.c:{line}")), "{err}");
 }
@@ -386,9 +386,9 @@ fn race_reports_name_the_openmp_units_that_raced() {
 
 /// Once a barrier orders a pass's loop chunks before the next pass, the
 /// next pass's chunks get their language-thread ids again: in
-/// race_omp_for_passes.c (T1 and one worker, T2; four passes of four
+/// race_omp_for_passes.c (T0 and one worker, T1; four passes of four
 /// chunks, then the racy loop of the same shape) the racing chunks hold
-/// ids of the first pass's chunks, T3–T6 (without reuse they would be T19
+/// ids of the first pass's chunks, T2–T5 (without reuse they would be T18
 /// and above). The race is reported at its line, and both chunks are named
 /// by the loop that ran them, not by the pass that first held their ids.
 #[test]
@@ -405,7 +405,7 @@ fn later_passes_reuse_the_ids_of_ordered_chunks() {
     for r in races {
         for (t, u) in [("thread", "unit"), ("prev_thread", "prev_unit")] {
             let id: u64 = r[t].as_str().unwrap()[1..].parse().unwrap();
-            assert!((3..=6).contains(&id), "{t} T{id}, not a reused id: {r}");
+            assert!((2..=5).contains(&id), "{t} T{id}, not a reused id: {r}");
             let name = r[u].as_str().unwrap();
             assert!(
                 name.starts_with("loop chunk [") && name.ends_with(&loop_at),

@@ -208,8 +208,8 @@ fn breakpoints_threads_and_steps_leave_the_run_as_without_gdb() {
         .count();
     assert_eq!(threads, 3, "{out}");
     // With each thread's detector identity and state.
-    assert!(out.contains("(T1, futex wait on 0x"), "{out}");
-    assert!(out.contains("(T2, runnable)"), "{out}");
+    assert!(out.contains("(T0, futex wait on 0x"), "{out}");
+    assert!(out.contains("(T1, runnable)"), "{out}");
     let race = marker_line(SRC, "/* RACE */");
     assert!(
         out.contains(&format!("{race}\t    shared = v; /* RACE */")),

@@ -7,8 +7,8 @@
 //!   (a) happens-before — the WriteVCs of [`hb`](super::hb)'s primitives,
 //!   delivered as LardOp events, (b) program events (allocations, locks)
 //!   and (c) ClearHistory/CopyHistory when heap memory is freed or moved;
-//! * every kernel thread is one language thread (T1 is the main thread),
-//!   declared with a Thread event; clone forks its clock, exit releases it;
+//! * every kernel thread is one language thread (T0 is the main thread, as
+//!   in lard-cc builds), declared with a Thread event; clone forks its clock, exit releases it;
 //! * lock-prefixed instructions and `xchg` in program code synchronize on
 //!   their address (acquire, then release) and are not checked.
 //!
@@ -267,10 +267,10 @@ impl BinaryRuntime {
             sync: SyncClocks::default(),
             tasks: Tasks::default(),
             threads: vec![RtThread {
-                lang: 1,
+                lang: 0,
                 ..RtThread::default()
             }],
-            next_lang: 2,
+            next_lang: 1,
             ids: IdPool::default(),
             task_parents: HashSet::new(),
             unstarted: 0,

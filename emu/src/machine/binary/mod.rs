@@ -230,10 +230,11 @@ impl Machine {
             .map_or(0, |rt| rt.team_of(self.cpu.cur))
     }
 
-    /// Declares the main thread (T1) at the start of a binary-mode run.
+    /// Declares the main thread (T0, as lard-cc's runtime does) at the
+    /// start of a binary-mode run.
     pub fn binary_start(&mut self, pc: u64) {
-        self.cpu.threads[0].lthread = Some(1);
-        self.emit(pc, EventKind::Lard(EvOp::Thread { id: 1 }));
+        self.cpu.threads[0].lthread = Some(0);
+        self.emit(pc, EventKind::Lard(EvOp::Thread { id: 0 }));
     }
 
     /// Clone in binary mode: thread `child` (index) is a new language
