@@ -359,7 +359,7 @@ fn sarif_is_valid_and_carries_both_racy_lines_in_a_lard_cc_build() {
     sarif_of(&lard_cc_build());
 }
 
-/// The README's example session (its first `console` block): each `$`
+/// The README's example (its first `console` block): each `$`
 /// command run in a directory holding the guests it names, its output
 /// (stdout, then stderr) exactly the lines the README shows after it, the
 /// directory read as the README's `/tmp/demo`.
