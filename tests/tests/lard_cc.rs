@@ -11,7 +11,7 @@ use lard_e2e::*;
 use lard_emu::cmd::manifest::GuestRun;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 fn build_dir() -> PathBuf {
     guest_dir().join("lard-cc").join("guests")
@@ -262,6 +262,25 @@ fn race_reports_name_the_static_loop_iterations_that_raced() {
     }
 }
 
+/// Runs `bin` under `lard run` with a JSON report (checking its output
+/// against the native run's); returns the run, the report and the source
+/// lines of both accesses of every FastTrack race.
+fn run_for_race_lines(bin: &Path, scratch: &str) -> (Output, serde_json::Value, BTreeSet<i64>) {
+    let json = scratch_file(scratch);
+    let l = lard_run(&["--report-json", json.to_str().unwrap()], bin, &[]);
+    assert_eq!(stdout(&l), stdout(&native(bin, &[])), "{}", bin.display());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let lines = v["detectors"]["fasttrack"]["races"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| [&r["frames"][0], &r["prev_frames"][0]])
+        .map(|f| f["line"].as_i64().unwrap())
+        .collect();
+    (l, v, lines)
+}
+
 /// How a lard-cc build runs the iterations of a static loop: by default
 /// in a window of 61 logical threads per thread, so race_omp_window.c's
 /// races one iteration apart (iterations 222 and 223, in one thread's
@@ -287,18 +306,9 @@ fn static_loop_iterations_run_in_a_window_by_default() {
         let mut all = vec!["-O1", "-fopenmp"];
         all.extend_from_slice(flags);
         build_lard_cc(&rel, &all, &out, &[]);
-        let json = scratch_file("lard-cc-window");
-        let l = lard_run(&["--report-json", json.to_str().unwrap()], &out, &[]);
-        assert_eq!(stdout(&l), stdout(&native(&out, &[])), "{name}");
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        let races = v["detectors"]["fasttrack"]["races"].as_array().unwrap();
-        let lines: BTreeSet<i64> = races
-            .iter()
-            .flat_map(|r| [&r["frames"][0], &r["prev_frames"][0]])
-            .map(|f| f["line"].as_i64().unwrap())
-            .collect();
+        let (l, v, lines) = run_for_race_lines(&out, "lard-cc-window");
         assert_eq!(lines, want, "{name}: {}", stderr(&l));
+        let races = v["detectors"]["fasttrack"]["races"].as_array().unwrap();
         if name == "default" {
             let at = format!(" of the static loop at {}:", src.display());
             let r = &races[0];
@@ -1104,17 +1114,7 @@ fn rustc_instrumentation_runs_on_lards_runtime() {
         }
         let built = c.arg(&src).arg("-o").arg(&out).output().expect("rustc");
         assert!(built.status.success(), "{rel}: {}", stderr(&built));
-        let json = scratch_file("rust-tsan");
-        let l = lard_run(&["--report-json", json.to_str().unwrap()], &out, &[]);
-        assert_eq!(stdout(&l), stdout(&native(&out, &[])), "{rel}");
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        let races = v["detectors"]["fasttrack"]["races"].as_array().unwrap();
-        let lines: BTreeSet<i64> = races
-            .iter()
-            .flat_map(|r| [&r["frames"][0], &r["prev_frames"][0]])
-            .map(|f| f["line"].as_i64().unwrap())
-            .collect();
+        let (l, _, lines) = run_for_race_lines(&out, "rust-tsan");
         let want = if racy {
             marked_lines(rel, "// RACE")
         } else {

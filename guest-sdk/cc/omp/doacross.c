@@ -139,31 +139,21 @@ bool __wrap_GOMP_loop_doacross_start(unsigned n, long *counts, long sched, long 
 }
 
 /* depend(source): the iteration's clock so far reaches its waiters. */
-void __real_GOMP_doacross_post(long *);
-void __wrap_GOMP_doacross_post(long *counts)
-{
-    uint64_t v[DOACROSS_MAX];
-    unsigned i, n = thr.doacross != NULL ? thr.doacross->n : 0;
-    struct lardcc_sync *s;
-    for (i = 0; i < n; i++)
-        v[i] = (uint64_t)counts[i];
-    if ((s = doacross_sync(v)) != NULL)
-        lardcc_release_join(s);
-    IN_LIBGOMP(__real_GOMP_doacross_post(counts));
-}
-
-void __real_GOMP_doacross_ull_post(ULL *);
-void __wrap_GOMP_doacross_ull_post(ULL *counts)
-{
-    uint64_t v[DOACROSS_MAX];
-    unsigned i, n = thr.doacross != NULL ? thr.doacross->n : 0;
-    struct lardcc_sync *s;
-    for (i = 0; i < n; i++)
-        v[i] = counts[i];
-    if ((s = doacross_sync(v)) != NULL)
-        lardcc_release_join(s);
-    IN_LIBGOMP(__real_GOMP_doacross_ull_post(counts));
-}
+#define DOACROSS_POST(name, T)                                                        \
+    void __real_##name(T *);                                                          \
+    void __wrap_##name(T *counts)                                                     \
+    {                                                                                 \
+        uint64_t v[DOACROSS_MAX];                                                     \
+        unsigned i, n = thr.doacross != NULL ? thr.doacross->n : 0;                   \
+        struct lardcc_sync *s;                                                        \
+        for (i = 0; i < n; i++)                                                       \
+            v[i] = (uint64_t)counts[i];                                               \
+        if ((s = doacross_sync(v)) != NULL)                                           \
+            lardcc_release_join(s);                                                   \
+        IN_LIBGOMP(__real_##name(counts));                                            \
+    }
+DOACROSS_POST(GOMP_doacross_post, long)
+DOACROSS_POST(GOMP_doacross_ull_post, ULL)
 
 /* depend(sink: v): after libgomp's wait, the iteration acquires v's
  * posts.  The variadic vector is passed on whole (a callee reads the
