@@ -17,6 +17,7 @@ const PLAIN: &[(&str, &[&str])] = &[
     ("plain/mprotect_steps.c", &[]),
     ("plain/sse_lanes.c", &[]),
     ("plain/fp_control.c", &[]),
+    ("plain/sockets.c", &[]),
 ];
 
 #[test]

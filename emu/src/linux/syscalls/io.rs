@@ -105,12 +105,37 @@ impl Kernel<'_> {
                 let mask = self.opt_buf(c, a[3], 8, R)?;
                 Val(host(sys, [fds, a[1], tmo, mask, a[4], 0]))
             }
-            // socket; connect (a UNIX socket to a daemon such as nscd)
+            // socket; connect (a UNIX socket to a daemon such as nscd);
+            // bind, listen (a server's socket: accepting waits in the host
+            // and is not made)
             Sysno::socket => Val(host(sys, [a[0], a[1], a[2], 0, 0, 0])),
-            Sysno::connect => Val(host(
+            Sysno::connect | Sysno::bind => Val(host(
                 sys,
                 [a[0], self.buf(c, a[1], a[2], R)?, a[2], 0, 0, 0],
             )),
+            Sysno::listen => Val(host(sys, [a[0], a[1], 0, 0, 0, 0])),
+            // setsockopt: an option value the guest wrote; getsockopt: one
+            // the host writes, *optlen long
+            Sysno::setsockopt => Val(host(
+                sys,
+                [a[0], a[1], a[2], self.opt_buf(c, a[3], a[4], R)?, a[4], 0],
+            )),
+            Sysno::getsockopt => {
+                let Some(len) = self.cpu.mem.read_u32(a[4]) else {
+                    return Err(Fault);
+                };
+                Val(host(
+                    sys,
+                    [
+                        a[0],
+                        a[1],
+                        a[2],
+                        self.opt_buf(c, a[3], u64::from(len), W)?,
+                        self.buf(c, a[4], 4, W)?,
+                        0,
+                    ],
+                ))
+            }
             // pselect6: fd_sets, a timespec, and {sigset pointer, size}
             Sysno::pselect6 => {
                 let set = a[0].min(1024).div_ceil(8);
