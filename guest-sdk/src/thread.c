@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,14 @@ void lard__futex_wake(uint32_t *addr, int n)
     syscall(SYS_futex, addr, LARD__FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
-/* Drepper's three-state futex mutex: 0 free, 1 locked, 2 contended. */
+/* Drepper's three-state futex mutex: 0 free, 1 locked, 2 contended.
+ * A contended unlock also yields.  Under lard the guest's threads take
+ * turns: a waiter only ever finds the lock held when its holder was
+ * preempted inside the critical section, and a holder that goes on after
+ * waking it takes the lock again before the waiter runs — with a fixed
+ * quantum, forever (threads spinning on one atomic location starve the one
+ * whose store they wait for).  The yield hands the free lock to the
+ * waiters, as a uniprocessor kernel's wakeup preemption does. */
 void lard__lock(uint32_t *l)
 {
     uint32_t c = 0;
@@ -53,8 +61,10 @@ void lard__lock(uint32_t *l)
 
 void lard__unlock(uint32_t *l)
 {
-    if (__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2)
+    if (__atomic_exchange_n(l, 0, __ATOMIC_RELEASE) == 2) {
         lard__futex_wake(l, 1);
+        sched_yield();
+    }
 }
 
 uint32_t lard__new_id(void)
