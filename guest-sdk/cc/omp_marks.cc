@@ -13,8 +13,9 @@
 // GIMPLE_OMP_FOR (the lowered loop body follows the statement in its
 // sequence, up to the matching GIMPLE_OMP_CONTINUE):
 //
-//   __lardcc_omp_static_begin(chunk, split)  before the loop (once per thread,
-//   __lardcc_omp_simd_begin(safelen, split)  before gcc's bounds computation)
+//   __lardcc_omp_static_begin(chunk, split,  before the loop (once per thread,
+//       iterations, nowait)                  before gcc's bounds computation)
+//   __lardcc_omp_simd_begin(safelen, split)
 //   __lardcc_omp_*_iter(index)               first statement of every iteration
 //   __lardcc_omp_*_end()                     after the loop (before a
 //                                            reduction's combination, the
@@ -22,7 +23,10 @@
 //                                            barrier)
 //
 // `chunk` is the schedule's chunk size and `safelen` the simd loop's (0:
-// none); `split` is -1 when the plugin was given
+// none); `iterations` the loop's logical iteration count (of the collapsed
+// nest; -1 when the plugin cannot say: a non-rectangular nest, an
+// increment it does not know) and `nowait` whether the loop has that
+// clause (a combined `parallel for` has it: its region ends in a barrier); `split` is -1 when the plugin was given
 // -fplugin-arg-lardcc_omp-iterations (lard-cc --lard-omp-iterations=all):
 // the runtime then runs every chunk (every iteration when there is no chunk
 // size) and every simd lane as a language thread of its own; W with
@@ -49,6 +53,8 @@
 #include "omp-general.h"
 #include "diagnostic-core.h"
 #include "attribs.h"
+#include "gimplify.h"
+#include "gimplify-me.h"
 
 #include <algorithm>
 #include <vector>
@@ -85,7 +91,16 @@ void declare(marks *m)
 {
     if (m->begin_fn != NULL_TREE)
         return;
-    m->begin_fn = runtime_fn(m->begin, long_integer_type_node, long_integer_type_node);
+    if (m == &static_marks) {
+        tree type = build_function_type_list(void_type_node, long_integer_type_node,
+                                             long_integer_type_node, long_integer_type_node,
+                                             long_integer_type_node, NULL_TREE);
+        m->begin_fn = build_fn_decl(m->begin, type);
+        DECL_EXTERNAL(m->begin_fn) = 1;
+        TREE_PUBLIC(m->begin_fn) = 1;
+    } else {
+        m->begin_fn = runtime_fn(m->begin, long_integer_type_node, long_integer_type_node);
+    }
     m->iter_fn = runtime_fn(m->iter, long_integer_type_node, NULL_TREE);
     m->end_fn = runtime_fn(m->end, NULL_TREE, NULL_TREE);
 }
@@ -232,6 +247,60 @@ void clear_privates(gbind *bind, gimple_stmt_iterator at, gimple_stmt_iterator c
     }
 }
 
+// The logical iteration count of `stmt`'s (collapsed) loop nest as a long
+// value computed before `at`, or -1 when a bound or the increment is not
+// one the plugin knows (a non-rectangular nest's bounds are vectors).  Per
+// loop, with step s: `<` gives (n2 - n1 + s - 1) / s, `<=` (n2 - n1 + s) / s,
+// `>` and `>=` the same with -s and the bounds swapped, `!=` (n2 - n1) / s;
+// at least 0.
+tree iteration_count(gomp_for *stmt, gimple_stmt_iterator *at)
+{
+    tree lng = long_integer_type_node;
+    tree unknown = build_int_cst(lng, -1);
+    tree count = NULL_TREE;
+    for (size_t i = 0; i < gimple_omp_for_collapse(stmt); i++) {
+        tree n1 = gimple_omp_for_initial(stmt, i), n2 = gimple_omp_for_final(stmt, i);
+        tree incr = gimple_omp_for_incr(stmt, i);
+        if (TREE_CODE(n1) == TREE_VEC || TREE_CODE(n2) == TREE_VEC || incr == NULL_TREE)
+            return unknown;
+        enum tree_code ic = TREE_CODE(incr);
+        if (ic != PLUS_EXPR && ic != MINUS_EXPR && ic != POINTER_PLUS_EXPR)
+            return unknown;
+        tree lo = fold_convert(lng, n1), hi = fold_convert(lng, n2);
+        tree step = fold_convert(lng, TREE_OPERAND(incr, 1));
+        if (ic == MINUS_EXPR)
+            step = fold_build1(NEGATE_EXPR, lng, step);
+        tree one = build_int_cst(lng, 1), n;
+        switch (gimple_omp_for_cond(stmt, i)) {
+        case LT_EXPR:
+        case LE_EXPR:
+            n = fold_build2(PLUS_EXPR, lng, fold_build2(MINUS_EXPR, lng, hi, lo), step);
+            if (gimple_omp_for_cond(stmt, i) == LT_EXPR)
+                n = fold_build2(MINUS_EXPR, lng, n, one);
+            n = fold_build2(TRUNC_DIV_EXPR, lng, n, step);
+            break;
+        case GT_EXPR:
+        case GE_EXPR:
+            step = fold_build1(NEGATE_EXPR, lng, step);
+            n = fold_build2(PLUS_EXPR, lng, fold_build2(MINUS_EXPR, lng, lo, hi), step);
+            if (gimple_omp_for_cond(stmt, i) == GT_EXPR)
+                n = fold_build2(MINUS_EXPR, lng, n, one);
+            n = fold_build2(TRUNC_DIV_EXPR, lng, n, step);
+            break;
+        case NE_EXPR:
+            n = fold_build2(TRUNC_DIV_EXPR, lng, fold_build2(MINUS_EXPR, lng, hi, lo), step);
+            break;
+        default:
+            return unknown;
+        }
+        n = fold_build2(MAX_EXPR, lng, n, build_int_cst(lng, 0));
+        count = count == NULL_TREE ? n : fold_build2(MULT_EXPR, lng, count, n);
+    }
+    if (count == NULL_TREE)
+        return unknown;
+    return force_gimple_operand_gsi(at, count, true, NULL_TREE, true, GSI_SAME_STMT);
+}
+
 tree find_ordered(gimple_stmt_iterator *gsi, bool *handled, struct walk_stmt_info *wi)
 {
     if (gimple_code(gsi_stmt(*gsi)) == GIMPLE_OMP_ORDERED)
@@ -284,9 +353,17 @@ void mark(gimple_stmt_iterator at, gbind *bind)
     }
     if (!split && p.m == &simd_marks)
         return;
-    gcall *begin = gimple_build_call(p.m->begin_fn, 2, arg,
-                                     build_int_cst(long_integer_type_node,
-                                                   split ? split_value : 0));
+    tree split_arg = build_int_cst(long_integer_type_node, split ? split_value : 0);
+    gcall *begin;
+    if (p.m == &static_marks) {
+        tree nowait = build_int_cst(long_integer_type_node,
+                                    omp_find_clause(gimple_omp_for_clauses(stmt),
+                                                    OMP_CLAUSE_NOWAIT) != NULL_TREE);
+        begin = gimple_build_call(p.m->begin_fn, 4, arg, split_arg,
+                                  iteration_count(stmt, &at), nowait);
+    } else {
+        begin = gimple_build_call(p.m->begin_fn, 2, arg, split_arg);
+    }
     gimple_set_location(begin, loc);
     gsi_insert_before(&at, begin, GSI_SAME_STMT);
 

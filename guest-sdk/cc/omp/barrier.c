@@ -7,7 +7,8 @@ static void unit_end(void);
 
 /* Explicit barriers and the implicit barriers at the end of worksharing
  * constructs without nowait: all-to-all among the team, and every task the
- * team created in the phase happens before every member continues. */
+ * team created in the phase, and every unit of a static loop, happens
+ * before every member continues. */
 #define TEAM_BARRIER(ret_t, name, retexpr, before)                                    \
     ret_t __real_##name(void);                                                        \
     ret_t __wrap_##name(void)                                                         \
@@ -16,6 +17,7 @@ static void unit_end(void);
         int slot;                                                                     \
         ret_t r;                                                                      \
         before                                                                        \
+        static_loops_settle();                                                        \
         if (T == NULL)                                                                \
             { ret_t r0_; IN_LIBGOMP(r0_ = __real_##name()); return r0_; }             \
         slot = lardcc_barrier_arrive(&T->bar, (uint32_t)omp_get_num_threads());       \
@@ -33,6 +35,7 @@ static void unit_end(void);
         struct team *T = thr.cur_team;                                                    \
         int slot;                                                                     \
         before                                                                        \
+        static_loops_settle();                                                        \
         if (T == NULL) {                                                              \
             IN_LIBGOMP(__real_##name());                                              \
             return;                                                                   \

@@ -134,13 +134,33 @@ struct window {
     struct lardcc_vc before;            /* chain: the ends of those units */
 };
 
+/* The units a thread ran in a static loop with nowait, kept for the next
+ * static loop of the same shape in the same team before a barrier: unit k
+ * of that loop comes after ids[k mod w] (a window of w) or ids[k] (w = 0,
+ * every unit its own). */
+struct kept_units {
+    uint32_t *ids;                      /* the units' language threads */
+    unsigned long n, cap;
+    long w;
+    long iterations, chunk;             /* the loop's shape */
+    struct team *team;                  /* NULL: none kept */
+};
+static void kept_add(struct kept_units *k, uint32_t id); /* omp/worksharing.c */
+static void static_loops_settle(void);
+
 struct static_loop {
     int split;                          /* chunks run as units */
     long chunk;                         /* iterations per unit */
+    long iterations;                    /* logical iterations, -1: unknown */
+    int nowait;                         /* no barrier at its end */
     long ran;                           /* iterations the running unit ran */
+    unsigned long units;                /* units started (every unit its own) */
     uintptr_t site;                     /* return address of the begin call */
-    struct lardcc_dvc fin;              /* the units' ends */
+    struct lardcc_dvc fin;              /* the units' ends, until a barrier */
     struct window win;                  /* w > 0: the units run in a window */
+    struct kept_units kept;             /* the previous loop's, same shape */
+    int after_kept;                     /* this loop's units follow `kept` */
+    struct kept_units keeping;          /* this loop's, with nowait */
 };
 
 /* A simd loop (omp/simd.c). */

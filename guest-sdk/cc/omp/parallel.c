@@ -8,6 +8,8 @@
  * region nested in another's loop frees its own. */
 static void keep_loop_storage(struct static_loop *L)
 {
+    LARDCC_RUNTIME(free(L->kept.ids));
+    LARDCC_RUNTIME(free(L->keeping.ids));
     if (L->win.slot != NULL) {
         if (thr.spare_slots == NULL)
             thr.spare_slots = L->win.slot;
@@ -67,6 +69,7 @@ static void team_body(void *arg)
     stack = lardcc_stack_detach();
     PROGRAM_CALLBACK(T->fn(T->data));
     lardcc_stack_attach(stack);
+    static_loops_settle();
     keep_loop_storage(&thr.static_loop);
     thr.work_unit = saved_unit;
     thr.doacross = saved_doacross;

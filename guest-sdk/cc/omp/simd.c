@@ -21,7 +21,7 @@ static void simd_lane_end(void)
 {
     struct simd_loop *L = &thr.simd_loop;
     if (L->lane.id != LARD__NO_THREAD)
-        unit_stop(&L->lane, &L->fin, 0);
+        unit_stop(&L->lane, &L->fin, 0, NULL);
 }
 
 void __lardcc_omp_simd_begin(long safelen, long split);
@@ -73,7 +73,7 @@ void __lardcc_omp_simd_end(void)
         return;
     L->split = 0;
     if (L->win.w > 0)
-        window_close(&L->win, &L->fin, 0);
+        window_close(&L->win, &L->fin, 0, NULL);
     else
         simd_lane_end();
     acquire_ends(&L->fin);

@@ -82,7 +82,7 @@ bool __real_GOMP_teams4(unsigned, unsigned, unsigned, bool);
 bool __wrap_GOMP_teams4(unsigned low, unsigned high, unsigned thread_limit, bool first)
 {
     bool r;
-    unit_stop(&thr.team_unit, &thr.teams_join, thr.target_top);
+    unit_stop(&thr.team_unit, &thr.teams_join, thr.target_top, NULL);
     if (first) {
         thr.teams_outer_cg = thr.cur_cg;
         /* No num_teams clause: libgomp's host fallback would run one team,

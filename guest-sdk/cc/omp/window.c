@@ -149,9 +149,10 @@ static void window_next(struct window *win, long index, uintptr_t top)
 }
 
 /* The loop ends: every slot's clock joins `fin` (and, while the task has
- * thread-bound state, its units' ends), its id is retired, and the thread
- * continues as the creator. */
-static void window_close(struct window *win, struct lardcc_dvc *fin, uintptr_t top)
+ * thread-bound state, its units' ends), its id is retired — or, with
+ * `keep`, stays there — and the thread continues as the creator. */
+static void window_close(struct window *win, struct lardcc_dvc *fin, uintptr_t top,
+                         struct kept_units *keep)
 {
     struct task *me = current_task();
     long s, used = win->units < (unsigned long)win->w ? (long)win->units : win->w;
@@ -164,8 +165,12 @@ static void window_close(struct window *win, struct lardcc_dvc *fin, uintptr_t t
         lardcc_dvc_join(fin, lardcc_clock(sl->id));
         if (thread_bound(me))
             lardcc_vc_join(&me->units_fin, lardcc_clock(sl->id));
-        lardcc_id_drop_clock(sl->id);
-        lardcc_id_retire(sl->id, final);
+        if (keep != NULL) {
+            kept_add(keep, sl->id);
+        } else {
+            lardcc_id_drop_clock(sl->id);
+            lardcc_id_retire(sl->id, final);
+        }
         sl->id = LARD__NO_THREAD;
     }
     win->units = 0;

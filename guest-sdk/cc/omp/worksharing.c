@@ -34,8 +34,10 @@ static void unit_start(struct unit *u)
 
 /* Unit u, if one runs, ends: its clock joins `join` (NULL: the team's
  * current barrier phase), the histories of the stack below `top` (0: none)
- * are cleared, and the thread continues as the task that got it. */
-static void unit_stop(struct unit *u, struct lardcc_dvc *join, uintptr_t top)
+ * are cleared, and the thread continues as the task that got it.  With
+ * `keep`, its language thread stays there (its id not retired yet). */
+static void unit_stop(struct unit *u, struct lardcc_dvc *join, uintptr_t top,
+                      struct kept_units *keep)
 {
     uint32_t id = u->id;
     uint64_t final;
@@ -53,9 +55,13 @@ static void unit_stop(struct unit *u, struct lardcc_dvc *join, uintptr_t top)
     }
     if (top != 0)
         lardcc_clear_stack_below(top);
-    final = lardcc_own(id);
-    lardcc_id_drop_clock(id); /* `join` or the barrier phase has it */
-    lardcc_id_retire(id, final);
+    if (keep != NULL) {
+        kept_add(keep, id);
+    } else {
+        final = lardcc_own(id);
+        lardcc_id_drop_clock(id); /* `join` or the barrier phase has it */
+        lardcc_id_retire(id, final);
+    }
     lardcc_switch(u->creator);
 }
 
@@ -65,7 +71,7 @@ static void unit_end(void)
     /* While its task has thread-bound state, the next unit comes after. */
     if (thr.work_unit.id != LARD__NO_THREAD && thread_bound(me))
         lardcc_vc_join(&me->units_fin, lardcc_clock(thr.work_unit.id));
-    unit_stop(&thr.work_unit, NULL, me->stack_top);
+    unit_stop(&thr.work_unit, NULL, me->stack_top, NULL);
 }
 
 /* libgomp handed a unit to this thread (inside a parallel region: a
@@ -322,10 +328,19 @@ void __wrap_GOMP_loop_end_nowait(void)
  * other team size can run them.  A chunk of a static
  * schedule is `chunk` iterations except the loop's last, which is its
  * thread's last, so counting the iterations finds the boundaries.  The
- * units' ends join `thr.static_loop.fin`, which the implicit task acquires after
- * the loop: what the thread does next — the next static loop of the same shape
- * after a nowait included (OpenMP 5.2 §11.5.3: iteration i runs on the
- * same thread in both) — comes after the iterations it ran. */
+ * units' ends join `thr.static_loop.fin`, which the implicit task acquires
+ * when it next arrives at a barrier (the loop's own, or with nowait the
+ * next one): what the thread does after the loop — the next static loop
+ * included — is concurrent with the units it ran, as after a loop whose
+ * chunks libgomp hands out.  The one guarantee OpenMP gives across a
+ * nowait (5.2 §11.5.3): in two static loops of the same binding region
+ * with the same number of iterations and the same chunk size, iteration i
+ * runs on the same thread in both.  So a thread keeps the language threads
+ * of the units it ran in a nowait loop until its next barrier, and unit k
+ * of its next static loop of the same shape in that team (the k-th it
+ * runs, the same iterations) comes after unit k of that loop — in a window
+ * after its slot, which holds unit k (and the units W apart, as in one
+ * loop). */
 
 /* The running task or unit acquires the ends of a loop's units or lanes,
  * collected in `fin`, which starts empty again. */
@@ -337,31 +352,89 @@ static void acquire_ends(struct lardcc_dvc *fin)
     }
 }
 
+static void kept_add(struct kept_units *k, uint32_t id)
+{
+    if (k->n == k->cap) {
+        unsigned long cap = k->cap != 0 ? 2 * k->cap : 64;
+        uint32_t *ids;
+        LARDCC_RUNTIME(ids = realloc(k->ids, cap * sizeof *ids));
+        if (ids == NULL)
+            lard__fatal("lard-cc: out of memory (static loop units)");
+        k->ids = ids;
+        k->cap = cap;
+    }
+    k->ids[k->n++] = id;
+}
+
+/* The kept units' language threads end for good (their ends are in the
+ * loop's `fin` already). */
+static void kept_release(struct kept_units *k)
+{
+    unsigned long i;
+    for (i = 0; i < k->n; i++) {
+        uint64_t final = lardcc_own(k->ids[i]);
+        lardcc_id_drop_clock(k->ids[i]);
+        lardcc_id_retire(k->ids[i], final);
+    }
+    k->n = 0;
+    k->team = NULL;
+}
+
+/* The implicit task arrives at a barrier or ends: the static loops' units
+ * it ran since the last one come before. */
+static void static_loops_settle(void)
+{
+    struct static_loop *L = &thr.static_loop;
+    acquire_ends(&L->fin);
+    kept_release(&L->kept);
+    L->after_kept = 0;
+}
+
 static void static_unit_end(void)
 {
     struct task *me;
+    struct static_loop *L = &thr.static_loop;
     if (thr.work_unit.id == LARD__NO_THREAD)
         return;
     me = current_task();
     if (thread_bound(me))
         lardcc_vc_join(&me->units_fin, lardcc_clock(thr.work_unit.id));
-    unit_stop(&thr.work_unit, &thr.static_loop.fin, me->stack_top);
+    unit_stop(&thr.work_unit, &L->fin, me->stack_top, L->nowait ? &L->keeping : NULL);
 }
 
-void __lardcc_omp_static_begin(long chunk, long split);
-void __lardcc_omp_static_begin(long chunk, long split)
+/* The unit that just started, the k-th of its loop on this thread, comes
+ * after the same unit of the kept loop. */
+static void after_kept_unit(const struct kept_units *k, unsigned long unit)
+{
+    unsigned long i = k->w > 0 ? unit % (unsigned long)k->w : unit;
+    if (i < k->n && (k->w == 0 || unit < (unsigned long)k->w))
+        lardcc_acquire_vc(lardcc_clock(k->ids[i]));
+}
+
+void __lardcc_omp_static_begin(long chunk, long split, long iterations, long nowait);
+void __lardcc_omp_static_begin(long chunk, long split, long iterations, long nowait)
 {
     struct static_loop *L = &thr.static_loop;
+    long w = split > 0 ? (split < WINDOW_MAX ? split : WINDOW_MAX) : 0;
     thr.static_prologue = 1;
     L->split = split != 0;
     L->chunk = chunk > 0 ? chunk : 1;
+    L->iterations = iterations;
+    L->nowait = nowait != 0;
     L->ran = 0;
+    L->units = 0;
     L->site = (uintptr_t)__builtin_return_address(0);
     L->win.w = 0;
     if (split != 0 && L->fin.v == NULL && thr.spare_fin.v != NULL) {
         L->fin = thr.spare_fin;
         memset(&thr.spare_fin, 0, sizeof thr.spare_fin);
     }
+    /* The kept units serve a loop of the same shape, in the same team. */
+    L->after_kept = L->kept.team != NULL && L->kept.team == thr.cur_team && split != 0 &&
+                    iterations >= 0 && L->kept.iterations == iterations &&
+                    L->kept.chunk == L->chunk && L->kept.w == w;
+    if (!L->after_kept)
+        kept_release(&L->kept);
     if (split > 0)
         window_open(&L->win, split, 0, LARDCC_UNIT_ITERATIONS, L->site, L->chunk);
 }
@@ -382,17 +455,24 @@ void __lardcc_omp_static_iter(long index)
         return;
     L->ran = 1;
     if (L->win.w > 0) {
-        if (L->win.units == 0 && !static_units_here())
+        if (L->win.units == 0 && !static_units_here()) {
             L->split = 0; /* no team: the loop runs as its encountering task */
-        else
+        } else {
             window_next(&L->win, index, current_task()->stack_top);
+            if (L->after_kept)
+                after_kept_unit(&L->kept, L->win.units - 1);
+        }
         return;
     }
     static_unit_end();
-    if (thr.cur_team != NULL && !thr.cur_team->one && unit_begin())
+    if (thr.cur_team != NULL && !thr.cur_team->one && unit_begin()) {
         note_unit(LARDCC_UNIT_ITERATIONS, L->site, (uint64_t)index, (uint64_t)L->chunk);
-    else
+        if (L->after_kept)
+            after_kept_unit(&L->kept, L->units);
+        L->units++;
+    } else {
         L->split = 0; /* no team: the loop runs as its encountering task */
+    }
 }
 
 void __lardcc_omp_static_end(void);
@@ -404,9 +484,24 @@ void __lardcc_omp_static_end(void)
         return;
     L->split = 0;
     if (L->win.w > 0)
-        window_close(&L->win, &L->fin, current_task()->stack_top);
+        window_close(&L->win, &L->fin, current_task()->stack_top,
+                     L->nowait ? &L->keeping : NULL);
     else
         static_unit_end();
-    acquire_ends(&L->fin);
+    /* This loop's units replace the kept ones: with nowait, a loop of its
+     * shape may follow it. */
+    kept_release(&L->kept);
+    L->after_kept = 0;
+    if (L->keeping.n != 0) {
+        struct kept_units k = L->kept;
+        L->kept = L->keeping;
+        L->keeping = k;
+        L->kept.w = L->win.w;
+        L->kept.iterations = L->iterations;
+        L->kept.chunk = L->chunk;
+        L->kept.team = thr.cur_team;
+    }
+    if (!L->nowait)
+        acquire_ends(&L->fin); /* its barrier follows */
     lardcc_floors_alone();
 }
