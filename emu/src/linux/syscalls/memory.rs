@@ -1,6 +1,6 @@
 //! Memory calls: `mmap` (private copies of files, the host's shared
 //! memory for `MAP_SHARED`, shared objects registered as they are mapped),
-//! `mprotect`, `munmap`, `brk`, `mremap`, `madvise`.
+//! `mprotect`, `munmap`, `brk`, `mremap`, `madvise`, `mincore`.
 
 use super::{host, Call, Made, Ret, Val, EFAULT, EINVAL, ENOMEM};
 use crate::binary::objects::{LoadedObject, ObjectKind};
@@ -46,8 +46,27 @@ impl Kernel<'_> {
                 }
                 Val(0)
             }
+            Sysno::mincore => self.sys_mincore(a),
             _ => return self.unsupported(c),
         })
+    }
+
+    /// `mincore`: every mapped page is resident (guest memory is the
+    /// emulator's own, which it does not page out on its own).
+    fn sys_mincore(&mut self, a: [u64; 6]) -> Ret {
+        let [addr, len, vec, ..] = a;
+        if !addr.is_multiple_of(PAGE) {
+            return Val(-EINVAL);
+        }
+        let len = page_ceil(len);
+        if !self.cpu.mem.is_mapped(addr, len) {
+            return Val(-ENOMEM);
+        }
+        let resident = vec![1u8; (len / PAGE) as usize];
+        match self.cpu.mem.write(vec, &resident) {
+            Some(()) => Val(0),
+            None => Val(-EFAULT),
+        }
     }
 
     fn map_err(e: MemError) -> Ret {

@@ -15,12 +15,12 @@
 //!
 //! | module | calls |
 //! |---|---|
-//! | `memory` | `mmap`, `mprotect`, `munmap`, `brk`, `mremap`, `madvise` |
+//! | `memory` | `mmap`, `mprotect`, `munmap`, `brk`, `mremap`, `madvise`, `mincore` |
 //! | `files` | paths and descriptors: `open`, `stat`, `close`, `dup`, `readlink`, … |
 //! | `io` | reading, writing and waiting on descriptors: `read`, `write`, `ioctl`, `poll`, `epoll`, pipes, sockets |
 //! | `futex` | `futex` |
 //! | `time` | clocks and sleeps in virtual time |
-//! | `threads` | `clone` of a thread, `exit`, `prctl`, `arch_prctl`, scheduling |
+//! | `threads` | `clone` of a thread, `exit`, `prctl`, `arch_prctl`, scheduling, `unshare` (refused) |
 //! | `processes` | `fork`, `execve`, `wait4`, `kill`, process groups |
 //! | `signals` | handlers, masks, `alarm`, timers, `tgkill` (made by [`crate::linux::signals`]) |
 //! | `system` | identity, limits, `uname`, `getrandom` |
@@ -49,6 +49,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use syscalls::Sysno;
 
+const EPERM: i64 = 1;
 const EBADF: i64 = 9;
 const EAGAIN: i64 = 11;
 const ENOMEM: i64 = 12;

@@ -1,8 +1,9 @@
 //! Threads: `clone` of a thread (a `clone` without `CLONE_THREAD` is a
 //! fork, [`super::processes`]), `exit`, `exit_group`, thread ids and names
-//! (`prctl`), `arch_prctl`, and scheduling on the simulated cores.
+//! (`prctl`), `arch_prctl`, scheduling on the simulated cores, and
+//! `unshare`, refused.
 
-use super::{host, Call, Fault, Made, NoReturn, Ret, Val, EFAULT, EINVAL, ENOMEM, ENOSYS};
+use super::{host, Call, Fault, Made, NoReturn, Ret, Val, EFAULT, EINVAL, ENOMEM, ENOSYS, EPERM};
 use crate::cpu::uc::{Context, Reg};
 use crate::linux::kernel::{Kernel, Notice};
 use crate::machine::{Stop, Thread, ThreadState};
@@ -36,6 +37,11 @@ impl Kernel<'_> {
                 NoReturn
             }
             Sysno::arch_prctl => self.sys_arch_prctl(a),
+            // The guest's threads and processes share the emulator's one
+            // host process: a thread's working directory, namespaces or
+            // file table cannot be its own.  Refused as a seccomp sandbox
+            // (Docker's default profile) refuses it, which programs handle.
+            Sysno::unshare => Val(-EPERM),
             Sysno::gettid => Val(i64::from(self.cpu.threads[self.cpu.cur].tid)),
             Sysno::sched_setaffinity => Val(0),
             Sysno::sched_getaffinity => {
