@@ -5,33 +5,37 @@
 //! output, and races exactly on the lines marked `// RACE`, where a race's
 //! line is the innermost frame of each stack in the program's file.
 //!
-//! Known limitations, asserted as they are so that a fix shows: three
-//! race-free twins are ordered only by std's precompiled, uninstrumented
-//! synchronization (Mutex, RwLock, the end of a scope); lard reports their
-//! accesses as races, on lines marked `// STD-SYNC`, under at least one of
-//! the two schedules.
+//! Race-free twins whose locks are contended are ordered by std's
+//! precompiled slow paths, which lard-rustc links to the runtime's stubs
+//! (rust_std.c); built without them (`LARD_RUSTC_STD_SYNC=0`) the same
+//! twins report races, which shows that their runs took those paths.
 
 use lard_e2e::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The twins: file name under guests/rust-cc/, and whether std's
-/// uninstrumented synchronization is all that orders its accesses.
-const TWINS: &[(&str, bool)] = &[
-    ("static_counter_race", false),
-    ("mutex_counter", true),
-    ("mutex_unlocked_race", false),
-    ("flag_acquire", false),
-    ("flag_relaxed_race", false),
-    ("channel", false),
-    ("channel_race", false),
-    ("scope_disjoint", true),
-    ("scope_race", false),
-    ("raw_overlap_race", false),
-    ("raw_disjoint", false),
-    ("rwlock", true),
-    ("alloc_reuse", false),
+/// The twins: file names under guests/rust-cc/.
+const TWINS: &[&str] = &[
+    "static_counter_race",
+    "mutex_counter",
+    "mutex_unlocked_race",
+    "flag_acquire",
+    "flag_relaxed_race",
+    "channel",
+    "channel_race",
+    "scope_disjoint",
+    "scope_race",
+    "raw_overlap_race",
+    "raw_disjoint",
+    "rwlock",
+    "rwlock_race",
+    "condvar",
+    "condvar_race",
+    "alloc_reuse",
 ];
+
+/// The race-free twins whose runs take std's precompiled slow paths.
+const STD_SLOW_PATHS: &[&str] = &["mutex_counter", "rwlock", "condvar"];
 
 /// The schedules each twin runs under.
 const SCHEDULES: [&[&str]; 2] = [&[], &["--sched", "random", "--seed", "1"]];
@@ -39,6 +43,25 @@ const SCHEDULES: [&[&str]; 2] = [&[], &["--sched", "random", "--seed", "1"]];
 fn built(name: &str) -> PathBuf {
     let out = guest_dir().join("lard-rustc").join(name);
     build_lard_rustc(&format!("rust-cc/{name}.rs"), &out);
+    out
+}
+
+/// `name` built by `lard-rustc` without the stubs for std's slow paths.
+fn built_without_std_stubs(name: &str) -> PathBuf {
+    let prefix = lard_cc_prefix();
+    let out = guest_dir()
+        .join("lard-rustc")
+        .join(format!("{name}-no-std-stubs"));
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    let o = std::process::Command::new(prefix.join("bin/lard-rustc"))
+        .args(["-O", "-g"])
+        .arg(root().join(format!("guests/rust-cc/{name}.rs")))
+        .arg("-o")
+        .arg(&out)
+        .env("LARD_RUSTC_STD_SYNC", "0")
+        .output()
+        .expect("lard-rustc");
+    assert!(o.status.success(), "{}", stderr(&o));
     out
 }
 
@@ -91,32 +114,17 @@ fn lines_under(bin: &Path, name: &str, sched: &[&str]) -> Result<BTreeSet<i64>, 
 #[test]
 fn lard_rustc_twins_report_exactly_their_racing_lines() {
     let mut failures = Vec::new();
-    for &(name, std_sync) in TWINS {
+    for &name in TWINS {
         let bin = built(name);
-        let rel = format!("rust-cc/{name}.rs");
-        let want = marked_lines(&rel, "// RACE");
-        let known = marked_lines(&rel, "// STD-SYNC");
-        assert!(
-            want.is_empty() || !std_sync,
-            "{name}: a racy twin cannot be a known limitation"
-        );
-        let mut union = BTreeSet::new();
+        let want = marked_lines(&format!("rust-cc/{name}.rs"), "// RACE");
         for sched in SCHEDULES {
             match lines_under(&bin, name, sched) {
-                Ok(got) if std_sync => union.extend(got),
                 Ok(got) if got != want => failures.push(format!(
                     "{name} {sched:?}: races on lines {got:?}, marked {want:?}"
                 )),
                 Ok(_) => {}
                 Err(e) => failures.push(e),
             }
-        }
-        if std_sync && (union.is_empty() || !union.is_subset(&known)) {
-            failures.push(format!(
-                "{name}: the known false races (std's uninstrumented synchronization) \
-                 are on lines {union:?}, expected a non-empty subset of the STD-SYNC \
-                 lines {known:?}; if they are gone, make it an ordinary race-free twin"
-            ));
         }
     }
     assert!(
@@ -125,6 +133,22 @@ fn lard_rustc_twins_report_exactly_their_racing_lines() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The race-free twins that contend for a lock, built without the stubs
+/// for std's slow paths: false races under at least one schedule, so their
+/// runs do take the slow paths the stubs order.
+#[test]
+fn without_the_std_stubs_contended_locks_are_unordered() {
+    for &name in STD_SLOW_PATHS {
+        assert!(marked_lines(&format!("rust-cc/{name}.rs"), "// RACE").is_empty());
+        let bin = built_without_std_stubs(name);
+        let mut union = BTreeSet::new();
+        for sched in SCHEDULES {
+            union.extend(lines_under(&bin, name, sched).unwrap());
+        }
+        assert!(!union.is_empty(), "{name}: no race without the stubs");
+    }
 }
 
 /// Reports name Rust functions as Rust does: generic instances and

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT OR Apache-2.0 */
+/*
+ * lard-cc runtime, Rust programs: the slow paths of std's synchronization,
+ * precompiled in libstd without the instrumentation (docs/rust.md, "std's
+ * precompiled synchronization").
+ *
+ * A Rust program built with lard-rustc instruments the fast paths of std's
+ * futex Mutex, RwLock and scoped threads, which are inlined into its crates:
+ * their atomics reach atomic.c with their memory orders, and their clocks
+ * live at the addresses of the atomic words.  When a fast path fails it
+ * calls a precompiled slow path whose atomics reach nobody.  lard-rustc
+ * links each such call to a stub here (ld --wrap=SYM, SYM looked up in the
+ * toolchain's libstd, --defsym __wrap_SYM to the stub and the stub's real
+ * function to __real_SYM).  The stub calls the slow path and makes the edge
+ * its atomic makes, on the clock of the same atomic word:
+ *
+ *   Mutex::lock_contended(m)           after: acquire   clock(m + off)
+ *   RwLock::read_contended(l)          after: acquire   clock(l + off)
+ *   RwLock::write_contended(l)         after: acquire   clock(l + off)
+ *   Condvar::wait(c, m), wait_timeout  before: release (join) clock(m + off),
+ *                                      after: acquire  clock(m + off)
+ *   ScopeData::decrement_num_running_threads(d)
+ *                                      before: release (join) clock(d + off)
+ *
+ * `off` is the displacement of the slow path's first lock-prefixed
+ * instruction (lard-rustc reads it from the toolchain's libstd); one stub
+ * per possible offset, named `_atOFF`.  Weak references: a program whose
+ * toolchain has no such function never calls the stub.
+ */
+#include "rt.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+static void acquire_at(const void *p, uintptr_t off)
+{
+    lardcc_acquire(lardcc_sync_of((const char *)p + off));
+}
+
+static void release_join_at(const void *p, uintptr_t off)
+{
+    lardcc_release_join(lardcc_sync_of((const char *)p + off));
+}
+
+/* The real slow paths (defined by lard-rustc's --defsym to __real_SYM). */
+void __lardcc_rust_real_mutex_lock_contended(void *m) __attribute__((weak));
+void __lardcc_rust_real_rwlock_read_contended(void *l) __attribute__((weak));
+void __lardcc_rust_real_rwlock_write_contended(void *l) __attribute__((weak));
+void __lardcc_rust_real_condvar_wait(void *c, void *m) __attribute__((weak));
+bool __lardcc_rust_real_condvar_wait_timeout(void *c, void *m, uint64_t secs, uint64_t nanos)
+    __attribute__((weak));
+void __lardcc_rust_real_scope_decrement(void *d, bool panic) __attribute__((weak));
+
+#define STUBS(OFF)                                                                    \
+    void __lardcc_rust_mutex_lock_contended_at##OFF(void *m)                          \
+    {                                                                                 \
+        __lardcc_rust_real_mutex_lock_contended(m);                                   \
+        acquire_at(m, OFF);                                                           \
+    }                                                                                 \
+    void __lardcc_rust_rwlock_read_contended_at##OFF(void *l)                         \
+    {                                                                                 \
+        __lardcc_rust_real_rwlock_read_contended(l);                                  \
+        acquire_at(l, OFF);                                                           \
+    }                                                                                 \
+    void __lardcc_rust_rwlock_write_contended_at##OFF(void *l)                        \
+    {                                                                                 \
+        __lardcc_rust_real_rwlock_write_contended(l);                                 \
+        acquire_at(l, OFF);                                                           \
+    }                                                                                 \
+    void __lardcc_rust_condvar_wait_at##OFF(void *c, void *m)                         \
+    {                                                                                 \
+        release_join_at(m, OFF);                                                      \
+        __lardcc_rust_real_condvar_wait(c, m);                                        \
+        acquire_at(m, OFF);                                                           \
+    }                                                                                 \
+    bool __lardcc_rust_condvar_wait_timeout_at##OFF(void *c, void *m, uint64_t secs,  \
+                                                    uint64_t nanos)                   \
+    {                                                                                 \
+        bool r;                                                                       \
+        release_join_at(m, OFF);                                                      \
+        r = __lardcc_rust_real_condvar_wait_timeout(c, m, secs, nanos);               \
+        acquire_at(m, OFF);                                                           \
+        return r;                                                                     \
+    }                                                                                 \
+    void __lardcc_rust_scope_decrement_at##OFF(void *d, bool panic)                   \
+    {                                                                                 \
+        release_join_at(d, OFF);                                                      \
+        __lardcc_rust_real_scope_decrement(d, panic);                                 \
+    }
+
+STUBS(0)
+STUBS(4)
+STUBS(8)
+STUBS(16)
