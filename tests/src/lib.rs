@@ -254,6 +254,23 @@ pub fn build_rust(rel: &str) -> PathBuf {
     out
 }
 
+/// Builds the Rust program `guests/<rel>` with plain `rustc -O -g` as a
+/// user would (dynamically linked, PIE) into `out` in the `dynamic` build
+/// directory.
+pub fn build_rust_dynamic(rel: &str, out: &str) -> PathBuf {
+    let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let src = root().join("guests").join(rel);
+    let dir = guest_dir().join("dynamic");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(out);
+    compile_cached(&src, &out, &format!("rustc {rel}"), |tmp| {
+        let mut c = Command::new("rustc");
+        c.args(["-O", "-g", "-o"]).arg(tmp).arg(&src);
+        c
+    });
+    out
+}
+
 /// Builds the SDK and every manifest guest (`make -C guests`) once per test
 /// binary; returns the build directory (`<dir>/<libc>/<name>`).
 pub fn build_manifest_guests() -> PathBuf {

@@ -158,6 +158,19 @@ fn clang_builds_get_the_same_verdicts() {
     }
 }
 
+/// C++ atomics recognized from DWARF's inlined frames, with their memory
+/// orders (docs/binary-mode.md, "Atomic operations from inlined frames"):
+/// `g++ -O2 -g`, dynamically linked. A heap `std::atomic<bool>` published
+/// with release/acquire orders its payload; a relaxed one orders nothing,
+/// and a write after the release store races.
+#[test]
+fn cpp_atomics_from_inlined_frames_order_by_their_memory_order() {
+    for rel in ["binary/atomic_inlined.cc", "binary/atomic_inlined_racy.cc"] {
+        let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
+        check_verdicts(&build_c_with("g++", rel, &format!("gxx_{stem}"), &[]), rel);
+    }
+}
+
 /// The report's mode line says when plain accesses were taken as
 /// acquire/release (a binary cannot tell relaxed ones), and only then.
 #[test]

@@ -17,6 +17,7 @@
 //! pointer (a frame abandoned by `longjmp` or thread exit is dropped when a
 //! shallower one returns).
 
+use crate::binary::atomics::pcs::AtomicPcs;
 use crate::binary::atomics::{AtomicLocations, AtomicObjects};
 use crate::binary::objects::ObjectId;
 use crate::binary::program::{ProgramCode, ProgramSource};
@@ -197,8 +198,14 @@ pub struct BinaryRuntime {
     /// Locations program code has accessed with an atomic read-modify-write,
     /// wherever they live: plain accesses of them are atomic too.
     pub atomic_locations: AtomicLocations,
+    /// Program-code instructions inside inlined atomic operations (DWARF),
+    /// with their memory orders: their accesses are atomic.
+    pub atomic_pcs: AtomicPcs,
     /// Plain accesses of atomic objects by program code.
     pub plain_atomics: u64,
+    /// Those of them inside inlined atomic operations (their memory order
+    /// known from DWARF).
+    pub inlined_atomics: u64,
     /// The atomic instruction whose accesses the memory hook must skip.
     pub atomic_pc: u64,
     pub(crate) writes: Vec<(u64, u64)>,
@@ -288,7 +295,9 @@ impl BinaryRuntime {
             next_team: 1,
             atomic_objects: AtomicObjects::default(),
             atomic_locations: AtomicLocations::default(),
+            atomic_pcs: AtomicPcs::default(),
             plain_atomics: 0,
+            inlined_atomics: 0,
             atomic_pc: u64::MAX,
             writes: Vec::new(),
             pruning: Pruning::default(),

@@ -141,8 +141,8 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
             Class::Drop => return 0,
             Class::Checked => tracked = true,
             Class::Unchecked => tracked = false,
-            Class::PlainAtomic { deliver } => {
-                m.binary_plain_atomic(pc, addr, kind);
+            Class::PlainAtomic { deliver, order } => {
+                m.binary_plain_atomic(pc, addr, kind, order);
                 if !deliver {
                     return 0;
                 }

@@ -328,12 +328,12 @@ pub fn mode_line(m: &Machine) -> String {
             .to_string(),
         Some(rt) => {
             // The limits that applied to this run (docs/binary-mode.md).
-            let orders = if rt.plain_atomics > 0 {
-                "memory orders are not distinguished (a relaxed atomic load or store \
-                 orders as acquire/release: races ordered only by relaxed atomics are \
-                 missed)"
+            let orders = if rt.plain_atomics > rt.inlined_atomics {
+                "memory orders outside inlined atomic operations are not distinguished \
+                 (a relaxed atomic load or store orders as acquire/release: races ordered \
+                 only by relaxed atomics are missed)"
             } else {
-                "memory orders are not distinguished"
+                "memory orders outside inlined atomic operations are not distinguished"
             };
             // A stripped executable: what was checked, and what -g adds.
             let stripped = if rt.program_source == Some(ProgramSource::Text) {
@@ -350,14 +350,16 @@ pub fn mode_line(m: &Machine) -> String {
             format!(
                 "mode: binary (program code checked: {} range(s){stripped}; {} library call(s) \
                  intercepted{floors}, {} atomic instruction(s) and {} plain access(es) of \
-                 atomic objects as synchronization; limits: plain-mov atomics are \
-                 recognized on objects typed atomic in DWARF (globals and statics) and on \
-                 locations once a lock-prefixed instruction or xchg touched them, \
-                 {orders})",
+                 atomic objects as synchronization, {} of them in inlined atomic operations \
+                 with their memory orders; limits: plain-mov atomics are recognized inside \
+                 inlined atomic operations (DWARF), on objects typed atomic in DWARF \
+                 (globals and statics) and on locations once a lock-prefixed instruction or \
+                 xchg touched them, {orders})",
                 rt.program.ranges().len(),
                 rt.calls,
                 rt.atomics,
-                rt.plain_atomics
+                rt.plain_atomics,
+                rt.inlined_atomics
             )
         }
     }

@@ -4,6 +4,7 @@
 //! unchecked, synchronization on an atomic object, or nothing.
 
 use super::BinaryRuntime;
+use crate::binary::atomics::pcs::MemOrder;
 use crate::binary::prune::Pruned;
 use crate::intercept::counted;
 use crate::machine::Observe;
@@ -25,6 +26,8 @@ pub enum Class {
     PlainAtomic {
         /// The observer asked for every access.
         deliver: bool,
+        /// Its memory order.
+        order: MemOrder,
     },
 }
 
@@ -94,17 +97,25 @@ impl BinaryRuntime {
             if stack {
                 self.note_stack(cur, addr);
             }
-            let checked =
-                if self.atomic_objects.contains(addr) || self.atomic_locations.contains(addr) {
-                    return Class::PlainAtomic { deliver: self.all };
-                } else if self.single_threaded {
-                    self.single_threaded_accesses += 1;
-                    false
-                } else if tag & Observe::UNPRUNED != 0 {
-                    self.observe_unpruned(addr, kind)
-                } else {
-                    self.observe_checked(pc, addr, kind)
+            let checked = if let Some(order) = self.atomic_pcs.order(pc) {
+                self.inlined_atomics += 1;
+                return Class::PlainAtomic {
+                    deliver: self.all,
+                    order,
                 };
+            } else if self.atomic_objects.contains(addr) || self.atomic_locations.contains(addr) {
+                return Class::PlainAtomic {
+                    deliver: self.all,
+                    order: MemOrder::AcqRel,
+                };
+            } else if self.single_threaded {
+                self.single_threaded_accesses += 1;
+                false
+            } else if tag & Observe::UNPRUNED != 0 {
+                self.observe_unpruned(addr, kind)
+            } else {
+                self.observe_checked(pc, addr, kind)
+            };
             if checked {
                 return Class::Checked;
             }

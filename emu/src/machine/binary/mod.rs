@@ -10,6 +10,7 @@ mod contention;
 mod floors;
 mod worksharing;
 
+use crate::binary::atomics::pcs::{AtomicPcs, MemOrder};
 use crate::binary::atomics::{rmw_locations_known, AtomicObjects};
 use crate::binary::elf::ElfFile;
 use crate::binary::functions::fdes;
@@ -111,6 +112,7 @@ impl Machine {
             rt.program.add(code.ranges());
             rt.atomic_objects
                 .add(&AtomicObjects::of(dwarf.as_ref().unwrap_or(&file), bias));
+            rt.atomic_pcs = AtomicPcs::of(dwarf.as_ref().unwrap_or(&file), bias);
             let functions: Vec<(u64, u64)> = self
                 .obs
                 .objects
@@ -331,7 +333,9 @@ impl Machine {
     /// A lock-prefixed instruction or `xchg` in program code at `pc` on
     /// the `size` bytes at `addr`: acquire, then release, the location's
     /// clock, and in between the instruction's access is checked as a
-    /// read. Two atomics of a location are ordered by its clock and never
+    /// read; inside an inlined atomic operation whose memory order DWARF
+    /// gives ([`AtomicPcs`](crate::binary::atomics::pcs::AtomicPcs)), only
+    /// the edges of that order (none for a relaxed one). Two atomics of a location are ordered by its clock and never
     /// race; a plain write they are not ordered with does. Not as a write:
     /// on the heap and the stack a binary cannot tell an atomic load from
     /// a plain read (both are a `mov`; a compare-exchange loop starts with
@@ -342,7 +346,10 @@ impl Machine {
         rt.atomic_pc = pc;
         rt.atomics += 1;
         rt.atomic_locations.add(addr, u64::from(size));
-        self.acquire(SyncKey::Object(addr), pc);
+        let order = rt.atomic_pcs.order(pc).unwrap_or(MemOrder::AcqRel);
+        if order.acquires() {
+            self.acquire(SyncKey::Object(addr), pc);
+        }
         let rt = self.rt();
         if rt.single_threaded {
             rt.single_threaded_accesses += 1;
@@ -360,19 +367,23 @@ impl Machine {
             };
             self.emit(pc, EventKind::Access(a));
         }
-        self.release(SyncKey::Object(addr), pc);
+        if order.releases() {
+            self.release(SyncKey::Object(addr), pc);
+        }
     }
 
     /// A plain (not lock-prefixed) access by program code at `pc` of `addr`,
-    /// a byte of an object whose DWARF type is atomic: a load acquires the
-    /// location's clock, a store releases into it (the same location clocks
-    /// lock-prefixed atomics use). A binary cannot tell a relaxed access
-    /// from an acquire/release one: every such access orders.
-    pub fn binary_plain_atomic(&mut self, pc: u64, addr: u64, kind: AccessKind) {
+    /// an atomic access with memory order `order`: a load acquires the
+    /// location's clock if the order acquires, a store releases into it if
+    /// the order releases (the same location clocks lock-prefixed atomics
+    /// use). An access of an atomic object outside an inlined atomic
+    /// operation has no known order: it is [`MemOrder::AcqRel`].
+    pub fn binary_plain_atomic(&mut self, pc: u64, addr: u64, kind: AccessKind, order: MemOrder) {
         self.rt().plain_atomics += 1;
         match kind {
-            AccessKind::Read => self.acquire(SyncKey::Object(addr), pc),
-            AccessKind::Write => self.release(SyncKey::Object(addr), pc),
+            AccessKind::Read if order.acquires() => self.acquire(SyncKey::Object(addr), pc),
+            AccessKind::Write if order.releases() => self.release(SyncKey::Object(addr), pc),
+            _ => {}
         }
     }
 }

@@ -78,7 +78,7 @@ impl Machine {
                         return Control::Stop;
                     }
                 }
-                Class::PlainAtomic { .. } => self.binary_plain_atomic(pc, at, t.kind),
+                Class::PlainAtomic { order, .. } => self.binary_plain_atomic(pc, at, t.kind, order),
                 Class::Drop | Class::Unchecked => {}
             }
         }

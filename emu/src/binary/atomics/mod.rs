@@ -26,6 +26,8 @@
 //! The result is a sorted list of disjoint byte ranges looked up by binary
 //! search (no allocation) for program-code accesses only.
 
+pub mod pcs;
+
 use crate::binary::elf::ElfFile;
 use crate::binary::prune::absolute_address;
 use gimli::{AttributeValue, EndianSlice, LittleEndian, UnitOffset};
