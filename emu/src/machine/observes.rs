@@ -58,6 +58,12 @@ impl Observe {
     /// without looking the PC up in the pruning table again
     /// ([`BinaryRuntime::classify`](crate::intercept::runtime::BinaryRuntime::classify)).
     pub const UNPRUNED: u16 = 2;
+    /// Binary mode, with [`Observe::TRACKED`]: a program-code instruction
+    /// inside an inlined atomic operation (DWARF), so its accesses are
+    /// atomic; decided at translation, so that the accesses of other
+    /// instructions need no look-up
+    /// ([`BinaryRuntime::classify`](crate::intercept::runtime::BinaryRuntime::classify)).
+    pub const INLINED_ATOMIC: u16 = 4;
 
     /// The flags unicorn's decision callback returns.
     #[inline]

@@ -110,6 +110,10 @@ pub struct AtomicPcs {
     ranges: Vec<(u64, u64, MemOrder)>,
     lo: u64,
     hi: u64,
+    /// The gap `[start, end)` between ranges that held the last address
+    /// looked up without a match: the instructions of a translation block
+    /// are decided in address order, and most lie in one gap.
+    gap: std::cell::Cell<(u64, u64)>,
 }
 
 impl AtomicPcs {
@@ -159,7 +163,12 @@ impl AtomicPcs {
             (Some(f), Some(l)) => (f.0, l.1),
             _ => (u64::MAX, 0),
         };
-        AtomicPcs { ranges, lo, hi }
+        AtomicPcs {
+            ranges,
+            lo,
+            hi,
+            gap: Default::default(),
+        }
     }
 
     /// The memory order of the atomic operation the instruction at `pc`
@@ -169,9 +178,22 @@ impl AtomicPcs {
         if pc < self.lo || pc >= self.hi {
             return None;
         }
+        let (gs, ge) = self.gap.get();
+        if pc >= gs && pc < ge {
+            return None;
+        }
         let i = self.ranges.partition_point(|&(s, _, _)| s <= pc);
-        let (_, e, o) = *self.ranges.get(i.checked_sub(1)?)?;
-        (pc < e).then_some(o)
+        if let Some(&(_, e, o)) = i.checked_sub(1).and_then(|p| self.ranges.get(p)) {
+            if pc < e {
+                return Some(o);
+            }
+        }
+        // pc lies between the range before i (or the span's start) and
+        // range i.
+        let start = i.checked_sub(1).map_or(self.lo, |p| self.ranges[p].1);
+        let end = self.ranges.get(i).map_or(self.hi, |r| r.0);
+        self.gap.set((start, end));
+        None
     }
 
     /// Number of disjoint ranges.
@@ -464,5 +486,16 @@ mod tests {
         assert_eq!(pcs.order(0x203), Some(MemOrder::Release));
         assert_eq!(pcs.order(0x204), None);
         assert_eq!(pcs.len(), 4);
+        // Answers do not depend on the order of the look-ups (the cached
+        // gap).
+        for pc in [0x150, 0x1ff, 0x120, 0x119, 0x200, 0x150, 0x118, 0x117] {
+            let want = match pc {
+                0x110..=0x117 => Some(MemOrder::Relaxed),
+                0x100..=0x11f => Some(MemOrder::Acquire),
+                0x200..=0x203 => Some(MemOrder::Release),
+                _ => None,
+            };
+            assert_eq!(pcs.order(pc), want, "{pc:#x}");
+        }
     }
 }

@@ -62,11 +62,14 @@ impl BinaryRuntime {
                 ..Observe::default()
             };
         }
-        let tag = match program {
+        let mut tag = match program {
             true if self.is_pruned(pc) => Observe::TRACKED,
             true => Observe::TRACKED | Observe::UNPRUNED,
             false => 0,
         };
+        if program && self.atomic_pcs.order(pc).is_some() {
+            tag |= Observe::INLINED_ATOMIC;
+        }
         Observe {
             call,
             mem: program || self.all,
@@ -97,17 +100,11 @@ impl BinaryRuntime {
             if stack {
                 self.note_stack(cur, addr);
             }
-            let checked = if let Some(order) = self.atomic_pcs.order(pc) {
-                self.inlined_atomics += 1;
-                return Class::PlainAtomic {
-                    deliver: self.all,
-                    order,
-                };
-            } else if self.atomic_objects.contains(addr) || self.atomic_locations.contains(addr) {
-                return Class::PlainAtomic {
-                    deliver: self.all,
-                    order: MemOrder::AcqRel,
-                };
+            let checked = if tag & Observe::INLINED_ATOMIC != 0
+                || self.atomic_objects.contains(addr)
+                || self.atomic_locations.contains(addr)
+            {
+                return self.plain_atomic(pc);
             } else if self.single_threaded {
                 self.single_threaded_accesses += 1;
                 false
@@ -124,6 +121,25 @@ impl BinaryRuntime {
             Class::Unchecked
         } else {
             Class::Drop
+        }
+    }
+
+    /// The class of an atomic access at `pc`: with the memory order of the
+    /// inlined atomic operation around it, else (an atomic object's
+    /// access) acquire/release.
+    #[cold]
+    #[inline(never)]
+    fn plain_atomic(&mut self, pc: u64) -> Class {
+        let order = match self.atomic_pcs.order(pc) {
+            Some(o) => {
+                self.inlined_atomics += 1;
+                o
+            }
+            None => MemOrder::AcqRel,
+        };
+        Class::PlainAtomic {
+            deliver: self.all,
+            order,
         }
     }
 
