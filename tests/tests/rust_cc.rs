@@ -157,10 +157,10 @@ fn without_the_std_stubs_contended_locks_are_unordered() {
 /// from DWARF's inlined `core::sync::atomic` frames with their memory
 /// orders, so the heap `AtomicBool` handshake of flag_acquire is quiet and
 /// flag_relaxed_race's is a race. Races on the marked lines exactly, but
-/// for the racy twins whose race a binary misses (std's own precompiled
-/// synchronization, with no memory order in its limited debug information,
-/// orders them in these runs; docs/rust.md): no report off the marked
-/// lines there.
+/// for three racy twins whose first thread ends before the second starts
+/// under this schedule, ordered by synchronization in std's code (other
+/// schedules find their races; docs/binary-mode.md): no report off the
+/// marked lines there.
 #[test]
 fn plain_rustc_twins_in_binary_mode() {
     const MISSED: [&str; 3] = ["static_counter_race", "scope_race", "raw_overlap_race"];
