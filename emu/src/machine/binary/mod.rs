@@ -335,11 +335,12 @@ impl Machine {
     /// clock, and in between the instruction's access is checked as a
     /// read; inside an inlined atomic operation whose memory order DWARF
     /// gives ([`AtomicPcs`](crate::binary::atomics::pcs::AtomicPcs)), only
-    /// the edges of that order (none for a relaxed one). Two atomics of a location are ordered by its clock and never
-    /// race; a plain write they are not ordered with does. Not as a write:
-    /// on the heap and the stack a binary cannot tell an atomic load from
-    /// a plain read (both are a `mov`; a compare-exchange loop starts with
-    /// one), and those would race with it (docs/binary-mode.md, "Atomics").
+    /// the edges of that order (none for a relaxed one). Two atomics of a
+    /// location never race (the access is a read); a plain write they are
+    /// not ordered with does. Not as a write: on the heap and the stack a
+    /// binary cannot tell an atomic load from a plain read (both are a
+    /// `mov`; a compare-exchange loop starts with one), and those would
+    /// race with it (docs/binary-mode.md, "Atomics").
     pub fn binary_atomic(&mut self, pc: u64, addr: u64, size: u32) {
         let kind = AccessKind::Read;
         let rt = self.rt();
