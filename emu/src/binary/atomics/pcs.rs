@@ -283,15 +283,28 @@ fn walk<'a>(
     if depth > MAX_DEPTH {
         return;
     }
-    let entry = node.entry().clone();
+    let entry = node.entry();
     let mut lang = None;
     if entry.tag() == gimli::DW_TAG_inlined_subroutine {
-        if let Some(AttributeValue::UnitRef(origin)) =
-            entry.attr_value(gimli::DW_AT_abstract_origin)
-        {
+        let origin = match entry.attr_value(gimli::DW_AT_abstract_origin) {
+            Some(AttributeValue::UnitRef(o)) => Some(o),
+            // A reference in the form of any unit's: this unit's only.
+            Some(AttributeValue::DebugInfoRef(o)) => o.to_unit_offset(&unit.header),
+            _ => None,
+        };
+        if let Some(origin) = origin {
             lang = *names
                 .entry(origin)
                 .or_insert_with(|| origin_lang(dwarf, unit, origin));
+        }
+    }
+    // The frame's instruction ranges, read before its children are.
+    let mut ranges = Vec::new();
+    if lang.is_some() {
+        if let Ok(mut r) = dwarf.die_ranges(unit, entry) {
+            while let Ok(Some(r)) = r.next() {
+                ranges.push((r.begin, r.end));
+            }
         }
     }
     // The memory-order parameters come before the frames inlined into
@@ -322,11 +335,7 @@ fn walk<'a>(
     }
     if lang.is_some() {
         let o = order.or(outer).unwrap_or(MemOrder::AcqRel);
-        if let Ok(mut ranges) = dwarf.die_ranges(unit, &entry) {
-            while let Ok(Some(r)) = ranges.next() {
-                out.push((depth, r.begin, r.end, o));
-            }
-        }
+        out.extend(ranges.into_iter().map(|(s, e)| (depth, s, e, o)));
     }
 }
 
