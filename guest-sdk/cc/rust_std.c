@@ -21,6 +21,7 @@
  *                                      after: acquire  clock(m + off)
  *   ScopeData::decrement_num_running_threads(d)
  *                                      before: release (join) clock(d + off)
+ *   Barrier::wait(b)                   all-to-all, per phase (below)
  *
  * `off` is the displacement of the slow path's first lock-prefixed
  * instruction (lard-rustc reads it from the toolchain's libstd); one stub
@@ -31,6 +32,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 static void acquire_at(const void *p, uintptr_t off)
 {
@@ -50,6 +52,7 @@ void __lardcc_rust_real_condvar_wait(void *c, void *m) __attribute__((weak));
 bool __lardcc_rust_real_condvar_wait_timeout(void *c, void *m, uint64_t secs, uint64_t nanos)
     __attribute__((weak));
 void __lardcc_rust_real_scope_decrement(void *d, bool panic) __attribute__((weak));
+bool __lardcc_rust_real_barrier_wait(void *b) __attribute__((weak));
 
 #define STUBS(OFF)                                                                    \
     void __lardcc_rust_mutex_lock_contended_at##OFF(void *m)                          \
@@ -92,3 +95,41 @@ STUBS(0)
 STUBS(4)
 STUBS(8)
 STUBS(16)
+
+/* Barrier::wait, precompiled as a whole (its mutex and condvar calls stay
+ * inside libstd): every waiter's accesses before a phase's wait happen
+ * before every waiter's accesses after it.  A waiter joins its clock into
+ * the accumulator of the current phase's parity before the real wait and
+ * acquires it after.  No waiter count is needed: the first waiter of a
+ * phase to return starts the next phase (every waiter of this phase has
+ * then arrived, and none of the next can arrive before some waiter of
+ * this one returned) and clears the other accumulator (every waiter of
+ * the phase before has returned: each arrived here after it). */
+bool __lardcc_rust_barrier_wait(void *b)
+{
+    struct lardcc_sync *s = lardcc_sync_of(b);
+    struct lardcc_barrier *lb;
+    uint32_t slot;
+    bool leader;
+    lard__lock(&s->lock);
+    if (s->ext == NULL)
+        LARDCC_RUNTIME(s->ext = calloc(1, sizeof(struct lardcc_barrier)));
+    lb = s->ext;
+    lard__unlock(&s->lock);
+    if (lb == NULL)
+        return __lardcc_rust_real_barrier_wait(b);
+    lard__lock(&lb->lock);
+    slot = lb->gen & 1;
+    lardcc_dvc_join(&lb->acc[slot], lardcc_my_clock());
+    lardcc_tick();
+    lard__unlock(&lb->lock);
+    leader = __lardcc_rust_real_barrier_wait(b);
+    lard__lock(&lb->lock);
+    if (slot == (lb->gen & 1)) {
+        lb->gen++;
+        lardcc_dvc_clear(&lb->acc[slot ^ 1]);
+    }
+    lardcc_acquire_dvc(&lb->acc[slot]);
+    lard__unlock(&lb->lock);
+    return leader;
+}

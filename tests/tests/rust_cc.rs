@@ -32,11 +32,13 @@ const TWINS: &[&str] = &[
     "rwlock_race",
     "condvar",
     "condvar_race",
+    "barrier",
+    "barrier_race",
     "alloc_reuse",
 ];
 
 /// The race-free twins whose runs take std's precompiled slow paths.
-const STD_SLOW_PATHS: &[&str] = &["mutex_counter", "rwlock", "condvar"];
+const STD_SLOW_PATHS: &[&str] = &["mutex_counter", "rwlock", "condvar", "barrier"];
 
 /// The schedules each twin runs under.
 const SCHEDULES: [&[&str]; 2] = [&[], &["--sched", "random", "--seed", "1"]];
