@@ -39,6 +39,9 @@ struct lardgo_thr {
     uint32_t stack;       /* call-stack id (cc/stack.c) */
     uint32_t depth;       /* frames entered, the recorded ones first */
     int32_t ignore_sync;  /* inside __tsan_go_ignore_sync_begin/end */
+    int running;          /* it had an event */
+    int accessed;         /* an access since own entry `seen_own` */
+    uint64_t seen_own;    /* own entry after its last synchronization */
     struct lardgo_thr *next_free;
 };
 
@@ -99,11 +102,14 @@ static void thr_drop(struct lardgo_thr *t)
 }
 
 /* The kernel thread runs goroutine `t` from here on (a Thread op when it
- * ran another). */
+ * ran another, and at the goroutine's first event: an ended goroutine's id
+ * may be the new one's, and its clock must be installed). */
 static inline void run(struct lardgo_thr *t)
 {
-    if (lard__cur != t->id)
+    if (lard__cur != t->id || !t->running) {
         lardcc_switch(t->id);
+        t->running = 1;
+    }
 }
 
 /* ---- clock changes and the finalizer's view of every clock ----
@@ -127,9 +133,19 @@ static void sync_begin(void)
     }
 }
 
-static void sync_end(void)
+/* The goroutine `thr` (NULL: none) synchronized.  A tick moved its own
+ * entry past every epoch it accessed or released in so far (releases tick
+ * after they publish), so its accesses from here on are in the new one. */
+static void sync_end(struct lardgo_thr *thr)
 {
     __atomic_sub_fetch(&sync_active, 1, __ATOMIC_ACQ_REL);
+    if (thr != NULL) {
+        uint64_t own = lardcc_own(thr->id);
+        if (own != thr->seen_own) {
+            thr->seen_own = own;
+            thr->accessed = 0;
+        }
+    }
 }
 
 static void acquire_every_goroutine(void)
@@ -207,7 +223,7 @@ void __tsan_go_start(struct lardgo_thr *parent, struct lardgo_thr **child, void 
     if (parent == NULL) {
         sync_begin();
         *child = thr_new(lardcc_id_alloc(&none));
-        sync_end();
+        sync_end(NULL);
         note_goroutine((*child)->id, pc, 0);
         return;
     }
@@ -215,7 +231,7 @@ void __tsan_go_start(struct lardgo_thr *parent, struct lardgo_thr **child, void 
     sync_begin();
     id = lardcc_id_alloc(lardcc_my_clock());
     lardcc_tick();
-    sync_end();
+    sync_end(parent);
     *child = thr_new(id);
     note_goroutine(id, pc, parent->stack);
 }
@@ -223,9 +239,20 @@ void __tsan_go_start(struct lardgo_thr *parent, struct lardgo_thr **child, void 
 void __tsan_go_end(struct lardgo_thr *thr)
 {
     uint32_t id = thr->id;
+    uint64_t final;
     run(thr);
     lard_note_thread_exit();
-    lardcc_id_retire(id, lardcc_own(id));
+    /* The goroutine's last epoch, when it accessed nothing in it since the
+     * tick that began it, holds nothing: its final epoch is the one before,
+     * the one its last release published (a goroutine that ends right
+     * after `wg.Done()` or a channel send).  A goroutine started by one
+     * that acquired that release may take the id over, so a program that
+     * starts and waits for goroutines in a loop keeps reusing a few ids
+     * instead of growing every clock by one entry per goroutine. */
+    final = lardcc_own(id);
+    if (!thr->accessed && final == thr->seen_own && final > 1)
+        final--;
+    lardcc_id_retire(id, final);
     thr_drop(thr);
 }
 
@@ -249,7 +276,7 @@ static void edge(struct lardgo_thr *thr, void *addr, void (*primitive)(struct la
         return;
     sync_begin();
     primitive(lardcc_sync_of(addr));
-    sync_end();
+    sync_end(thr);
 }
 
 void __tsan_acquire(struct lardgo_thr *thr, void *addr)
@@ -316,12 +343,14 @@ void __tsan_free(uintptr_t p, uintptr_t size)
 void __tsan_read(struct lardgo_thr *thr, void *addr, void *pc)
 {
     run(thr);
+    thr->accessed = 1;
     __lardgo_read(addr, pc, thr->stack);
 }
 
 void __tsan_write(struct lardgo_thr *thr, void *addr, void *pc)
 {
     run(thr);
+    thr->accessed = 1;
     __lardgo_write(addr, pc, thr->stack);
 }
 
@@ -335,6 +364,7 @@ static void access_in_runtime(struct lardgo_thr *thr, void *addr, void *callpc, 
                               void (*access)(const void *, const void *, uint32_t))
 {
     run(thr);
+    thr->accessed = 1;
     if (callpc != NULL)
         __tsan_func_enter(thr, callpc);
     access(addr, pc, thr->stack);
@@ -355,12 +385,14 @@ void __tsan_write_pc(struct lardgo_thr *thr, void *addr, void *callpc, void *pc)
 void __tsan_read_range(struct lardgo_thr *thr, void *addr, uintptr_t size, void *pc)
 {
     run(thr);
+    thr->accessed = 1;
     __lardgo_read_range(addr, size, pc, thr->stack);
 }
 
 void __tsan_write_range(struct lardgo_thr *thr, void *addr, uintptr_t size, void *pc)
 {
     run(thr);
+    thr->accessed = 1;
     __lardgo_write_range(addr, size, pc, thr->stack);
 }
 
@@ -406,10 +438,11 @@ void __tsan_func_exit(struct lardgo_thr *thr)
             ARG(T, ROFF) = raw(p, ARG(T, 8), __ATOMIC_SEQ_CST);                           \
             return;                                                                       \
         }                                                                                 \
+        thr->accessed = 1;                                                                \
         __lardgo_read(p, cpc, thr->stack);                                                \
         sync_begin();                                                                     \
         ARG(T, ROFF) = __lardcc_atomic##N##_##op(p, ARG(T, 8), MO_SEQ_CST);               \
-        sync_end();                                                                       \
+        sync_end(thr);                                                                    \
     }
 
 #define GO_ATOMICS(N, T, VOFF, ROFF, CASOFF)                                             \
@@ -423,10 +456,11 @@ void __tsan_func_exit(struct lardgo_thr *thr)
             ARG(T, 8) = __atomic_load_n(p, __ATOMIC_SEQ_CST);                             \
             return;                                                                       \
         }                                                                                 \
+        thr->accessed = 1;                                                                \
         __lardgo_read(p, cpc, thr->stack);                                                \
         sync_begin();                                                                     \
         ARG(T, 8) = __lardcc_atomic##N##_load(p, MO_SEQ_CST);                             \
-        sync_end();                                                                       \
+        sync_end(thr);                                                                    \
     }                                                                                     \
     void __tsan_go_atomic##N##_store(struct lardgo_thr *thr, void *cpc, void *pc,         \
                                      uint8_t *a)                                          \
@@ -440,7 +474,7 @@ void __tsan_func_exit(struct lardgo_thr *thr)
         }                                                                                 \
         sync_begin();                                                                     \
         __tsan_atomic##N##_store(ARG(T *, 0), ARG(T, 8), MO_SEQ_CST);                     \
-        sync_end();                                                                       \
+        sync_end(thr);                                                                    \
     }                                                                                     \
     GO_RMW(N, T, ROFF, exchange, __atomic_exchange_n)                                     \
     GO_RMW(N, T, ROFF, fetch_add, __atomic_fetch_add)                                     \
@@ -457,11 +491,12 @@ void __tsan_func_exit(struct lardgo_thr *thr)
                 p, &old, ARG(T, VOFF), 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);            \
             return;                                                                       \
         }                                                                                 \
+        thr->accessed = 1;                                                                \
         __lardgo_read(p, cpc, thr->stack);                                                \
         sync_begin();                                                                     \
         ARG(uint8_t, CASOFF) = (uint8_t)__lardcc_atomic##N##_compare_exchange_strong(     \
             p, &old, ARG(T, VOFF), MO_SEQ_CST, MO_SEQ_CST);                               \
-        sync_end();                                                                       \
+        sync_end(thr);                                                                    \
     }
 
 /* 32-bit: addr+0, val+8 (new+12 for CAS), result +16; 64-bit: +8, +16, +24. */

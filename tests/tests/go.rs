@@ -150,6 +150,12 @@ fn wait_groups() {
 }
 
 #[test]
+fn goroutines_started_and_waited_for_round_after_round() {
+    check("rounds_free");
+    check("rounds_racy");
+}
+
+#[test]
 fn sync_atomic_publication() {
     check("atomic_free");
     check("atomic_racy");
