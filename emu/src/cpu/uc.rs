@@ -146,6 +146,14 @@ impl UcRef {
         UcRef(h, unsafe { uc_lard_gprs(h) })
     }
 
+    /// The vector of the CPU exception that last stopped the emulation with
+    /// `UC_ERR_EXCEPTION` (0 for a divide error, 19 for a SIMD
+    /// floating-point exception, ...), if any (patch 0023).
+    pub fn last_exception(self) -> Option<u32> {
+        // SAFETY: the engine is live.
+        u32::try_from(unsafe { uc_lard_exception(self.0) }).ok()
+    }
+
     /// Reads a 64-bit register (0 if unicorn refuses, which it does only for
     /// register ids it does not know).
     #[inline]
@@ -644,6 +652,11 @@ impl UcRef {
     ) {
         uc_lard_observe(self.0, decide, on_access, on_insn, data);
     }
+}
+
+extern "C" {
+    /// Declared by patch 0023.
+    fn uc_lard_exception(uc: *mut sys::uc_engine) -> std::ffi::c_int;
 }
 
 extern "C" {

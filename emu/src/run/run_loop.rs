@@ -325,6 +325,7 @@ fn deliver_fault(m: &mut Machine, e: UcError) -> bool {
     let (code, addr) = match m.cpu.bad_access {
         // SI_KERNEL with no address, as Linux reports int3.
         _ if signal == libc::SIGTRAP => (0x80, 0),
+        _ if signal == libc::SIGFPE => (fpe_code(m), m.cpu.uc.reg(Reg::RIP)),
         Some((a, what)) => {
             // SEGV_MAPERR for an unmapped address, SEGV_ACCERR for a
             // protection fault.
@@ -370,11 +371,33 @@ fn signal_of(m: &Machine, e: UcError) -> i32 {
     use unicorn_engine_sys::uc_error as E;
     match e.0 {
         E::EXCEPTION if after_breakpoint(m) => libc::SIGTRAP,
+        // #DE, #MF and #XM (an unmasked SIMD floating-point exception,
+        // patch 0023).
+        E::EXCEPTION if matches!(m.cpu.uc.last_exception(), Some(0 | 16 | 19)) => libc::SIGFPE,
         E::INSN_INVALID | E::EXCEPTION => libc::SIGILL,
         // A locked access across a page boundary of shared memory (patch
         // 0012), as Linux's split-lock detection reports it.
         E::READ_UNALIGNED | E::WRITE_UNALIGNED | E::FETCH_UNALIGNED => libc::SIGBUS,
         _ => libc::SIGSEGV,
+    }
+}
+
+/// `si_code` of a `SIGFPE`: `FPE_INTDIV` for a divide error, else the
+/// code Linux derives from the unmasked flags of MXCSR (invalid, divide by
+/// zero, overflow, underflow or denormal, inexact, in that order).
+fn fpe_code(m: &Machine) -> i32 {
+    if m.cpu.uc.last_exception() != Some(19) {
+        return 1; // FPE_INTDIV
+    }
+    let mxcsr = m.cpu.uc.reg(Reg::MXCSR);
+    let raised = mxcsr & !(mxcsr >> 7) & 0x3f;
+    match raised {
+        r if r & 0x01 != 0 => 7, // FPE_FLTINV
+        r if r & 0x04 != 0 => 3, // FPE_FLTDIV
+        r if r & 0x08 != 0 => 4, // FPE_FLTOVF
+        r if r & 0x12 != 0 => 5, // FPE_FLTUND
+        r if r & 0x20 != 0 => 6, // FPE_FLTRES
+        _ => 0,
     }
 }
 
