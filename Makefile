@@ -121,6 +121,7 @@ bench: unicorn
 	CARGO="$(CARGO)" python3 bench/sites.py
 	python3 bench/pigz.py
 	python3 bench/emulation.py
+	python3 bench/fp.py
 	python3 bench/binary.py
 	python3 bench/real_programs.py
 	CARGO="$(CARGO)" python3 bench/detectors.py
