@@ -155,6 +155,21 @@ fn goroutines_started_and_waited_for_round_after_round() {
     check("rounds_racy");
 }
 
+/// Under the default (round-robin) schedule a thread that wakes others
+/// past half its quantum yields to them: the goroutines the stopping one
+/// wakes get to run before it stops the world again (without that
+/// preemption the run never ends). The random and PCT schedules keep their
+/// own switch points and only bound the starvation, so only the default
+/// schedule is run here.
+#[test]
+fn threads_woken_between_two_stops_of_the_world_run() {
+    let g = build("stw_free");
+    let (o, v) = run(&g, &["--timeout", "120"], &[]);
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o), "OK\n");
+    assert_eq!(verdict("stw_free", &v).0, 0, "{}", stderr(&o));
+}
+
 #[test]
 fn sync_atomic_publication() {
     check("atomic_free");

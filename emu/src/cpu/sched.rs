@@ -173,6 +173,18 @@ impl Scheduler {
         self.steps
     }
 
+    /// A thread woke others with `blocks_left` blocks of its quantum left:
+    /// true when its quantum ends here, so that a woken thread runs while
+    /// what it was woken for still holds, as a uniprocessor kernel's wakeup
+    /// preemption lets it.  Only past the quantum's first half (a kernel's
+    /// wakeup granularity): a lock handed from thread to thread at every
+    /// release would cost a switch per critical section.  Round-robin
+    /// only; the random and PCT schedules choose their own switch points.
+    pub fn preempt_on_wake(&self, blocks_left: i64) -> bool {
+        matches!(self.policy, SchedPolicy::RoundRobin)
+            && blocks_left <= i64::try_from(self.quantum / 2).unwrap_or(i64::MAX)
+    }
+
     /// Length of the next quantum in blocks; `contended`: at least two
     /// threads are runnable (its blocks are steps).
     pub fn next_quantum(&mut self, contended: bool) -> u64 {

@@ -3,6 +3,7 @@
 
 use super::{Call, Made, Ret, Val, EAGAIN, EFAULT, EINVAL, ENOSYS, ETIMEDOUT};
 use crate::linux::kernel::{Kernel, Notice};
+use crate::machine::Stop;
 use crate::machine::{ThreadState, Wait};
 use syscalls::Sysno;
 
@@ -100,7 +101,15 @@ impl Kernel<'_> {
             // WAKE, WAKE_BITSET
             1 | 10 => {
                 let bitset = if cmd == 10 { val3 as u32 } else { u32::MAX };
-                Val(self.futex_wake(uaddr, val, bitset, pc) as i64)
+                let woken = self.futex_wake(uaddr, val, bitset, pc);
+                if woken > 0
+                    && self.cpu.stop.is_none()
+                    && self.cpu.sched.preempt_on_wake(self.cpu.clock.blocks_left())
+                {
+                    self.cpu.stop = Some(Stop::Preempt);
+                    self.cpu.uc.stop();
+                }
+                Val(woken as i64)
             }
             // REQUEUE, CMP_REQUEUE
             3 | 4 => {
