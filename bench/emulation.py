@@ -64,6 +64,36 @@ def cpu_run(argv: list[str]) -> tuple[float, str]:
         return ru.ru_utime + ru.ru_stime, hashlib.sha256(out.read()).hexdigest()
 
 
+def cpu_table(title, programs, runners, reps, lard) -> dict[str, float]:
+    """Runs every program under every runner `reps` times, interleaved, and
+    prints each runner's median CPU seconds against native and qemu-user
+    (the first two runners); the outputs must agree.  Returns each
+    program's lard bare / qemu-user ratio."""
+    load = os.getloadavg()
+    print(f"{title}: CPU seconds (user+sys), median of {reps} interleaved rounds; {lard}")
+    print(f"loadavg at start {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}, nproc={os.cpu_count()}")
+    print(f"{'program':12} {'runner':10} {'CPU s':>7} {'x native':>9} {'x qemu-user':>12}")
+    ratios = {}
+    for name, argv in programs:
+        cpu: dict[str, list[float]] = {r: [] for r, _ in runners}
+        digests = set()
+        for rep in range(reps):
+            for r, prefix in runners:
+                c, d = cpu_run([*prefix, *argv])
+                cpu[r].append(c)
+                digests.add(d)
+                print(f"  {name} rep {rep + 1}/{reps} {r:10} {c:6.2f} s", file=sys.stderr)
+        if len(digests) != 1:
+            die(f"{name}: the runners' outputs differ")
+        med = {r: statistics.median(v) for r, v in cpu.items()}
+        for r, _ in runners:
+            nat = med[r] / max(med["native"], 0.01)
+            q = med[r] / med["qemu-user"]
+            print(f"{name:12} {r:10} {med[r]:7.2f} {nat:8.1f}x {q:11.2f}x")
+        ratios[name] = med["lard bare"] / med["qemu-user"]
+    return ratios
+
+
 def main() -> None:
     reps = int(env_number("BENCH_REPS", 5, int))
     scale = env_number("BENCH_SCALE", 1.0)
@@ -89,28 +119,7 @@ def main() -> None:
         ("qemu-user", [qemu]),
         ("lard bare", [str(lard), "run", "--detector", "none", "--observe", "none"]),
     ]
-    load = os.getloadavg()
-    print(f"bare emulation: CPU seconds (user+sys), median of {reps} interleaved rounds; {lard}")
-    print(f"loadavg at start {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}, nproc={os.cpu_count()}")
-    print(f"{'program':12} {'runner':10} {'CPU s':>7} {'x native':>9} {'x qemu-user':>12}")
-    ratios = {}
-    for name, argv in programs:
-        cpu: dict[str, list[float]] = {r: [] for r, _ in runners}
-        digests = set()
-        for rep in range(reps):
-            for r, prefix in runners:
-                c, d = cpu_run([*prefix, *argv])
-                cpu[r].append(c)
-                digests.add(d)
-                print(f"  {name} rep {rep + 1}/{reps} {r:10} {c:6.2f} s", file=sys.stderr)
-        if len(digests) != 1:
-            die(f"{name}: the runners' outputs differ")
-        med = {r: statistics.median(v) for r, v in cpu.items()}
-        for r, _ in runners:
-            nat = med[r] / max(med["native"], 0.01)
-            q = med[r] / med["qemu-user"]
-            print(f"{name:12} {r:10} {med[r]:7.2f} {nat:8.1f}x {q:11.2f}x")
-        ratios[name] = med["lard bare"] / med["qemu-user"]
+    ratios = cpu_table("bare emulation", programs, runners, reps, lard)
     shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()
     print(f"loadavg at end {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}")

@@ -26,13 +26,12 @@ BENCH_SCALE scales the inputs.
 
 import os
 import shutil
-import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import LARD, OUT, ROOT, die, env_number, run  # noqa: E402
-from emulation import cpu_run  # noqa: E402
+from emulation import cpu_table  # noqa: E402
 
 TARGET = 0.5
 
@@ -71,28 +70,7 @@ def main() -> None:
         ("lard bare", [str(lard), "run", "--detector", "none", "--observe", "none"]),
         ("lard", [str(lard), "run"]),
     ]
-    load = os.getloadavg()
-    print(f"floating point: CPU seconds (user+sys), median of {reps} interleaved rounds; {lard}")
-    print(f"loadavg at start {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}, nproc={os.cpu_count()}")
-    print(f"{'program':12} {'runner':10} {'CPU s':>7} {'x native':>9} {'x qemu-user':>12}")
-    ratios = {}
-    for name, argv in programs:
-        cpu: dict[str, list[float]] = {r: [] for r, _ in runners}
-        digests = set()
-        for rep in range(reps):
-            for r, prefix in runners:
-                c, d = cpu_run([*prefix, *argv])
-                cpu[r].append(c)
-                digests.add(d)
-                print(f"  {name} rep {rep + 1}/{reps} {r:10} {c:6.2f} s", file=sys.stderr)
-        if len(digests) != 1:
-            die(f"{name}: the runners' outputs differ")
-        med = {r: statistics.median(v) for r, v in cpu.items()}
-        for r, _ in runners:
-            nat = med[r] / max(med["native"], 0.01)
-            q = med[r] / med["qemu-user"]
-            print(f"{name:12} {r:10} {med[r]:7.2f} {nat:8.1f}x {q:11.2f}x")
-        ratios[name] = med["lard bare"] / med["qemu-user"]
+    ratios = cpu_table("floating point", programs, runners, reps, lard)
     load = os.getloadavg()
     print(f"loadavg at end {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}")
     parts = ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items())
