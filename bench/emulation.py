@@ -49,6 +49,18 @@ def nbody() -> Path:
     return exe
 
 
+def lard_and_qemu() -> tuple[Path, str]:
+    """The lard binary (`BENCH_LARD`, default the build's) and qemu-user,
+    or a one-line exit naming what is missing."""
+    lard = Path(os.environ.get("BENCH_LARD", LARD))
+    if not lard.exists():
+        die(f"{lard} missing (make build)")
+    qemu = shutil.which("qemu-x86_64") or shutil.which("qemu-x86_64-static")
+    if not qemu:
+        die("qemu-x86_64 not found (make prereqs installs qemu-user)")
+    return lard, qemu
+
+
 def cpu_run(argv: list[str]) -> tuple[float, str]:
     """(CPU seconds of the process tree, SHA-256 of stdout)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -97,12 +109,7 @@ def cpu_table(title, programs, runners, reps, lard) -> dict[str, float]:
 def main() -> None:
     reps = int(env_number("BENCH_REPS", 5, int))
     scale = env_number("BENCH_SCALE", 1.0)
-    lard = Path(os.environ.get("BENCH_LARD", LARD))
-    if not lard.exists():
-        die(f"{lard} missing (make build)")
-    qemu = shutil.which("qemu-x86_64") or shutil.which("qemu-x86_64-static")
-    if not qemu:
-        die("qemu-x86_64 not found (make prereqs installs qemu-user)")
+    lard, qemu = lard_and_qemu()
     static_pigz, _ = pigz.build()
     pigz_in = pigz.make_input(max(64 * 1024, int(4 * 1024 * 1024 * scale)))
     pbzip2 = debian_src.build("pbzip2", "static")

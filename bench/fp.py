@@ -25,13 +25,12 @@ BENCH_SCALE scales the inputs.
 """
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import LARD, OUT, ROOT, die, env_number, run  # noqa: E402
-from emulation import cpu_table  # noqa: E402
+from common import OUT, ROOT, env_number, run  # noqa: E402
+from emulation import cpu_table, lard_and_qemu  # noqa: E402
 
 TARGET = 0.5
 
@@ -49,12 +48,7 @@ def build(name: str) -> Path:
 def main() -> None:
     reps = int(env_number("BENCH_REPS", 3, int))
     scale = env_number("BENCH_SCALE", 1.0)
-    lard = Path(os.environ.get("BENCH_LARD", LARD))
-    if not lard.exists():
-        die(f"{lard} missing (make build)")
-    qemu = shutil.which("qemu-x86_64") or shutil.which("qemu-x86_64-static")
-    if not qemu:
-        die("qemu-x86_64 not found (make prereqs installs qemu-user)")
+    lard, qemu = lard_and_qemu()
 
     def n(base: int, least: int) -> str:
         return str(max(least, int(base * scale)))
