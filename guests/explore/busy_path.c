@@ -5,14 +5,14 @@
  * lock is busy -- only if its holder was preempted inside the critical
  * section -- a worker takes the "busy" path, which reads the holder's
  * `owner` field without the lock: a read that races with the holder's
- * write. Each worker's work fits in one quantum of lard run's default
+ * write. Each worker's work fits in half a quantum of lard run's default
  * schedule, so that schedule never takes the busy path and lard reports
- * no race; the program prints "total=4000" either way. */
+ * no race; the program prints "total=2000" either way. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 
-#define ITERS 20
+#define ITERS 10
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static long total;

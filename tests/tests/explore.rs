@@ -15,7 +15,7 @@ fn guest(name: &str) -> PathBuf {
 const GUESTS: [(&str, &str); 3] = [
     ("lazy_init", "sum=9920\n"),
     ("lost_wakeup", "value=42\n"),
-    ("busy_path", "total=4000\n"),
+    ("busy_path", "total=2000\n"),
 ];
 
 #[test]

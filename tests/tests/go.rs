@@ -115,8 +115,10 @@ fn check(name: &str) {
         &["--sched", "pct", "--seed", "3"],
     ];
     for opts in schedules {
+        // A run that hangs fails rather than holding the test run.
+        let opts = [&["--timeout", "600"], *opts].concat();
         for procs in ["1", "4"] {
-            let (o, v) = run(&g, opts, &[("GOMAXPROCS", procs)]);
+            let (o, v) = run(&g, &opts, &[("GOMAXPROCS", procs)]);
             let what = format!("{name} {opts:?} GOMAXPROCS={procs}");
             assert_eq!(shell_status(&o), 0, "{what}: {}", stderr(&o));
             assert_eq!(stdout(&o), stdout(&native), "{what}");
@@ -158,16 +160,33 @@ fn goroutines_started_and_waited_for_round_after_round() {
 /// Under the default (round-robin) schedule a thread that wakes others
 /// past half its quantum yields to them: the goroutines the stopping one
 /// wakes get to run before it stops the world again (without that
-/// preemption the run never ends). The random and PCT schedules keep their
+/// preemption the run never ends). With one processor, the monitor thread
+/// must see the world running between two stops: quanta of one length
+/// end at the same phase of the loop, inside a stop, every time. The random and PCT schedules keep their
 /// own switch points and only bound the starvation, so only the default
 /// schedule is run here.
 #[test]
 fn threads_woken_between_two_stops_of_the_world_run() {
     let g = build("stw_free");
-    let (o, v) = run(&g, &["--timeout", "120"], &[]);
-    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
-    assert_eq!(stdout(&o), "OK\n");
-    assert_eq!(verdict("stw_free", &v).0, 0, "{}", stderr(&o));
+    // Processors enough to run every goroutine at once (as Go's own
+    // LockOSThreadTemplateThreadRace test asks), and one.
+    for procs in ["4", "1"] {
+        let (o, v) = run(&g, &["--timeout", "120"], &[("GOMAXPROCS", procs)]);
+        assert_eq!(shell_status(&o), 0, "GOMAXPROCS={procs}: {}", stderr(&o));
+        assert_eq!(stdout(&o), "OK\n");
+        assert_eq!(verdict("stw_free", &v).0, 0, "{}", stderr(&o));
+    }
+}
+
+/// With one processor, a goroutine that never yields runs until the
+/// runtime preempts it by a signal, which Go acts on only at a safe point of
+/// Go code: the signal must interrupt the loop anywhere in it (quanta of
+/// one length end at one phase of the loop: in the race runtime's code,
+/// every time).
+#[test]
+fn goroutines_that_never_yield_are_preempted_by_signal() {
+    check("preempt_free");
+    check("preempt_racy");
 }
 
 #[test]

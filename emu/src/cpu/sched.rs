@@ -142,6 +142,12 @@ pub struct Scheduler {
     pct: Option<Pct>,
     /// The current quantum began with one runnable thread.
     alone: bool,
+    /// The current quantum's length in blocks.
+    current: u64,
+    /// Draws the round-robin and PCT contended quanta's lengths.
+    lengths: SplitMix64,
+    /// Draws the lengths of quanta begun with one runnable thread.
+    alone_lengths: SplitMix64,
 }
 
 impl Scheduler {
@@ -159,6 +165,9 @@ impl Scheduler {
             steps: 0,
             pct,
             alone: false,
+            current: quantum.max(1),
+            lengths: SplitMix64(seed ^ 0x1a7e_5160),
+            alone_lengths: SplitMix64(seed ^ 0xa1_07e5),
         }
     }
 
@@ -182,26 +191,49 @@ impl Scheduler {
     /// only; the random and PCT schedules choose their own switch points.
     pub fn preempt_on_wake(&self, blocks_left: i64) -> bool {
         matches!(self.policy, SchedPolicy::RoundRobin)
-            && blocks_left <= i64::try_from(self.quantum / 2).unwrap_or(i64::MAX)
+            && blocks_left <= i64::try_from(self.current / 2).unwrap_or(i64::MAX)
     }
 
     /// Length of the next quantum in blocks; `contended`: at least two
     /// threads are runnable (its blocks are steps).
     pub fn next_quantum(&mut self, contended: bool) -> u64 {
         self.alone = !contended;
-        match self.policy {
-            SchedPolicy::RoundRobin => self.quantum,
+        self.current = match self.policy {
+            SchedPolicy::RoundRobin => self.varied_quantum(contended),
             SchedPolicy::Random => 1 + self.rng.below(2 * self.quantum),
             SchedPolicy::Pct { .. } => {
                 let next = self.pct.as_ref().and_then(Pct::next_change);
                 match next {
                     // The run loop runs `quantum - 1` blocks: end right
                     // after the change point's step.
-                    Some(s) if contended && s > self.steps => self.quantum.min(s - self.steps + 1),
-                    _ => self.quantum,
+                    Some(s) if contended && s > self.steps => {
+                        self.varied_quantum(contended).min(s - self.steps + 1)
+                    }
+                    _ => self.varied_quantum(contended),
                 }
             }
-        }
+        };
+        self.current
+    }
+
+    /// A quantum's length under the round-robin and PCT schedules: drawn
+    /// from the seed in ½…1½ × the quantum, as the program's phase at a
+    /// timer interrupt varies. With one length, a loop whose length
+    /// divides into it is preempted at the same instruction every time,
+    /// and a runtime that acts only at safe points of its own code (Go's
+    /// preemption by signal, a stop of the world its monitor thread must
+    /// see end) could wait there for ever. Streams of their own: the PCT
+    /// priorities and change points a seed gives do not depend on them,
+    /// and the contended quanta's lengths (the scheduling steps) do not
+    /// depend on how many quanta one thread ran alone before (a longer
+    /// environment, a slower start-up).
+    fn varied_quantum(&mut self, contended: bool) -> u64 {
+        let rng = if contended {
+            &mut self.lengths
+        } else {
+            &mut self.alone_lengths
+        };
+        self.quantum / 2 + rng.below(self.quantum + 1)
     }
 
     /// Accounts for a quantum that ran `blocks` blocks.
@@ -356,12 +388,27 @@ mod tests {
     #[test]
     fn only_a_quantum_begun_alone_ends_when_a_thread_is_created() {
         let mut s = Scheduler::new(SchedPolicy::RoundRobin, 0, 100);
-        assert_eq!(s.next_quantum(false), 100);
+        assert!((50..=150).contains(&s.next_quantum(false)));
         assert!(s.created_in_quantum());
         // Once: the quantum has ended.
         assert!(!s.created_in_quantum());
-        assert_eq!(s.next_quantum(true), 100);
+        assert!((50..=150).contains(&s.next_quantum(true)));
         assert!(!s.created_in_quantum());
+    }
+
+    #[test]
+    fn round_robin_quanta_vary_around_the_quantum_by_seed() {
+        let lengths = |seed| {
+            let mut s = Scheduler::new(SchedPolicy::RoundRobin, seed, 100);
+            (0..64).map(|_| s.next_quantum(true)).collect::<Vec<_>>()
+        };
+        let a = lengths(0);
+        assert!(a.iter().all(|q| (50..=150).contains(q)), "{a:?}");
+        // Not one length: a loop is not preempted at one phase for ever.
+        assert!(a.iter().any(|&q| q != a[0]), "{a:?}");
+        // The same seed, the same schedule.
+        assert_eq!(a, lengths(0));
+        assert_ne!(a, lengths(1));
     }
 
     #[test]

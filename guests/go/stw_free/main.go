@@ -3,7 +3,9 @@
 // (runtime.ReadMemStats) while two others spin until a start time, lock
 // their OS threads and yield. Between two stops the world runs only as
 // long as the stopping goroutine's next call takes: the woken threads must
-// run then, or they never do.
+// run then, or they never do. With GOMAXPROCS=1 the others run only once
+// the runtime's monitor thread, woken at the end of each stop, sees the
+// world running and preempts the stopping goroutine.
 package main
 
 import (
@@ -14,9 +16,6 @@ import (
 )
 
 func main() {
-	// Processors enough to run every goroutine at once, as Go's own
-	// LockOSThreadTemplateThreadRace test asks.
-	runtime.GOMAXPROCS(4)
 	go func() {
 		var m runtime.MemStats
 		for {
