@@ -135,3 +135,4 @@ bench: unicorn
 	python3 bench/explore.py
 	python3 bench/go.py
 	CARGO="$(CARGO)" python3 bench/rust.py
+	python3 bench/debian_rust.py
