@@ -258,6 +258,11 @@ pub fn build_rust(rel: &str) -> PathBuf {
 /// user would (dynamically linked, PIE) into `out` in the `dynamic` build
 /// directory.
 pub fn build_rust_dynamic(rel: &str, out: &str) -> PathBuf {
+    build_rust_dynamic_with(rel, out, &[])
+}
+
+/// [`build_rust_dynamic`] with more rustc arguments (`-C codegen-units=16`).
+pub fn build_rust_dynamic_with(rel: &str, out: &str, args: &[&str]) -> PathBuf {
     let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let src = root().join("guests").join(rel);
     let dir = guest_dir().join("dynamic");
@@ -265,7 +270,7 @@ pub fn build_rust_dynamic(rel: &str, out: &str) -> PathBuf {
     let out = dir.join(out);
     compile_cached(&src, &out, &format!("rustc {rel}"), |tmp| {
         let mut c = Command::new("rustc");
-        c.args(["-O", "-g", "-o"]).arg(tmp).arg(&src);
+        c.args(["-O", "-g"]).args(args).arg("-o").arg(tmp).arg(&src);
         c
     });
     out

@@ -26,7 +26,7 @@
 //! search behind a span test.
 
 use crate::binary::elf::ElfFile;
-use gimli::{AttributeValue, EndianSlice, LittleEndian, UnitOffset};
+use gimli::{AttributeValue, DebugInfoOffset, EndianSlice, LittleEndian, UnitOffset};
 use std::collections::BTreeMap;
 
 type R<'a> = EndianSlice<'a, LittleEndian>;
@@ -252,6 +252,8 @@ fn atomic_function(linkage: &str) -> Option<Lang> {
 /// Every inlined call of an atomic operation in `dwarf`: `(depth, start,
 /// end, order)`, unrelocated.
 fn collect<'a>(dwarf: &gimli::Dwarf<R<'a>>, out: &mut Vec<(u32, u64, u64, MemOrder)>) {
+    let mut others = Units::of(dwarf);
+    let mut names: BTreeMap<DebugInfoOffset, Option<Lang>> = BTreeMap::new();
     let mut units = dwarf.units();
     while let Ok(Some(header)) = units.next() {
         let Ok(unit) = dwarf.unit(header) else {
@@ -263,93 +265,189 @@ fn collect<'a>(dwarf: &gimli::Dwarf<R<'a>>, out: &mut Vec<(u32, u64, u64, MemOrd
         let Ok(root) = tree.root() else {
             continue;
         };
-        let mut names: BTreeMap<UnitOffset, Option<Lang>> = BTreeMap::new();
-        walk(dwarf, &unit, root, 0, None, &mut names, out);
+        let mut cx = Walk {
+            dwarf,
+            unit: &unit,
+            others: &mut others,
+            names: &mut names,
+            out: &mut *out,
+        };
+        cx.walk(root, 0, None);
     }
 }
 
 /// Depth of DIE nesting followed (a guard against corrupt DWARF).
 const MAX_DEPTH: u32 = 200;
 
-fn walk<'a>(
-    dwarf: &gimli::Dwarf<R<'a>>,
-    unit: &gimli::Unit<R<'a>>,
-    node: gimli::EntriesTreeNode<'_, '_, R<'a>>,
-    depth: u32,
-    outer: Option<MemOrder>,
-    names: &mut BTreeMap<UnitOffset, Option<Lang>>,
-    out: &mut Vec<(u32, u64, u64, MemOrder)>,
-) {
-    if depth > MAX_DEPTH {
-        return;
-    }
-    let entry = node.entry();
-    let mut lang = None;
-    if entry.tag() == gimli::DW_TAG_inlined_subroutine {
-        let origin = match entry.attr_value(gimli::DW_AT_abstract_origin) {
-            Some(AttributeValue::UnitRef(o)) => Some(o),
-            // A reference in the form of any unit's: this unit's only.
-            Some(AttributeValue::DebugInfoRef(o)) => o.to_unit_offset(&unit.header),
-            _ => None,
-        };
-        if let Some(origin) = origin {
-            lang = *names
-                .entry(origin)
-                .or_insert_with(|| origin_lang(dwarf, unit, origin));
+/// The compilation units of a DWARF file by offset, each parsed when a
+/// reference first reaches it: a function inlined across codegen units or
+/// crates (cargo's release profile: 16 codegen units and ThinLTO) refers
+/// to its abstract DIE, and that DIE's parameters, in the unit that holds
+/// it (`DW_FORM_ref_addr`).
+struct Units<'a> {
+    /// Every unit's header, in offset order.
+    headers: Vec<gimli::UnitHeader<R<'a>>>,
+    /// The units parsed so far, by index in `headers`.
+    parsed: BTreeMap<usize, Option<gimli::Unit<R<'a>>>>,
+}
+
+impl<'a> Units<'a> {
+    fn of(dwarf: &gimli::Dwarf<R<'a>>) -> Units<'a> {
+        let mut headers = Vec::new();
+        let mut it = dwarf.units();
+        while let Ok(Some(h)) = it.next() {
+            headers.push(h);
+        }
+        Units {
+            headers,
+            parsed: BTreeMap::new(),
         }
     }
-    // The frame's instruction ranges, read before its children are.
-    let mut ranges = Vec::new();
-    if lang.is_some() {
-        if let Ok(mut r) = dwarf.die_ranges(unit, entry) {
-            while let Ok(Some(r)) = r.next() {
-                ranges.push((r.begin, r.end));
-            }
-        }
-    }
-    // The memory-order parameters come before the frames inlined into
-    // this one (DWARF's order of children), so a child frame inherits the
-    // order known when it is reached.
-    let mut order: Option<MemOrder> = None;
-    let mut children = node.children();
-    while let Ok(Some(child)) = children.next() {
-        let c = child.entry();
-        if let Some(l) = lang {
-            if matches!(
-                c.tag(),
-                gimli::DW_TAG_formal_parameter | gimli::DW_TAG_variable
-            ) && param_name(dwarf, unit, c).is_some_and(|n| l.is_order_param(&n))
-            {
-                if let Some(v) = constant(dwarf, unit, c) {
-                    let o = l.order(v);
-                    order = Some(order.map_or(o, |p| p.join(o)));
-                }
-                continue;
-            }
-        }
-        let inner = match lang {
-            Some(_) => Some(order.or(outer).unwrap_or(MemOrder::AcqRel)),
-            None => outer,
-        };
-        walk(dwarf, unit, child, depth + 1, inner, names, out);
-    }
-    if lang.is_some() {
-        let o = order.or(outer).unwrap_or(MemOrder::AcqRel);
-        out.extend(ranges.into_iter().map(|(s, e)| (depth, s, e, o)));
+
+    /// The unit holding `off`, and `off` inside it.
+    fn get(
+        &mut self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        off: DebugInfoOffset,
+    ) -> Option<(&gimli::Unit<R<'a>>, UnitOffset)> {
+        let i = self
+            .headers
+            .partition_point(|h| h.offset().0 <= off.0)
+            .checked_sub(1)?;
+        let header = self.headers[i];
+        let at = off.to_unit_offset(&header)?;
+        let unit = self
+            .parsed
+            .entry(i)
+            .or_insert_with(|| dwarf.unit(header).ok())
+            .as_ref()?;
+        Some((unit, at))
     }
 }
 
-/// The language of the atomic operation whose abstract DIE is `origin`,
-/// if it is one: its linkage name, on it or on the declaration it
-/// specifies.
+/// A reference attribute as an offset in `.debug_info`: in the unit's
+/// form (`UnitRef`) or any unit's (`DebugInfoRef`).
+fn global_ref(
+    unit: &gimli::Unit<R<'_>>,
+    v: Option<AttributeValue<R<'_>>>,
+) -> Option<DebugInfoOffset> {
+    match v? {
+        AttributeValue::UnitRef(o) => o.to_debug_info_offset(&unit.header),
+        AttributeValue::DebugInfoRef(o) => Some(o),
+        _ => None,
+    }
+}
+
+/// One walk over a unit's DIEs: the unit, the others (for references
+/// into them), the origins decided so far and the frames found.
+struct Walk<'a, 'w> {
+    dwarf: &'w gimli::Dwarf<R<'a>>,
+    unit: &'w gimli::Unit<R<'a>>,
+    others: &'w mut Units<'a>,
+    names: &'w mut BTreeMap<DebugInfoOffset, Option<Lang>>,
+    out: &'w mut Vec<(u32, u64, u64, MemOrder)>,
+}
+
+impl<'a> Walk<'a, '_> {
+    fn walk(
+        &mut self,
+        node: gimli::EntriesTreeNode<'_, '_, R<'a>>,
+        depth: u32,
+        outer: Option<MemOrder>,
+    ) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let entry = node.entry();
+        let mut lang = None;
+        if entry.tag() == gimli::DW_TAG_inlined_subroutine {
+            if let Some(origin) =
+                global_ref(self.unit, entry.attr_value(gimli::DW_AT_abstract_origin))
+            {
+                lang = match self.names.get(&origin) {
+                    Some(&l) => l,
+                    None => {
+                        let l = origin_lang(self.dwarf, self.others, origin);
+                        self.names.insert(origin, l);
+                        l
+                    }
+                };
+            }
+        }
+        // The frame's instruction ranges, read before its children are.
+        let mut ranges = Vec::new();
+        if lang.is_some() {
+            if let Ok(mut r) = self.dwarf.die_ranges(self.unit, entry) {
+                while let Ok(Some(r)) = r.next() {
+                    ranges.push((r.begin, r.end));
+                }
+            }
+        }
+        // The memory-order parameters come before the frames inlined into
+        // this one (DWARF's order of children), so a child frame inherits
+        // the order known when it is reached.
+        let mut order: Option<MemOrder> = None;
+        let mut children = node.children();
+        while let Ok(Some(child)) = children.next() {
+            let c = child.entry();
+            if let Some(l) = lang {
+                if matches!(
+                    c.tag(),
+                    gimli::DW_TAG_formal_parameter | gimli::DW_TAG_variable
+                ) && self.param_name(c).is_some_and(|n| l.is_order_param(&n))
+                {
+                    if let Some(v) = constant(self.dwarf, self.unit, c) {
+                        let o = l.order(v);
+                        order = Some(order.map_or(o, |p| p.join(o)));
+                    }
+                    continue;
+                }
+            }
+            let inner = match lang {
+                Some(_) => Some(order.or(outer).unwrap_or(MemOrder::AcqRel)),
+                None => outer,
+            };
+            self.walk(child, depth + 1, inner);
+        }
+        if lang.is_some() {
+            let o = order.or(outer).unwrap_or(MemOrder::AcqRel);
+            self.out
+                .extend(ranges.into_iter().map(|(s, e)| (depth, s, e, o)));
+        }
+    }
+
+    /// The name of a parameter or variable DIE, on it or on its abstract
+    /// origin (in this unit or another).
+    fn param_name(&mut self, e: &gimli::DebuggingInformationEntry<R<'a>>) -> Option<Vec<u8>> {
+        if let Some(v) = e.attr_value(gimli::DW_AT_name) {
+            return self
+                .dwarf
+                .attr_string(self.unit, v)
+                .ok()
+                .map(|s| s.slice().to_vec());
+        }
+        let o = global_ref(self.unit, e.attr_value(gimli::DW_AT_abstract_origin))?;
+        let (unit, at) = self.others.get(self.dwarf, o)?;
+        let v = unit.entry(at).ok()?.attr_value(gimli::DW_AT_name)?;
+        self.dwarf
+            .attr_string(unit, v)
+            .ok()
+            .map(|s| s.slice().to_vec())
+    }
+}
+
+/// The language of the atomic operation whose abstract DIE is at
+/// `origin`, if it is one: its linkage name, on it or on the declaration
+/// it specifies (in any unit).
 fn origin_lang<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
-    unit: &gimli::Unit<R<'a>>,
-    origin: UnitOffset,
+    units: &mut Units<'a>,
+    origin: DebugInfoOffset,
 ) -> Option<Lang> {
     let mut at = origin;
     for _ in 0..4 {
-        let e = unit.entry(at).ok()?;
+        let (unit, off) = units.get(dwarf, at)?;
+        let e = unit.entry(off).ok()?;
         for a in [gimli::DW_AT_linkage_name, gimli::DW_AT_MIPS_linkage_name] {
             if let Some(v) = e.attr_value(a) {
                 let s = dwarf.attr_string(unit, v).ok()?;
@@ -358,30 +456,9 @@ fn origin_lang<'a>(
         }
         at = [gimli::DW_AT_specification, gimli::DW_AT_abstract_origin]
             .into_iter()
-            .find_map(|a| match e.attr_value(a) {
-                Some(AttributeValue::UnitRef(d)) => Some(d),
-                _ => None,
-            })?;
+            .find_map(|a| global_ref(unit, e.attr_value(a)))?;
     }
     None
-}
-
-/// The name of a parameter or variable DIE, on it or on its abstract
-/// origin.
-fn param_name<'a>(
-    dwarf: &gimli::Dwarf<R<'a>>,
-    unit: &gimli::Unit<R<'a>>,
-    e: &gimli::DebuggingInformationEntry<R<'a>>,
-) -> Option<Vec<u8>> {
-    if let Some(v) = e.attr_value(gimli::DW_AT_name) {
-        return dwarf.attr_string(unit, v).ok().map(|s| s.slice().to_vec());
-    }
-    let Some(AttributeValue::UnitRef(o)) = e.attr_value(gimli::DW_AT_abstract_origin) else {
-        return None;
-    };
-    let o = unit.entry(o).ok()?;
-    let v = o.attr_value(gimli::DW_AT_name)?;
-    dwarf.attr_string(unit, v).ok().map(|s| s.slice().to_vec())
 }
 
 /// The constant value of a parameter or variable DIE: `DW_AT_const_value`,
