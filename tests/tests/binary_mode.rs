@@ -86,6 +86,25 @@ fn plain_gcc_dynamic_programs_get_the_verdicts_their_design_says() {
     }
 }
 
+/// An allocator linked into the executable under mimalloc's names
+/// (guests/binary/mi_alloc.c) is allocation and system code: a block it
+/// hands out again is quiet, and its mutex does not hide the racy twin's
+/// race. Static and dynamic (PIE) builds.
+#[test]
+fn an_allocator_in_the_executable_is_allocation_and_system_code() {
+    let alloc = root().join("guests/binary/mi_alloc.c");
+    let alloc = alloc.to_string_lossy();
+    for rel in ["binary/own_alloc.c", "binary/own_alloc_racy.c"] {
+        let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
+        for (kind, extra) in [("dynamic", vec![]), ("static", vec!["-static"])] {
+            let mut args = vec![alloc.as_ref()];
+            args.extend(extra);
+            let bin = build_c_dynamic(rel, &format!("binary_{stem}_{kind}"), &args);
+            check_verdicts(&bin, rel);
+        }
+    }
+}
+
 #[test]
 fn plain_gcc_openmp_programs_static_and_dynamic() {
     for rel in ["binary/omp_sync.c", "binary/omp_racy.c"] {

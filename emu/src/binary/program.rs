@@ -51,15 +51,29 @@ impl ProgramCode {
     /// The program code of `file` loaded at `bias`: the DWARF compilation
     /// units of `dwarf` (the file itself or its separate debug file) and
     /// the functions of `file` whose names match one of `patterns` (globs
-    /// with `*` and `?`).
+    /// with `*` and `?`), less the allocators linked into it; and their
+    /// code (the third result).
     pub fn of(
         dwarf: &ElfFile,
         file: &ElfFile,
         bias: u64,
         patterns: &[String],
-    ) -> (ProgramCode, ProgramSource) {
-        let mut ranges = dwarf_unit_ranges(dwarf);
-        let dwarf = !ranges.is_empty();
+    ) -> (ProgramCode, ProgramSource, ProgramCode) {
+        let units = dwarf_unit_ranges(dwarf);
+        let has_dwarf = !units.is_empty();
+        let allocator = allocator_functions(dwarf, file);
+        // A compilation unit that holds a C allocator's function is the
+        // allocator's (mimalloc is one unit; each of jemalloc's defines
+        // functions of its private namespace).
+        let (alloc_units, units): (Vec<_>, Vec<_>) = units.into_iter().partition(|u| {
+            allocator
+                .iter()
+                .any(|&(a, _, whole)| whole && u.iter().any(|&(s, e)| s <= a && a < e))
+        });
+        let mut ranges: Vec<(u64, u64)> = units.into_iter().flatten().collect();
+        let mut alloc: Vec<(u64, u64)> = alloc_units.into_iter().flatten().collect();
+        alloc.extend(allocator.iter().map(|&(s, e, _)| (s, e)));
+        let dwarf = has_dwarf;
         let mut matched = false;
         for s in file.symbols.iter().filter(|s| s.is_func && s.size > 0) {
             if patterns.iter().any(|p| glob_match(p, &s.name)) {
@@ -82,11 +96,36 @@ impl ProgramCode {
         } else {
             ProgramSource::None
         };
-        let ranges = ranges
-            .into_iter()
-            .map(|(s, e)| (s.wrapping_add(bias), e.wrapping_add(bias)))
-            .collect();
-        (ProgramCode::from_ranges(ranges), source)
+        let mut code = ProgramCode::from_ranges(ranges);
+        for &(a, e, _) in &allocator {
+            code.remove(a, e);
+        }
+        let relocate = |r: Vec<(u64, u64)>| {
+            ProgramCode::from_ranges(
+                r.into_iter()
+                    .map(|(s, e)| (s.wrapping_add(bias), e.wrapping_add(bias)))
+                    .collect(),
+            )
+        };
+        (relocate(code.ranges), source, relocate(alloc))
+    }
+
+    /// Removes `[start, end)` from the program code.
+    pub fn remove(&mut self, start: u64, end: u64) {
+        let mut out = Vec::with_capacity(self.ranges.len() + 1);
+        for &(s, e) in &self.ranges {
+            if e <= start || s >= end {
+                out.push((s, e));
+                continue;
+            }
+            if s < start {
+                out.push((s, start));
+            }
+            if e > end {
+                out.push((end, e));
+            }
+        }
+        self.ranges = out;
     }
 
     /// Program code made of `ranges` (any order, may overlap).
@@ -128,9 +167,9 @@ impl ProgramCode {
     }
 }
 
-/// The address ranges of every DWARF compilation unit of `file`
+/// The address ranges of each DWARF compilation unit of `file`
 /// (unrelocated), empty without debug information.
-fn dwarf_unit_ranges(file: &ElfFile) -> Vec<(u64, u64)> {
+fn dwarf_unit_ranges(file: &ElfFile) -> Vec<Vec<(u64, u64)>> {
     let Some(dwarf) = file.dwarf() else {
         return Vec::new();
     };
@@ -143,14 +182,72 @@ fn dwarf_unit_ranges(file: &ElfFile) -> Vec<(u64, u64)> {
         let Ok(mut ranges) = dwarf.unit_ranges(&unit) else {
             continue;
         };
+        let mut unit = Vec::new();
         while let Ok(Some(r)) = ranges.next() {
             // A range starting at 0 is a discarded function's (the linker
             // resolved its address to 0), not code.
             if r.begin != 0 && r.begin < r.end {
-                out.push((r.begin, r.end));
+                unit.push((r.begin, r.end));
             }
         }
+        out.push(unit);
     }
+    out
+}
+
+/// A C allocator that may be linked into an executable: the function that
+/// shows it is there, and the name prefixes of its functions.
+struct Allocator {
+    entry: &'static str,
+    prefixes: &'static [&'static str],
+}
+
+/// mimalloc (`mi_*` API, `_mi_*` internals) and jemalloc, with Rust's
+/// `tikv-jemallocator` prefix (`_rjem_*`, private names `_rjem_je_*`) or
+/// its own (`je_*`).
+const ALLOCATORS: [Allocator; 3] = [
+    Allocator {
+        entry: "mi_malloc",
+        prefixes: &["mi_", "_mi_"],
+    },
+    Allocator {
+        entry: "_rjem_malloc",
+        prefixes: &["_rjem_"],
+    },
+    Allocator {
+        entry: "je_malloc",
+        prefixes: &["je_"],
+    },
+];
+
+/// The functions of allocators linked into `file` (docs/binary-mode.md,
+/// "Allocators in the executable"), which are system code: `(start, end,
+/// whole unit)`, unrelocated. A C allocator whose entry `file` defines
+/// brings every function named with its prefixes, and the compilation
+/// units that hold them (`whole unit`); Rust's global-allocator shims
+/// (`__rust_alloc`, `__rdl_*`, `__rg_*`) only themselves.
+fn allocator_functions(dwarf: &ElfFile, file: &ElfFile) -> Vec<(u64, u64, bool)> {
+    let symbols = || {
+        file.symbols
+            .iter()
+            .chain(&dwarf.symbols)
+            .filter(|s| s.is_func && s.size > 0 && s.addr != 0)
+    };
+    let mut out = Vec::new();
+    for a in &ALLOCATORS {
+        if symbols().any(|s| s.name == a.entry) {
+            out.extend(
+                symbols()
+                    .filter(|s| a.prefixes.iter().any(|p| s.name.starts_with(p)))
+                    .map(|s| (s.addr, s.addr + s.size, true)),
+            );
+        }
+    }
+    out.extend(
+        symbols()
+            .filter(|s| crate::intercept::library::rust_allocator(&s.name).is_some())
+            .map(|s| (s.addr, s.addr + s.size, false)),
+    );
     out
 }
 
@@ -197,5 +294,14 @@ mod tests {
         assert_eq!(p.ranges(), &[(10, 25), (30, 40)]);
         assert!(p.contains(10) && p.contains(24) && p.contains(30));
         assert!(!p.contains(9) && !p.contains(25) && !p.contains(40) && !p.contains(50));
+    }
+
+    #[test]
+    fn removing_a_range_splits_or_trims() {
+        let mut p = ProgramCode::from_ranges(vec![(10, 20), (30, 40), (50, 60)]);
+        p.remove(15, 35);
+        p.remove(50, 60);
+        p.remove(0, 5);
+        assert_eq!(p.ranges(), &[(10, 15), (35, 40)]);
     }
 }

@@ -28,7 +28,13 @@ pub fn library_functions(file: &ElfFile) -> Vec<(u64, LibCall)> {
             let Some(name) = strtab.get_at(s.st_name) else {
                 continue;
             };
-            if let Some(&(_, call)) = LIBRARY.iter().find(|(n, _)| *n == name) {
+            let known = LIBRARY
+                .iter()
+                .chain(ALLOCATORS)
+                .find(|(n, _)| *n == name)
+                .map(|&(_, c)| c)
+                .or_else(|| rust_allocator(name));
+            if let Some(call) = known {
                 if !ifunc {
                     out.push((s.st_value, call));
                 }
@@ -45,6 +51,101 @@ pub fn library_functions(file: &ElfFile) -> Vec<(u64, LibCall)> {
         }
     }
     out
+}
+
+/// The entries of allocators linked into an executable, intercepted as
+/// glibc's malloc family is (docs/binary-mode.md, "Allocators in the
+/// executable"): mimalloc's API (`mi_*`), jemalloc's with the prefix
+/// Rust's `tikv-jemallocator` builds it with (`_rjem_*`) or its own
+/// (`je_*`), including the `*allocx` extensions.
+pub const ALLOCATORS: &[(&str, LibCall)] = &[
+    ("mi_malloc", LibCall::Malloc),
+    ("mi_zalloc", LibCall::Malloc),
+    ("mi_malloc_aligned", LibCall::Malloc),
+    ("mi_zalloc_aligned", LibCall::Malloc),
+    ("mi_malloc_aligned_at", LibCall::Malloc),
+    ("mi_zalloc_aligned_at", LibCall::Malloc),
+    ("mi_new", LibCall::Malloc),
+    ("mi_new_aligned", LibCall::Malloc),
+    ("mi_new_nothrow", LibCall::Malloc),
+    ("mi_new_aligned_nothrow", LibCall::Malloc),
+    ("mi_calloc", LibCall::Calloc),
+    ("mi_mallocn", LibCall::Calloc),
+    ("mi_calloc_aligned", LibCall::Calloc),
+    ("mi_calloc_aligned_at", LibCall::Calloc),
+    ("mi_realloc", LibCall::Realloc),
+    ("mi_rezalloc", LibCall::Realloc),
+    ("mi_realloc_aligned", LibCall::Realloc),
+    ("mi_rezalloc_aligned", LibCall::Realloc),
+    ("mi_realloc_aligned_at", LibCall::Realloc),
+    ("mi_rezalloc_aligned_at", LibCall::Realloc),
+    ("mi_free", LibCall::Free),
+    ("mi_free_size", LibCall::Free),
+    ("mi_free_aligned", LibCall::Free),
+    ("mi_free_size_aligned", LibCall::Free),
+    ("_rjem_malloc", LibCall::Malloc),
+    ("_rjem_mallocx", LibCall::Malloc),
+    ("_rjem_valloc", LibCall::Malloc),
+    ("_rjem_calloc", LibCall::Calloc),
+    ("_rjem_realloc", LibCall::Realloc),
+    ("_rjem_rallocx", LibCall::Realloc),
+    ("_rjem_aligned_alloc", LibCall::AlignedAlloc),
+    ("_rjem_memalign", LibCall::AlignedAlloc),
+    ("_rjem_posix_memalign", LibCall::PosixMemalign),
+    ("_rjem_free", LibCall::Free),
+    ("_rjem_dallocx", LibCall::Free),
+    ("_rjem_sdallocx", LibCall::Free),
+    ("je_malloc", LibCall::Malloc),
+    ("je_mallocx", LibCall::Malloc),
+    ("je_valloc", LibCall::Malloc),
+    ("je_calloc", LibCall::Calloc),
+    ("je_realloc", LibCall::Realloc),
+    ("je_rallocx", LibCall::Realloc),
+    ("je_aligned_alloc", LibCall::AlignedAlloc),
+    ("je_memalign", LibCall::AlignedAlloc),
+    ("je_posix_memalign", LibCall::PosixMemalign),
+    ("je_free", LibCall::Free),
+    ("je_dallocx", LibCall::Free),
+    ("je_sdallocx", LibCall::Free),
+];
+
+/// Rust's global-allocator entries: the shims every allocation of Rust
+/// code calls (`__rust_alloc(size, align)`, `__rust_alloc_zeroed`,
+/// `__rust_dealloc(p, size, align)`, `__rust_realloc(p, old_size, align,
+/// new_size)`) and the two implementations behind them, std's default
+/// (`__rdl_*`, over malloc) and a `#[global_allocator]` (`__rg_*`).
+const RUST_ALLOCATOR: &[(&str, LibCall)] = &[
+    ("__rust_alloc", LibCall::Malloc),
+    ("__rust_alloc_zeroed", LibCall::Malloc),
+    ("__rust_dealloc", LibCall::Free),
+    ("__rust_realloc", LibCall::RustRealloc),
+    ("__rdl_alloc", LibCall::Malloc),
+    ("__rdl_alloc_zeroed", LibCall::Malloc),
+    ("__rdl_dealloc", LibCall::Free),
+    ("__rdl_realloc", LibCall::RustRealloc),
+    ("__rg_alloc", LibCall::Malloc),
+    ("__rg_alloc_zeroed", LibCall::Malloc),
+    ("__rg_dealloc", LibCall::Free),
+    ("__rg_realloc", LibCall::RustRealloc),
+];
+
+/// The allocator entry a Rust symbol names: unmangled (older rustc), or
+/// v0-mangled in the `__rustc` crate (`__rustc::__rust_alloc`).
+pub fn rust_allocator(name: &str) -> Option<LibCall> {
+    let find = |n: &str| {
+        RUST_ALLOCATOR
+            .iter()
+            .find(|(r, _)| *r == n)
+            .map(|&(_, c)| c)
+    };
+    if !name.starts_with("_R") {
+        return name.starts_with("__r").then(|| find(name)).flatten();
+    }
+    if !name.contains("___rustc") {
+        return None;
+    }
+    let d = format!("{:#}", rustc_demangle::try_demangle(name).ok()?);
+    find(d.strip_prefix("__rustc::")?)
 }
 
 /// Intercepted functions by symbol name (glibc's public names and the
@@ -600,3 +701,23 @@ pub const LIBRARY: &[(&str, LibCall)] = &[
     ("_ZdlPvm", LibCall::Free),
     ("_ZdaPvm", LibCall::Free),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_allocator_entries_by_name() {
+        let v0 = "_RNvCsfLfy6EI15iL_7___rustc14___rust_realloc";
+        assert_eq!(rust_allocator(v0), Some(LibCall::RustRealloc));
+        let v0 = "_RNvCsfLfy6EI15iL_7___rustc12___rust_alloc";
+        assert_eq!(rust_allocator(v0), Some(LibCall::Malloc));
+        assert_eq!(rust_allocator("__rust_dealloc"), Some(LibCall::Free));
+        assert_eq!(rust_allocator("__rg_alloc_zeroed"), Some(LibCall::Malloc));
+        // The error handler and other crates' functions are no entries.
+        let v0 = "_RNvCsfLfy6EI15iL_7___rustc26___rust_alloc_error_handler";
+        assert_eq!(rust_allocator(v0), None);
+        assert_eq!(rust_allocator("_RNvCs1234_5mycrate12___rust_alloc"), None);
+        assert_eq!(rust_allocator("malloc"), None);
+    }
+}

@@ -74,6 +74,9 @@ pub enum LibCall {
     AlignedAlloc,
     /// `posix_memalign(&p, align, size)`.
     PosixMemalign,
+    /// Rust's `__rust_realloc(p, old_size, align, new_size)`: as
+    /// `realloc(p, new_size)`.
+    RustRealloc,
     /// `free(p)`, `operator delete(p, ...)`.
     Free,
     /// `GOMP_parallel*(fn, data, ...)`: entry releases the team start of
@@ -225,6 +228,7 @@ impl LibCall {
             | LibCall::Realloc
             | LibCall::AlignedAlloc
             | LibCall::PosixMemalign
+            | LibCall::RustRealloc
             | LibCall::Free => Family::Heap,
             LibCall::OmpParallel
             | LibCall::OmpRegion
@@ -269,6 +273,7 @@ impl LibCall {
                 | LibCall::Realloc
                 | LibCall::AlignedAlloc
                 | LibCall::PosixMemalign
+                | LibCall::RustRealloc
                 | LibCall::Free
         )
     }

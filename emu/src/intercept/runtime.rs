@@ -161,6 +161,9 @@ pub struct HeapBlock {
 pub struct BinaryRuntime {
     /// The program code (checked).
     pub program: ProgramCode,
+    /// The code of allocators linked into the executable (system code
+    /// whose intercepted calls are part of the allocation).
+    pub allocator: ProgramCode,
     /// Where the executable's program code came from (once it is mapped).
     pub program_source: Option<ProgramSource>,
     /// The observer asked for every access: system code's accesses are
@@ -266,6 +269,7 @@ impl BinaryRuntime {
     pub fn new(patterns: Vec<String>, prune: bool, all: bool) -> BinaryRuntime {
         BinaryRuntime {
             program: ProgramCode::default(),
+            allocator: ProgramCode::default(),
             program_source: None,
             patterns,
             seen: HashSet::new(),

@@ -99,8 +99,9 @@ impl Machine {
             } else {
                 None
             };
-            let (code, source) =
+            let (code, source, allocator) =
                 ProgramCode::of(dwarf.as_ref().unwrap_or(&file), &file, bias, &rt.patterns);
+            rt.allocator.add(allocator.ranges());
             rt.program_source = Some(source);
             if source == ProgramSource::None {
                 log::info!(

@@ -3,6 +3,7 @@
 //! entry and at return, side by side.
 
 use super::{Entry, Pending, Return};
+use crate::cpu::uc::Reg;
 use crate::intercept::libs::LibCall;
 use crate::intercept::runtime::copy_chunks;
 use crate::intercept::runtime::page_chunks;
@@ -21,6 +22,9 @@ impl Machine {
         } = *e;
         match call {
             LibCall::Free => self.heap_free(args[0], ret),
+            // `__rust_realloc(p, old_size, align, new_size)`: the new size
+            // is the fourth argument; the block moves at return.
+            LibCall::RustRealloc => args[1] = self.cpu.uc.reg(Reg::RCX),
             LibCall::Realloc if args[0] != 0 => {
                 // The block's contents move at return; nothing now.
             }
@@ -41,7 +45,7 @@ impl Machine {
                     self.heap_alloc(addr, a[2], pc);
                 }
             }
-            LibCall::Realloc => self.heap_realloc(a[0], a[1], rax, pc),
+            LibCall::Realloc | LibCall::RustRealloc => self.heap_realloc(a[0], a[1], rax, pc),
             _ => {}
         }
     }

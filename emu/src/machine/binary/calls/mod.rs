@@ -90,6 +90,12 @@ impl Machine {
         {
             return;
         }
+        // An allocator linked into the executable is system code: the
+        // calls it makes (its own locks, `malloc` under `__rust_alloc`)
+        // are part of the allocation, not the program's synchronization.
+        if self.rt().allocator.contains(ret) {
+            return;
+        }
         // A loop or ordered call made by a loop call (`GOMP_loop_runtime_start`
         // → `gomp_loop_dynamic_start`, `GOMP_loop_start` →
         // `GOMP_loop_runtime_next`, `gomp_loop_ordered_dynamic_next` →
