@@ -22,6 +22,12 @@ its JSON report); DRD and Helgrind their error contexts (ERROR SUMMARY).
 As far as anyone knows the three programs are race-free. A line per
 distinct pair of racy instructions follows (executable offsets), which
 docs/rust.md explains.
+
+BENCH_DEBIAN_RUST_UPSTREAM=1 adds rows for the same versions built from
+crates.io with debug information (`cargo install --locked`,
+CARGO_PROFILE_RELEASE_DEBUG=2, into target/bench/debian-rust/upstream/;
+a few minutes per program on first use): with DWARF, binary mode knows
+their inlined atomic operations.
 """
 
 from __future__ import annotations
@@ -41,12 +47,27 @@ from common import LARD, OUT, die, env_number, run
 HERE = OUT / "debian-rust"
 ROOT_FS = HERE / "root"
 TREE = Path("/usr/include")
-# package -> (executable inside the package, argv after it; {files} is b3sum's input)
+# package (Debian's and crates.io's name) -> (executable inside the
+# package, argv after it; {files} is b3sum's input)
 PROGRAMS = {
     "ripgrep": ("usr/bin/rg", ["-j4", "-c", "struct", str(TREE)]),
     "fd-find": ("usr/lib/cargo/bin/fd", ["-j4", "-e", "h", ".", str(TREE)]),
     "b3sum": ("usr/bin/b3sum", ["--num-threads", "4", "{files}"]),
 }
+
+
+def upstream(pkg: str, exe: Path) -> Path:
+    """The crates.io release of the Debian package's version, built with
+    debug information once; its executable."""
+    deb = sorted((HERE / "debs").glob(f"{pkg}_*.deb"))[-1]
+    version = deb.name.split("_")[1].split("-")[0]
+    root = HERE / "upstream" / f"{pkg}-{version}"
+    built = root / "bin" / exe.name
+    if not built.exists():
+        env = dict(os.environ, CARGO_PROFILE_RELEASE_DEBUG="2")
+        run([os.environ.get("CARGO", "cargo"), "install", "--locked", "--quiet", "--root", str(root),
+             f"{pkg}@{version}"], env=env)
+    return built
 
 
 def fetch() -> dict[str, Path]:
@@ -141,7 +162,10 @@ def main() -> None:
         die(f"{LARD} is not built (make build)")
     if not TREE.is_dir():
         die(f"{TREE} missing (Debian: libc6-dev)")
-    exes = fetch()
+    exes = {pkg: (exe, exe.name) for pkg, exe in fetch().items()}
+    if os.environ.get("BENCH_DEBIAN_RUST_UPSTREAM") == "1":
+        for pkg, (exe, name) in list(exes.items()):
+            exes[f"{pkg} upstream"] = (upstream(pkg, exe), f"{name} -g")
     files = b3sum_input(env_number("BENCH_SCALE", 1.0))
     valgrind = shutil.which("valgrind")
     report = HERE / "lard.json"
@@ -153,9 +177,9 @@ def main() -> None:
     print(f"{'program':8} {'native':>7} {'lard':>7} {'drd':>7} {'helgrind':>8}  "
           f"{'lard races':44} {'drd ctx':>7} {'hg ctx':>7}")
     details = []
-    for pkg, exe in exes.items():
+    for pkg, (exe, label) in exes.items():
         args = []
-        for a in PROGRAMS[pkg][1]:
+        for a in PROGRAMS[pkg.split()[0]][1]:
             args += files if a == "{files}" else [a]
         native, want, _ = run_cpu([str(exe), *args])
         lard, got, err = run_cpu([str(LARD), "run", "--report-json", str(report), str(exe), *args])
@@ -171,10 +195,10 @@ def main() -> None:
                 cols[tool] = (f"{c:7.2f}", valgrind_contexts(err))
             else:
                 cols[tool] = ("-", "-")
-        print(f"{exe.name:8} {native:7.2f} {lard:7.2f} {cols['drd'][0]:>7} {cols['helgrind'][0]:>8}  "
+        print(f"{label:8} {native:7.2f} {lard:7.2f} {cols['drd'][0]:>7} {cols['helgrind'][0]:>8}  "
               f"{cell:44} {cols['drd'][1]:>7} {cols['helgrind'][1]:>7}")
         sys.stdout.flush()
-        details.append((exe.name, lines))
+        details.append((label, lines))
     print("lard's reported races: kind, PC and previous PC (executable offsets), size, location")
     for name, lines in details:
         print(f"{name}:")
