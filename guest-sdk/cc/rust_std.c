@@ -22,6 +22,9 @@
  *   ScopeData::decrement_num_running_threads(d)
  *                                      before: release (join) clock(d + off)
  *   Barrier::wait(b)                   all-to-all, per phase (below)
+ *   Once::call(o, ignore_poison, f)    f wrapped: after f returns, release
+ *                                      (join) clock(o + off); after:
+ *                                      acquire clock(o + off)
  *
  * `off` is the displacement of the slow path's first lock-prefixed
  * instruction (lard-rustc reads it from the toolchain's libstd); one stub
@@ -53,6 +56,29 @@ bool __lardcc_rust_real_condvar_wait_timeout(void *c, void *m, uint64_t secs, ui
     __attribute__((weak));
 void __lardcc_rust_real_scope_decrement(void *d, bool panic) __attribute__((weak));
 bool __lardcc_rust_real_barrier_wait(void *b) __attribute__((weak));
+void __lardcc_rust_real_once_call(void *o, bool ignore_poison, void *f, const uintptr_t *vtable)
+    __attribute__((weak));
+
+/* Once::call runs the initializer `f` (a `&mut dyn FnMut(&OnceState)`:
+ * data and vtable) itself, then stores COMPLETE (Release) into the state
+ * word.  The stub passes a closure of its own whose call_mut calls `f` and
+ * then releases into the word's clock: nothing of the program runs between
+ * that and the real store.  Every thread that returns from Once::call has
+ * read COMPLETE (Acquire) or ran `f`: the stub acquires the clock after.
+ * A `dyn FnMut` vtable is drop, size, align, call_once, call_mut;
+ * lard-rustc links the stub only when libstd calls `f` through slot 4
+ * (`call *0x20(%reg)`). */
+struct once_closure {
+    void *data;
+    const uintptr_t *vtable;
+    const void *word;
+};
+
+static void once_call_mut(struct once_closure *c, const void *state)
+{
+    ((void (*)(void *, const void *))c->vtable[4])(c->data, state);
+    lardcc_release_join(lardcc_sync_of(c->word));
+}
 
 #define STUBS(OFF)                                                                    \
     void __lardcc_rust_mutex_lock_contended_at##OFF(void *m)                          \
@@ -89,6 +115,15 @@ bool __lardcc_rust_real_barrier_wait(void *b) __attribute__((weak));
     {                                                                                 \
         release_join_at(d, OFF);                                                      \
         __lardcc_rust_real_scope_decrement(d, panic);                                 \
+    }                                                                                 \
+    void __lardcc_rust_once_call_at##OFF(void *o, bool ignore_poison, void *f,        \
+                                         const uintptr_t *vtable)                     \
+    {                                                                                 \
+        struct once_closure c = {f, vtable, (const char *)o + OFF};                   \
+        const uintptr_t vt[5] = {0, sizeof c, _Alignof(struct once_closure),          \
+                                 (uintptr_t)once_call_mut, (uintptr_t)once_call_mut}; \
+        __lardcc_rust_real_once_call(o, ignore_poison, &c, vt);                       \
+        acquire_at(o, OFF);                                                           \
     }
 
 STUBS(0)
