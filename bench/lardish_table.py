@@ -95,8 +95,11 @@ def real_rows(cfgs: dict) -> dict:
             with tempfile.TemporaryDirectory() as d:
                 argv = real_program(p, Path(d), scale)
                 js = OUT / f"{p}.{name}.json"
+                # The first program's instruction profile, baseline machine.
+                prof = ["--hw-profile", str(OUT / f"{p}.profile.json")] \
+                    if (p, name) == (REAL[0], "sync") else []
                 r = subprocess.run([str(LARD), "run", "--detector", "lardish", "--hw-config", str(cfgs[name]),
-                                    "--hw-stats-json", str(js), *argv],
+                                    "--hw-stats-json", str(js), *prof, *argv],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                 if r.returncode != 0:
                     die(f"{p} on {name}: lard run failed ({r.returncode}):\n{r.stderr.decode()[-2000:]}")
@@ -200,6 +203,22 @@ def real_table(stats: dict):
             print(f"{p:10} {name:9} {(m['base'] - base) / base:9.3f} "
                   + " ".join(f"{m[k] / base:10.3f}" for k in mech) + f" {per:10.0f}")
     print("   cyc/swchk = sw_check cycles per software check (synchronous machines)")
+    profile_table(REAL[0], stats[(REAL[0], "sync")])
+
+
+def profile_table(p: str, s: dict, top: int = 8):
+    """The costliest instructions of `p`'s instruction profile (--hw-profile)."""
+    prof = json.loads((OUT / f"{p}.profile.json").read_text())
+    t = prof["totals"]
+    if t["cycles"] != s["cycles_lardish"] - s["cycles_no_detection"] or t["sw_checks"] != s["sw_checks"]:
+        die(f"{p}: the profile's totals are not the run's figures")
+    print(f"\n== {p}: the instructions LARDISH's overhead comes from (--hw-profile, baseline machine) ==")
+    print(f"{'share':>6} {'cycles':>12} {'sw chk':>8} {'hw chk':>8} {'md evict':>8} {'rollover':>8} {'hist':>5}  where")
+    for r in prof["instructions"][:top]:
+        where = f"{r['function'] or '??'} {Path(r['file'] or '??').name}:{r['line'] or '?'}"
+        print(f"{100 * r['cycles'] / max(1, t['cycles']):5.1f}% {r['cycles']:>12} {r['sw_checks']:>8} "
+              f"{r['hw_checks']:>8} {r['md_evictions']:>8} {r['rollovers']:>8} {r['history_ops']:>5}  {where}")
+    print(f"   {len(prof['instructions'])} instructions caused model work; share = of LARDISH's cycles over no detection")
 
 
 if __name__ == "__main__":

@@ -105,24 +105,31 @@ pub trait Detector {
     /// [`Detector::sync_at`], [`Detector::context_switch`] or
     /// [`Detector::program`].
     fn event(&mut self, e: &Event) -> Option<Race> {
-        match &e.kind {
-            EventKind::Access(a) => self.access(a),
-            EventKind::Lard(op) => {
-                self.lard(&e.origin, op);
-                None
-            }
-            EventKind::Sync(s) => {
-                self.sync_at(&e.origin, s, e.pc);
-                None
-            }
-            EventKind::ContextSwitch => {
-                self.context_switch(&e.origin);
-                None
-            }
-            EventKind::Program(p) => {
-                self.program(&e.origin, p, e.pc);
-                None
-            }
+        dispatch(self, e)
+    }
+}
+
+/// What [`Detector::event`] does unless a detector wraps it: one event to
+/// [`Detector::access`], [`Detector::lard`], [`Detector::sync_at`],
+/// [`Detector::context_switch`] or [`Detector::program`].
+pub fn dispatch<D: Detector + ?Sized>(d: &mut D, e: &Event) -> Option<Race> {
+    match &e.kind {
+        EventKind::Access(a) => d.access(a),
+        EventKind::Lard(op) => {
+            d.lard(&e.origin, op);
+            None
+        }
+        EventKind::Sync(s) => {
+            d.sync_at(&e.origin, s, e.pc);
+            None
+        }
+        EventKind::ContextSwitch => {
+            d.context_switch(&e.origin);
+            None
+        }
+        EventKind::Program(p) => {
+            d.program(&e.origin, p, e.pc);
+            None
         }
     }
 }

@@ -27,13 +27,14 @@ mod lanes;
 pub mod layout;
 mod model;
 pub mod probemap;
+pub mod profile;
 pub mod stats;
 pub mod varmap;
 
 #[cfg(test)]
 mod tests;
 
-use crate::detector::Detector;
+use crate::detector::{self, Detector};
 use crate::event::{
     Access, Event, EventKind, LardOp, LowLevelSync, Origin, ProgramEvent, ThreadKey,
 };
@@ -47,6 +48,7 @@ pub use ftcost::FtCost;
 pub use history::{Holder, HwStatus, Perm};
 use layout::Layout;
 use model::{Accounting, Function, Timing, Validity};
+pub use profile::{HwProfile, ProfileCounters};
 
 /// How many events ahead [`Lardish::events`] prefetches.
 const AHEAD: usize = 4;
@@ -82,6 +84,9 @@ pub struct Lardish {
     hw: Validity,
     timing: Timing,
     acct: Accounting,
+    /// The instruction-level profile, when asked for
+    /// ([`Lardish::enable_profile`]).
+    profile: Option<HwProfile>,
 }
 
 impl Default for Lardish {
@@ -106,6 +111,7 @@ impl Lardish {
             hw: Validity::new(layout, cfg.compact_metadata, cores),
             timing: Timing::new(&cfg),
             acct: Accounting::new(&cfg),
+            profile: None,
             cfg,
         }
     }
@@ -146,6 +152,25 @@ impl Lardish {
     /// models go back to a worker thread of this process's own.
     pub fn forked(&mut self) {
         self.timing.forked();
+        if self.profile.is_some() {
+            self.timing.baselines.park();
+        }
+    }
+
+    /// Keeps an instruction-level profile from now on ([`Lardish::profile`];
+    /// call before the first event). The baseline models then run inline,
+    /// so that each event's cost is known when it ends (slower; every
+    /// statistic the same).
+    pub fn enable_profile(&mut self) {
+        self.timing.baselines.park();
+        self.profile = Some(HwProfile::default());
+    }
+
+    /// The instruction-level profile, if [`Lardish::enable_profile`] was
+    /// called (its totals equal [`Lardish::stats`]' counters).
+    pub fn profile(&mut self) -> Option<&HwProfile> {
+        self.fold_baselines();
+        self.profile.as_ref()
     }
 
     /// The configuration.
@@ -156,6 +181,13 @@ impl Lardish {
     /// The statistics so far (waits for the baseline cost models to
     /// catch up).
     pub fn stats(&mut self) -> &HwStats {
+        self.fold_baselines();
+        &self.acct.stats
+    }
+
+    /// Adds what the baseline models summed since the last call to the
+    /// statistics.
+    fn fold_baselines(&mut self) {
         let sums = self.timing.baselines.take();
         self.acct.stats.cycles_no_detection += sums.no_detection;
         self.acct.stats.cycles_fasttrack += sums.fasttrack;
@@ -163,7 +195,6 @@ impl Lardish {
         // (synchronously): part of those checks' cost.
         self.acct.stats.cycles_lardish += sums.sw_checks;
         self.acct.stats.cycles_by_mechanism[Mechanism::SwCheck as usize] += sums.sw_checks;
-        &self.acct.stats
     }
 
     /// Accounts `n` retired non-memory instructions on `core` (1 cycle
@@ -482,6 +513,23 @@ impl Lardish {
 impl Detector for Lardish {
     fn accepts_floors(&self) -> bool {
         true
+    }
+
+    /// One event; under a profile, what it changed in the counters is
+    /// charged to its PC.
+    fn event(&mut self, e: &Event) -> Option<Race> {
+        if self.profile.is_none() {
+            return detector::dispatch(self, e);
+        }
+        self.fold_baselines();
+        let before = ProfileCounters::of(&self.acct.stats);
+        let race = detector::dispatch(self, e);
+        self.fold_baselines();
+        let after = ProfileCounters::of(&self.acct.stats);
+        if let Some(p) = &mut self.profile {
+            p.charge(e.pc, &before, &after);
+        }
+        race
     }
 
     fn name(&self) -> &'static str {

@@ -9,6 +9,7 @@
 //! * `html.rs`: the races as one self-contained HTML page.
 
 pub mod html;
+pub mod hw_profile;
 pub mod sarif;
 pub mod suppressions;
 

@@ -185,6 +185,12 @@ pub struct RunArgs {
     /// Write LARDISH statistics as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     pub(super) hw_stats_json: Option<PathBuf>,
+    /// With --detector lardish: write the model's instruction-level
+    /// profile as JSON to FILE — per guest instruction, the checks,
+    /// evictions, rollovers, history operations and cycles it caused
+    /// (docs/lardish.md, "Instruction profile").
+    #[arg(long, value_name = "FILE")]
+    pub(super) hw_profile: Option<PathBuf>,
     /// What a race does: `report` (count and continue) or `exception`
     /// (fail-stop before the racy access takes effect).
     #[arg(long, value_enum, default_value = "report")]

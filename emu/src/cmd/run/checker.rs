@@ -81,6 +81,8 @@ pub(super) struct Reports {
     pub(super) hw_text: Option<String>,
     /// The `--hw-stats-json` file.
     pub(super) hw_json: Option<String>,
+    /// The `--hw-profile` file.
+    pub(super) hw_profile: Option<String>,
 }
 
 /// lard's command line, shell-quoted.
@@ -125,6 +127,13 @@ impl Checker {
         simd: Simd,
     ) -> Result<(Checker, Box<dyn Observer>), RunError> {
         let raise = args.on_race == OnRace::Exception;
+        if args.hw_profile.is_some()
+            && (args.detectors.is_some() || args.detector != DetectorArg::Lardish)
+        {
+            return Err(RunError::Usage(
+                "--hw-profile needs --detector lardish".into(),
+            ));
+        }
         if let Some(list) = &args.detectors {
             let (obs, log) = parse_variants(list)
                 .and_then(|v| AccuracyObserver::new(&v))
@@ -144,7 +153,11 @@ impl Checker {
                 (Checker::Counting, Box::new(obs))
             }
             DetectorArg::Lardish => {
-                let model = Rc::new(RefCell::new(Lardish::new(hw_config(args)?)));
+                let mut lardish = Lardish::new(hw_config(args)?);
+                if args.hw_profile.is_some() {
+                    lardish.enable_profile();
+                }
+                let model = Rc::new(RefCell::new(lardish));
                 let (obs, log) = DetectorObserver::hardware(model.clone());
                 let obs = obs.raise_on_race(raise);
                 (Checker::Lardish { model, log }, Box::new(obs))
@@ -245,6 +258,9 @@ impl Checker {
                 r.hw_text = Some(model.stats().to_string());
             }
             r.hw_json = Some(model.stats().to_json());
+            if let Some(p) = model.profile() {
+                r.hw_profile = Some(report::hw_profile::json(p, m));
+            }
         }
         r
     }

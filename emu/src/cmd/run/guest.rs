@@ -47,6 +47,7 @@ pub(super) fn absolute_paths(args: &mut RunArgs) -> PathBuf {
         &mut args.sarif,
         &mut args.report_html,
         &mut args.hw_stats_json,
+        &mut args.hw_profile,
         &mut args.stats_json,
         &mut args.record_trace,
         &mut args.sysroot,
@@ -86,6 +87,7 @@ pub(super) fn output_dirs(args: &RunArgs) -> Result<(), RunError> {
         ("--report-html", &args.report_html),
         ("--stats-json", &args.stats_json),
         ("--hw-stats-json", &args.hw_stats_json),
+        ("--hw-profile", &args.hw_profile),
     ];
     for (option, path) in outputs {
         let Some(dir) = path.as_deref().and_then(|p| p.parent()) else {

@@ -343,6 +343,9 @@ fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
     if let Some(json) = &reports.hw_json {
         write_file(&args.hw_stats_json, json);
     }
+    if let Some(json) = &reports.hw_profile {
+        write_file(&args.hw_profile, json);
+    }
     if let (Some(adv), Some(c)) = (
         &emu.machine().obs.adversary,
         &emu.machine().config.adversarial,
