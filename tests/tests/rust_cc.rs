@@ -305,8 +305,11 @@ static CARGO_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// `lard-rustc` as cargo's `RUSTC_WRAPPER` (its first argument the rustc
 /// to run) instruments and links like `lard-rustc` alone; under cargo
-/// without `--target` (`CARGO_CRATE_NAME` set) it refuses with one line
-/// and status 2.
+/// (`CARGO_CRATE_NAME` set), a crate of the program itself
+/// (`CARGO_PRIMARY_PACKAGE`) without `--target` is refused with one line
+/// and status 2 (cargo got no `--target`), and a dependency without one is
+/// compiled unchanged (cargo builds it for a build script or proc-macro,
+/// on the host).
 #[test]
 fn lard_rustc_as_a_wrapper_and_without_a_target() {
     let prefix = lard_cc_prefix();
@@ -331,6 +334,7 @@ fn lard_rustc_as_a_wrapper_and_without_a_target() {
         .args(["--crate-name", "prog", "--crate-type", "bin"])
         .arg(&src)
         .env("CARGO_CRATE_NAME", "prog")
+        .env("CARGO_PRIMARY_PACKAGE", "1")
         .current_dir(guest_dir())
         .output()
         .expect("lard-rustc");
@@ -338,4 +342,22 @@ fn lard_rustc_as_a_wrapper_and_without_a_target() {
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--target"), "{err}");
+
+    let dir = guest_dir().join("lard-rustc").join("host-dep");
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = std::process::Command::new(prefix.join("bin/lard-rustc"))
+        .args(["--crate-name", "tally_macro_support", "--crate-type", "lib"])
+        .arg(root().join("guests/rust-cargo/macro-support/src/lib.rs"))
+        .arg("--out-dir")
+        .arg(&dir)
+        .env("CARGO_CRATE_NAME", "tally_macro_support")
+        .env("LARD_CC_VERBOSE", "1")
+        .output()
+        .expect("lard-rustc");
+    // (LARD_CC_VERBOSE=1: the command it ran, on stderr.)
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(dir.join("libtally_macro_support.rlib").is_file());
+    assert!(err.contains("lib.rs"), "{err}");
+    assert!(!err.contains("sanitizer"), "instrumented: {err}");
 }

@@ -5,5 +5,5 @@ use proc_macro::TokenStream;
 /// The number of items each worker of a tally counts at a time.
 #[proc_macro]
 pub fn chunk(_input: TokenStream) -> TokenStream {
-    "16usize".parse().unwrap()
+    tally_macro_support::chunk_literal().parse().unwrap()
 }
