@@ -136,3 +136,4 @@ bench: unicorn
 	python3 bench/go.py
 	CARGO="$(CARGO)" python3 bench/rust.py
 	python3 bench/debian_rust.py
+	python3 bench/threads.py

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""`make bench`, thread-count rows: how lard's cost grows with the number of
+threads a program makes, against ThreadSanitizer.
+
+    BENCH_SCALE=0.1 python3 bench/threads.py
+
+bench/guests/threads.c (plain `gcc -O2 -g -pthread`: PIE, dynamic; 64 KiB
+thread stacks), four workloads at n = 64, 256, 1,000 and 10,000 threads
+(times BENCH_SCALE):
+
+  * mutex    n threads started together, each taking one shared mutex 200
+             times (lock hand-offs among all of them);
+  * mutex/4  the same with a mutex per 4 threads (each lock shared by a few);
+  * pool     a pool of 8 workers replaced after 20 locked tasks each, n in all;
+  * forkjoin rounds of 8 threads joined by the main thread, n in all.
+
+Runners: native, `gcc -fsanitize=thread` (libtsan) natively, and `lard run`
+(binary mode, the default detector). Each cell: CPU seconds (user + sys,
+from wait4) and peak RSS, median of BENCH_REPS (default 1) interleaved
+runs; `lard us/op` is lard's CPU time, less that of the same workload
+with no threads (start-up), per lock operation (mutex: n x 200, pool:
+n x 20) or per thread (forkjoin). A run past BENCH_THREADS_TIMEOUT
+seconds (default 600) shows as `>T` and the larger sizes of that runner
+and workload are skipped; a runner that fails shows `fails` (ThreadSanitizer
+has a limit on live threads). Every run that finishes must print the same
+checksum. TARGET lines: mutex at 1,000 threads, lard <= 2x ThreadSanitizer's
+CPU time; mutex/4, lard's cost per lock operation at the largest n within
+2x of that at the smallest.
+"""
+
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import LARD, OUT, ROOT, die, env_number, run  # noqa: E402
+
+SIZES = [64, 256, 1000, 10000]
+# name -> (guest arguments but n, lock operations per thread (0: count threads))
+WORKLOADS = {
+    "mutex": (["mutex", "{n}"], 200),
+    "mutex/4": (["mutex", "{n}", "4"], 200),
+    "pool": (["pool", "{n}"], 20),
+    "forkjoin": (["forkjoin", "{n}"], 0),
+}
+
+
+def build() -> dict:
+    """The plain and the ThreadSanitizer build of the guest."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    src = ROOT / "bench" / "guests" / "threads.c"
+    exes = {}
+    for kind, flags in (("plain", []), ("tsan", ["-fsanitize=thread"])):
+        exe = OUT / f"threads-{kind}"
+        run(["gcc", "-O2", "-g", "-pthread", *flags, "-o", str(exe), str(src)])
+        exes[kind] = exe
+    if not Path(os.environ.get("BENCH_LARD", LARD)).exists():
+        die(f"{LARD} missing (make build)")
+    return exes
+
+
+def cpu_run(argv: list, timeout: float):
+    """('ok', CPU s, peak RSS KiB, stdout) | ('timeout',) | ('fails', message)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.posix_spawnp(argv[0], argv, os.environ, file_actions=[
+            (os.POSIX_SPAWN_DUP2, out.fileno(), 1), (os.POSIX_SPAWN_DUP2, err.fileno(), 2)],
+            setsid=True)
+        deadline = time.monotonic() + timeout
+        while True:
+            got, status, ru = os.wait4(pid, os.WNOHANG)
+            if got == pid:
+                break
+            if time.monotonic() > deadline:
+                os.killpg(pid, signal.SIGKILL)
+                os.wait4(pid, 0)
+                return ("timeout",)
+            time.sleep(0.02)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            lines = err.read().decode(errors="replace").strip().splitlines() or ["?"]
+            first = next((ln for ln in lines if "ThreadSanitizer" in ln or "error" in ln), lines[-1])
+            return ("fails", f"status {code}: {first.strip()[:100]}")
+        out.seek(0)
+        return ("ok", ru.ru_utime + ru.ru_stime, ru.ru_maxrss, out.read().decode(errors="replace"))
+
+
+def cell(r) -> str:
+    if r is None:
+        return "-"
+    if r[0] == "timeout":
+        return f">{TIMEOUT:.0f} s"
+    if r[0] == "fails":
+        return "fails"
+    return f"{r[1]:7.2f} s {r[2] / 1024:6.0f} MB"
+
+
+TIMEOUT = env_number("BENCH_THREADS_TIMEOUT", 600.0)
+
+
+def main() -> None:
+    reps = int(env_number("BENCH_REPS", 1, int))
+    scale = env_number("BENCH_SCALE", 1.0)
+    exes = build()
+    lard = os.environ.get("BENCH_LARD", str(LARD))
+    runners = [
+        ("native", [str(exes["plain"])]),
+        ("tsan", [str(exes["tsan"])]),
+        ("lard", [lard, "run", str(exes["plain"])]),
+    ]
+    sizes = sorted({max(8, round(n * scale)) for n in SIZES})
+    # lard's start-up and the guest's set-up: the same workload, no threads.
+    base = {}
+    for wname, (args, _) in WORKLOADS.items():
+        r = cpu_run(runners[2][1] + [a.format(n=0) for a in args], TIMEOUT)
+        if r[0] != "ok":
+            die(f"{wname} with no threads under lard: {cell(r)} {r[1:]}")
+        base[wname] = r[1]
+    load = os.getloadavg()
+    print(f"thread counts: CPU seconds (user+sys) and peak RSS, median of {reps}; "
+          f"lard = `{lard} run` (default detector); tsan = gcc -fsanitize=thread")
+    print(f"loadavg at start {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}, nproc={os.cpu_count()}, "
+          f"timeout {TIMEOUT:.0f} s")
+    head = f"{'workload':9} {'threads':>7} {'native':>18} {'ThreadSanitizer':>18} {'lard':>18} {'lard/tsan':>9} {'lard us/op':>10}"
+    print(head)
+    print("-" * len(head))
+    failures = []
+    per_op = {}
+    ratio_1000 = None
+    for wname, (args, ops) in WORKLOADS.items():
+        stopped = set()
+        for n in sizes:
+            argv = [a.format(n=n) for a in args]
+            results = {}
+            for rname, prefix in runners:
+                if rname in stopped:
+                    results[rname] = None
+                    continue
+                got = []
+                for rep in range(reps):
+                    r = cpu_run([*prefix, *argv], TIMEOUT)
+                    print(f"  {wname} {n} rep {rep + 1}/{reps} {rname}: {cell(r)}", file=sys.stderr)
+                    got.append(r)
+                    if r[0] != "ok":
+                        break
+                bad = next((r for r in got if r[0] != "ok"), None)
+                if bad:
+                    results[rname] = bad
+                    stopped.add(rname)
+                    if bad[0] == "fails":
+                        failures.append(f"{wname} {n} {rname}: {bad[1]}")
+                    continue
+                outs = {r[3] for r in got}
+                results[rname] = ("ok", statistics.median(r[1] for r in got),
+                                  max(r[2] for r in got), outs.pop() if len(outs) == 1 else None)
+            outs = {r[3] for r in results.values() if r and r[0] == "ok"}
+            if len(outs) != 1:
+                die(f"{wname} {n}: the runners' outputs differ: {sorted(map(str, outs))}")
+            lr, tr = results["lard"], results["tsan"]
+            ratio = lr[1] / max(tr[1], 0.01) if lr and tr and lr[0] == tr[0] == "ok" else None
+            us = (lr[1] - base[wname]) / (n * (ops or 1)) * 1e6 if lr and lr[0] == "ok" else None
+            if us is not None:
+                per_op.setdefault(wname, []).append((n, us))
+            if wname == "mutex" and n == 1000:
+                ratio_1000 = ratio
+            print(f"{wname:9} {n:7} {cell(results['native']):>18} {cell(results['tsan']):>18} "
+                  f"{cell(lr):>18} {'-' if ratio is None else f'{ratio:8.2f}x':>9} "
+                  f"{'-' if us is None else f'{us:10.2f}':>10}", flush=True)
+    for f in failures:
+        print(f"  note: {f}")
+    if ratio_1000 is not None:
+        verdict = "within" if ratio_1000 <= 2.0 else "ABOVE"
+        print(f"   TARGET mutex, 1,000 threads: lard / ThreadSanitizer CPU = {ratio_1000:.2f}x "
+              f"(<= 2x: {verdict} target)")
+    flat = per_op.get("mutex/4", [])
+    if len(flat) >= 2:
+        (n0, u0), (n1, u1) = flat[0], flat[-1]
+        verdict = "within" if u1 <= 2 * u0 else "ABOVE"
+        print(f"   TARGET mutex/4, lard per lock operation: {u0:.2f} us at {n0} threads, "
+              f"{u1:.2f} us at {n1} ({u1 / u0:.2f}x; <= 2x: {verdict} target)")
+    load = os.getloadavg()
+    print(f"loadavg at end {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
