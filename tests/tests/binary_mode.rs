@@ -579,6 +579,34 @@ fn clock_floors_change_no_report() {
     }
 }
 
+/// Joined pthreads' clock entries are floored once every live thread
+/// holds their final value (docs/binary-mode.md, "Joined threads"), and
+/// that changes no report: a pool that replaces its workers beside a
+/// thread that never synchronizes with it (`race_pt_pool.c`), built as
+/// users build (PIE, dynamic), gives the races its `RACE` lines say (both
+/// accesses of each), and the same races, threads and counts with
+/// `--no-clock-floors`, under FastTrack and the canonical detector; floors
+/// were raised.
+#[test]
+fn joined_threads_floors_change_no_report() {
+    let rel = "cc/pthread/race_pt_pool.c";
+    let bin = build_c_dynamic(rel, "floors_race_pt_pool", &["-O1", "-pthread"]);
+    for det in ["fasttrack", "canonical"] {
+        let (err, with) = run_checked(&bin, &["--detector", det, "--stats"]);
+        let (_, without) = run_checked(&bin, &["--detector", det, "--no-clock-floors"]);
+        assert_eq!(race_tuples(&with), race_tuples(&without), "{det}: {err}");
+        // Both accesses of each race: the racy PC's line and the earlier
+        // access's.
+        let mut got = source_lines(&bin, rel, &racy_pcs(&with));
+        let v: serde_json::Value = serde_json::from_str(&with).unwrap();
+        for r in v["detectors"][det]["races"].as_array().unwrap() {
+            got.insert(r["prev_frames"][0]["line"].as_i64().unwrap());
+        }
+        assert_eq!(got, marked_lines(rel, "/* RACE */"), "{det}: {err}");
+        assert!(err.contains("clock floor(s) raised"), "{det}: {err}");
+    }
+}
+
 /// Memory a library function touches for its caller (guest-sdk/cc/ranges.def)
 /// is checked as the caller's access at the call: each race of
 /// `libc_ranges.c` pairs a call (`RACE`, checked by the verdict tests) with

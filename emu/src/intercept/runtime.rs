@@ -188,6 +188,11 @@ pub struct BinaryRuntime {
     pub(crate) floors_off: bool,
     /// Clock floors raised (`LardOp::FloorVc` events).
     pub floors_raised: u64,
+    /// Joined threads' ids with their final entries, not floored yet
+    /// (machine/binary/floors.rs, "Joined threads").
+    pub(crate) joined: Vec<(u64, u64)>,
+    /// Joins since `joined` was last checked.
+    pub(crate) joins_unchecked: usize,
     pub(crate) pthreads: HashMap<u64, u64>,
     /// `pthread_barrier_t`s by address, from their `pthread_barrier_init`.
     pub(crate) barriers: HashMap<u64, Barrier>,
@@ -287,6 +292,8 @@ impl BinaryRuntime {
             unstarted: 0,
             floors_off: false,
             floors_raised: 0,
+            joined: Vec::new(),
+            joins_unchecked: 0,
             pthreads: HashMap::new(),
             barriers: HashMap::new(),
             read_held: HashSet::new(),

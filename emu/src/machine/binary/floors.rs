@@ -22,6 +22,22 @@
 //! none while its creator waits in it for them, none ever after a
 //! `nogroup` one), nor unless every detector applies floors
 //! (`Observer::accepts_floors`).
+//!
+//! **Joined threads.** A pthread that was joined has exited: its kernel
+//! thread runs nothing more, and its language-thread id is never handed
+//! out again, so its own entry stops at the final value `f` its end
+//! released, which the joiner now holds. Once every language thread that
+//! can still run holds `f` there too, the entry is floored at `f`: every
+//! clock that can still be read (those threads', the clocks they fork,
+//! the objects' clocks they acquire, which only raise theirs) reads `f`
+//! there already, so no comparison changes, and the thread's entry leaves
+//! every clock. Its own clock goes at the join (nothing reads it again),
+//! and so does the clock its end published (no second join acquires it).
+//! A program that replaces its threads then keeps clocks as long as the
+//! threads that are alive or joined recently, not as every thread it ever
+//! made. The check visits the pending joins against the live threads and
+//! is amortized over the joins (it runs once as many joins as a quarter of
+//! the pending ones were made).
 
 use super::LibCall;
 use crate::intercept::hb::SyncKey;
@@ -104,6 +120,42 @@ impl Machine {
             })
             .collect();
         raised.sort_unstable();
+        self.raise(pc, raised);
+    }
+
+    /// The current language thread joined language thread `id`: `id`'s
+    /// clock and end clock go, and the entries of the joined threads that
+    /// every language thread that can still run holds at their final value
+    /// are floored (module docs, "Joined threads").
+    pub(in crate::machine::binary) fn joined(&mut self, id: u64, pc: u64) {
+        let me = self.lang();
+        let last = self.cpu.vc.read(ThreadKey::Lang(me), id);
+        self.cpu.vc.retire(ThreadKey::Lang(id));
+        let rt = self.rt();
+        rt.sync.forget(SyncKey::ThreadEnd(id));
+        if !self.obs.floors {
+            return;
+        }
+        let rt = self.rt();
+        rt.joined.push((id, last));
+        rt.joins_unchecked += 1;
+        if rt.joins_unchecked * 4 < rt.joined.len() {
+            return;
+        }
+        rt.joins_unchecked = 0;
+        let Some(live) = self.floor_holders() else {
+            return;
+        };
+        let vc = &self.cpu.vc;
+        let rt = self.obs.binary.as_mut().expect("binary mode");
+        let mut raised = Vec::new();
+        rt.joined.retain(|&(t, v)| {
+            let held = live.iter().all(|&l| vc.read(ThreadKey::Lang(l), t) >= v);
+            if held {
+                raised.push((t, v));
+            }
+            !held
+        });
         self.raise(pc, raised);
     }
 

@@ -75,6 +75,7 @@ impl Machine {
             LibCall::ThreadJoin if ok => {
                 if let Some(id) = self.rt().pthreads.remove(&a[0]) {
                     self.acquire(SyncKey::ThreadEnd(id), pc);
+                    self.joined(id, pc);
                 }
             }
             LibCall::Lock if ok => {
