@@ -32,6 +32,9 @@ pub struct VcFile {
     /// another entry, a floor, a clock dropped or restarted): while it
     /// stays the same, every clock's other entries read as they did.
     others: u64,
+    /// Floors raised so far: while it stays the same, so does
+    /// [`VcFile::floored`].
+    floors: u64,
 }
 
 /// Up to this many clocks, a floor removes its entry from every clock at
@@ -59,6 +62,7 @@ impl VcFile {
     /// clocks' stored entries at or below it count as absent from now on.
     pub fn raise_floor(&mut self, tid: u64, value: u64) {
         self.others += 1;
+        self.floors += 1;
         let f = self.floor.entry(tid).or_insert(0);
         *f = (*f).max(value);
         let value = *f;
@@ -89,9 +93,16 @@ impl VcFile {
         }
     }
 
-    /// Whether a stored `(tid, value)` is at or below its floor.
+    /// How many floors were raised so far ([`VcFile::floored`] answers
+    /// the same while this does).
+    pub fn floors(&self) -> u64 {
+        self.floors
+    }
+
+    /// Whether a stored `(tid, value)` is at or below its floor: every
+    /// clock reads at least `value` there.
     #[inline]
-    fn floored(&self, tid: u64, value: u64) -> bool {
+    pub fn floored(&self, tid: u64, value: u64) -> bool {
         !self.floor.is_empty() && self.floor.get(&tid).is_some_and(|&f| value <= f)
     }
 

@@ -31,8 +31,9 @@
 //! clock that can still be read (those threads', the clocks they fork,
 //! the objects' clocks they acquire, which only raise theirs) reads `f`
 //! there already, so no comparison changes, and the thread's entry leaves
-//! every clock. Its own clock goes at the join (nothing reads it again),
-//! and so does the clock its end published (no second join acquires it).
+//! every clock, and from the objects' clocks at their next acquire. Its
+//! own clock goes at the join (nothing reads it again), and so does the
+//! clock its end published (no second join acquires it).
 //! A program that replaces its threads then keeps clocks as long as the
 //! threads that are alive or joined recently, not as every thread it ever
 //! made. The check visits the pending joins against the live threads and
@@ -130,7 +131,7 @@ impl Machine {
     pub(in crate::machine::binary) fn joined(&mut self, id: u64, pc: u64) {
         let me = self.lang();
         let last = self.cpu.vc.read(ThreadKey::Lang(me), id);
-        self.cpu.vc.retire(ThreadKey::Lang(id));
+        self.cpu.vc.forget(ThreadKey::Lang(id));
         let rt = self.rt();
         rt.sync.forget(SyncKey::ThreadEnd(id));
         if !self.obs.floors {
