@@ -26,7 +26,8 @@ and workload are skipped; a runner that fails shows `fails` (ThreadSanitizer
 has a limit on live threads). Every run that finishes must print the same
 checksum. TARGET lines: mutex at 1,000 threads, lard <= 2x ThreadSanitizer's
 CPU time; mutex/4, lard's cost per lock operation at the largest n within
-2x of that at the smallest.
+2x of that at the smallest. BENCH_THREADS_WORKLOADS (comma-separated)
+runs a subset.
 """
 
 import os
@@ -114,9 +115,15 @@ def main() -> None:
         ("lard", [lard, "run", str(exes["plain"])]),
     ]
     sizes = sorted({max(8, round(n * scale)) for n in SIZES})
+    chosen = os.environ.get("BENCH_THREADS_WORKLOADS", ",".join(WORKLOADS)).split(",")
+    for w in chosen:
+        if w not in WORKLOADS:
+            die(f"BENCH_THREADS_WORKLOADS: unknown workload {w!r} (of {', '.join(WORKLOADS)})")
     # lard's start-up and the guest's set-up: the same workload, no threads.
     base = {}
     for wname, (args, _) in WORKLOADS.items():
+        if wname not in chosen:
+            continue
         r = cpu_run(runners[2][1] + [a.format(n=0) for a in args], TIMEOUT)
         if r[0] != "ok":
             die(f"{wname} with no threads under lard: {cell(r)} {r[1:]}")
@@ -133,6 +140,8 @@ def main() -> None:
     per_op = {}
     ratio_1000 = None
     for wname, (args, ops) in WORKLOADS.items():
+        if wname not in chosen:
+            continue
         stopped = set()
         for n in sizes:
             argv = [a.format(n=n) for a in args]
