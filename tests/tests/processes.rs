@@ -316,6 +316,37 @@ fn trace_children_no_runs_exec_d_programs_natively() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A program exec'd after lard's own file was removed (lard rebuilt or
+/// reinstalled during a long run) runs under the lard that is running:
+/// the shell waits on its stdin until the copy of lard it runs under is
+/// gone, then execs echo.
+#[test]
+fn exec_after_lard_s_file_is_removed_runs_under_the_running_lard() {
+    use std::io::Write;
+    let dir = scratch_dir("exec-removed-lard");
+    let copy = dir.join("lard");
+    std::fs::copy(lard(), &copy).unwrap();
+    let mut child = std::process::Command::new(&copy)
+        .args(["run", "/bin/sh", "-c", "read line; exec /bin/echo after"])
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::fs::remove_file(&copy).unwrap();
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    assert_eq!(stdout(&o), "after\n");
+    assert!(
+        stderr(&o).contains("lard races"),
+        "the exec'd echo reports: {}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn make_builds_a_small_c_project_with_gcc() {
     // Four objects with -j2: make waits for its jobs in pselect, which a

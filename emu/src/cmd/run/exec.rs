@@ -21,7 +21,10 @@ pub(super) fn hand_off(
 ) -> String {
     let err = match trace_children {
         TraceChildren::Yes => {
-            let me = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("/proc/self/exe"));
+            // This very binary, even if its file was replaced or removed
+            // since it started (lard rebuilt or reinstalled during a long
+            // run): its path would name another file, or none.
+            let me = PathBuf::from("/proc/self/exe");
             process::exec_lard(
                 &me,
                 &guest.lard_options,
