@@ -129,17 +129,10 @@ impl ProgramCode {
     }
 
     /// Program code made of `ranges` (any order, may overlap).
-    pub fn from_ranges(mut ranges: Vec<(u64, u64)>) -> ProgramCode {
-        ranges.retain(|&(s, e)| s < e);
-        ranges.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-        for (s, e) in ranges {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
+    pub fn from_ranges(ranges: Vec<(u64, u64)>) -> ProgramCode {
+        ProgramCode {
+            ranges: merge_ranges(ranges),
         }
-        ProgramCode { ranges: merged }
     }
 
     /// Adds `ranges` to the program code.
@@ -272,6 +265,21 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
         }
     }
     p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Half-open ranges `[s, e)` (any order; empty ones dropped) as sorted,
+/// disjoint ranges: overlapping or adjacent ones merge.
+pub fn merge_ranges(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    ranges.retain(|&(s, e)| s < e);
+    ranges.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (s, e) in ranges {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    merged
 }
 
 #[cfg(test)]

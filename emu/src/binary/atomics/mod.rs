@@ -60,16 +60,8 @@ impl AtomicObjects {
 
     /// Atomic objects made of `ranges` (any order; overlapping or adjacent
     /// ranges merge).
-    pub fn from_ranges(mut ranges: Vec<(u64, u64)>) -> AtomicObjects {
-        ranges.retain(|&(s, e)| s < e);
-        ranges.sort_unstable();
-        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-        for (s, e) in ranges {
-            match merged.last_mut() {
-                Some(last) if s <= last.1 => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
-        }
+    pub fn from_ranges(ranges: Vec<(u64, u64)>) -> AtomicObjects {
+        let merged = crate::binary::program::merge_ranges(ranges);
         let (lo, hi) = match (merged.first(), merged.last()) {
             (Some(f), Some(l)) => (f.0, l.1),
             _ => (u64::MAX, 0),
