@@ -31,6 +31,8 @@ struct start {
 };
 
 static __thread int thread_ended;
+/* This thread ends in thread_end_at_exit (below). */
+static __thread int end_at_exit;
 
 /* The end of a pthread's language thread: its final clock is released to
  * joiners (sync object keyed by its pthread_t), its stack's histories are
@@ -65,6 +67,20 @@ __attribute__((noinline)) static void thread_end(void)
     lardcc_id_retire(me, final);
 }
 
+/* glibc runs the destructors of thread-local values (C++ `thread_local`,
+ * Rust's `thread_local!`, both registered here) after the thread function
+ * returned or called pthread_exit, last registered first.  The runtime
+ * registers its own first, so the thread ends after every other one: what
+ * they do happens before the join too. */
+int __cxa_thread_atexit_impl(void (*)(void *), void *, void *) __attribute__((weak));
+extern void *__dso_handle;
+
+static void thread_end_at_exit(void *unused)
+{
+    (void)unused;
+    thread_end();
+}
+
 static void *trampoline(void *arg)
 {
     struct start st = *(struct start *)arg;
@@ -72,9 +88,14 @@ static void *trampoline(void *arg)
     free(arg);
     lardcc_switch(st.id);
     lardcc_stack_detach();
-    r = st.fn(st.arg);
-    thread_end();
-    return r;
+    if (__cxa_thread_atexit_impl == NULL ||
+        __cxa_thread_atexit_impl(thread_end_at_exit, NULL, &__dso_handle) != 0) {
+        r = st.fn(st.arg);
+        thread_end();
+        return r;
+    }
+    end_at_exit = 1;
+    return st.fn(st.arg);
 }
 
 int __real_pthread_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -136,7 +157,10 @@ int __wrap_pthread_timedjoin_np(pthread_t t, void **ret, const struct timespec *
 void __real_pthread_exit(void *) __attribute__((noreturn));
 void __wrap_pthread_exit(void *r)
 {
-    thread_end();
+    /* A thread the runtime started ends in thread_end_at_exit, after the
+     * destructors pthread_exit runs; any other (the main thread) here. */
+    if (!end_at_exit)
+        thread_end();
     __real_pthread_exit(r);
 }
 

@@ -25,9 +25,14 @@
  *   Once::call(o, ignore_poison, f)    f wrapped: after f returns, release
  *                                      (join) clock(o + off); after:
  *                                      acquire clock(o + off)
+ *   Stdout::lock(s), Stderr::lock(s),  after: acquire clock(l + off), l the
+ *   Stdin::lock(s)                     lock returned (the guard's first word)
+ *   thread::park()                     after: acquire clock(t + off), t the
+ *                                      current thread's `Arc` (its parker)
  *
  * `off` is the displacement of the slow path's first lock-prefixed
- * instruction (lard-rustc reads it from the toolchain's libstd); one stub
+ * instruction on a pointer (lard-rustc reads it from the toolchain's
+ * libstd); one stub
  * per possible offset, named `_atOFF`.  Weak references: a program whose
  * toolchain has no such function never calls the stub.
  */
@@ -58,6 +63,47 @@ void __lardcc_rust_real_scope_decrement(void *d, bool panic) __attribute__((weak
 bool __lardcc_rust_real_barrier_wait(void *b) __attribute__((weak));
 void __lardcc_rust_real_once_call(void *o, bool ignore_poison, void *f, const uintptr_t *vtable)
     __attribute__((weak));
+void *__lardcc_rust_real_stdout_lock(const void *s) __attribute__((weak));
+void *__lardcc_rust_real_stderr_lock(const void *s) __attribute__((weak));
+
+/* A `MutexGuard` as returned in registers: the mutex (rax) and the poison
+ * flag (dl, passed on untouched). */
+struct mutex_guard {
+    void *lock;
+    uintptr_t poison;
+};
+struct mutex_guard __lardcc_rust_real_stdin_lock(const void *s) __attribute__((weak));
+void __lardcc_rust_real_park(void) __attribute__((weak));
+void *__lardcc_rust_real_thread_current(void) __attribute__((weak));
+
+/* `thread::park` (precompiled) returns once it has consumed the token an
+ * `unpark` left: the unpark's swap of the parker's state (Release) is
+ * inlined into the program and reaches atomic.c, the park's Acquire does
+ * not.  The state lies at `off` in the `Arc` of the current thread, which
+ * the stub gets from `thread::current()` (precompiled, taking a
+ * reference) and whose reference it gives back (the thread's own handle
+ * keeps the count above zero). */
+#define PARK_STUB(OFF)                                                \
+    void __lardcc_rust_park_at##OFF(void)                             \
+    {                                                                 \
+        long *t;                                                      \
+        __lardcc_rust_real_park();                                    \
+        t = __lardcc_rust_real_thread_current();                      \
+        acquire_at(t, OFF);                                           \
+        __atomic_fetch_sub(t, 1, __ATOMIC_RELEASE);                   \
+    }
+PARK_STUB(24)
+PARK_STUB(32)
+PARK_STUB(40)
+PARK_STUB(48)
+
+/* The standard streams' locks are taken inside the precompiled
+ * `Stdout::lock` (`Stderr`: a `ReentrantLock`) and `Stdin::lock` (a
+ * `Mutex`), and released by the guard's drop, which the program's crates
+ * instantiate: its unlock swap (Release) reaches atomic.c.  Each lock
+ * function returns the lock it took (lard-rustc links the stub only when
+ * the function moves the lock's base register into rax): the stub
+ * acquires the clock of the lock word after it. */
 
 /* Once::call runs the initializer `f` (a `&mut dyn FnMut(&OnceState)`:
  * data and vtable) itself, then stores COMPLETE (Release) into the state
@@ -124,6 +170,24 @@ static void once_call_mut(struct once_closure *c, const void *state)
                                  (uintptr_t)once_call_mut, (uintptr_t)once_call_mut}; \
         __lardcc_rust_real_once_call(o, ignore_poison, &c, vt);                       \
         acquire_at(o, OFF);                                                           \
+    }                                                                                 \
+    void *__lardcc_rust_stdout_lock_at##OFF(const void *s)                            \
+    {                                                                                 \
+        void *l = __lardcc_rust_real_stdout_lock(s);                                  \
+        acquire_at(l, OFF);                                                           \
+        return l;                                                                     \
+    }                                                                                 \
+    void *__lardcc_rust_stderr_lock_at##OFF(const void *s)                            \
+    {                                                                                 \
+        void *l = __lardcc_rust_real_stderr_lock(s);                                  \
+        acquire_at(l, OFF);                                                           \
+        return l;                                                                     \
+    }                                                                                 \
+    struct mutex_guard __lardcc_rust_stdin_lock_at##OFF(const void *s)                \
+    {                                                                                 \
+        struct mutex_guard g = __lardcc_rust_real_stdin_lock(s);                      \
+        acquire_at(g.lock, OFF);                                                      \
+        return g;                                                                     \
     }
 
 STUBS(0)

@@ -39,10 +39,24 @@ const TWINS: &[&str] = &[
     "alloc_reuse",
     "once",
     "once_race",
+    "stdout_lock",
+    "stdout_lock_race",
+    "park",
+    "park_race",
+    "tls_drop",
+    "tls_drop_race",
 ];
 
 /// The race-free twins whose runs take std's precompiled slow paths.
-const STD_SLOW_PATHS: &[&str] = &["mutex_counter", "rwlock", "condvar", "barrier", "once"];
+const STD_SLOW_PATHS: &[&str] = &[
+    "mutex_counter",
+    "rwlock",
+    "condvar",
+    "barrier",
+    "once",
+    "stdout_lock",
+    "park",
+];
 
 /// The schedules each twin runs under.
 const SCHEDULES: [&[&str]; 2] = [&[], &["--sched", "random", "--seed", "1"]];
@@ -142,9 +156,10 @@ fn lard_rustc_twins_report_exactly_their_racing_lines() {
     );
 }
 
-/// The race-free twins that contend for a lock, built without the stubs
-/// for std's slow paths: false races under at least one schedule, so their
-/// runs do take the slow paths the stubs order.
+/// The race-free twins that synchronize in std's precompiled code (a
+/// contended lock, a standard stream's lock, a park), built without the
+/// stubs for it: false races under at least one schedule, so their runs
+/// do take the paths the stubs order.
 #[test]
 fn without_the_std_stubs_contended_locks_are_unordered() {
     for &name in STD_SLOW_PATHS {
