@@ -158,23 +158,20 @@ SIZE(8)
 SIZE(16)
 
 
-/* The atomic loads and read-modify-writes of the ThreadSanitizer ABI
- * (atomic.c): a Tracked read of the location, attributed to the program's
- * call like every stub here, then a jump to the operation.  %rcx may hold
- * an argument (a compare-exchange's order): it is kept in %r11, a scratch
- * register no argument uses, while it holds the call-stack id. */
-#define READ_8 TRACKED movb (%rdi), %al
-#define READ_16 TRACKED movw (%rdi), %ax
-#define READ_32 TRACKED movl (%rdi), %eax
-#define READ_64 TRACKED movq (%rdi), %rax
-#define READ_128 TRACKED movq (%rdi), %rax; TRACKED movq 8(%rdi), %rax
+/* The atomic operations of the ThreadSanitizer ABI (atomic.c): the
+ * program's return address stored in lardcc_site_pc, the pc the
+ * operation's Tracked access is attributed to (site.S), then a jump to the
+ * operation. */
 #define ATOMIC_STUB(n, op) \
         FUNC(__tsan_atomic##n##_##op); \
-        movq %rcx, %r11; STACK_ID; READ_##n; movq %r11, %rcx; \
+        movq lardcc_site_pc@gottpoff(%rip), %r11; \
+        movq (%rsp), %r10; \
+        movq %r10, %fs:(%r11); \
         jmp __lardcc_atomic##n##_##op; \
         END(__tsan_atomic##n##_##op)
 #define ATOMIC_STUBS(n) \
         ATOMIC_STUB(n, load); \
+        ATOMIC_STUB(n, store); \
         ATOMIC_STUB(n, exchange); \
         ATOMIC_STUB(n, fetch_add); \
         ATOMIC_STUB(n, fetch_sub); \

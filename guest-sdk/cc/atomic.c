@@ -3,12 +3,19 @@
  * lard-cc runtime: atomics and fences of the ThreadSanitizer
  * instrumentation ABI (the bookkeeping entry points: abi.c).
  *
- * Atomic accesses are synchronization.  Loads and read-modify-writes are
- * also checked as reads (the Tracked read of the `__tsan_atomic*` entry
- * stubs in access.S, made before the operation): two atomics never race
- * with each other (reads, and stores are not Tracked), while a plain write
- * that an atomic load or RMW is not ordered with races with it, as in C11
- * 5.1.2.4.  A plain read racing with an atomic store or RMW is not found.
+ * Atomic accesses are synchronization, and accesses the detector checks:
+ * a load (or a failed compare-exchange) as a Tracked read, a store or
+ * read-modify-write as a Tracked write, made by the runtime under the
+ * location's lock on the program's behalf (attributed to the program's
+ * call, site.S).  Two atomics never race with each other (C11 5.1.2.4):
+ * for its Tracked access the detector's clock of the thread is lent the
+ * epochs of every earlier atomic access to the location (its `avc`,
+ * clock.c lardcc_lend_begin), and only the plain accesses that neither
+ * that nor the thread's own clock orders race with it.  A plain access a
+ * thread made before its own atomic access to the same location is
+ * covered by that epoch too: another thread's unordered atomic access to
+ * the location is then not found racing with it (ThreadSanitizer's
+ * shadow keeps both).
  * Edges by memory order (C11 7.17.3):
  *   load acquire/seq_cst          thread ⊔= clock(a)
  *   store release/seq_cst         clock(a) := thread, tick
@@ -80,37 +87,69 @@ enum { K_LOAD, K_STORE, K_RMW };
 struct op_ctx {
     struct lardcc_sync *s;
     int kind, mo;
-    int table_held;                     /* no object: the table stays locked */
 };
+
+/* The Tracked accesses of site.S. */
+#define SITE(N)                                                                      \
+    void __lardcc_site_read##N(const volatile void *a, void *pc, uint32_t stack);  \
+    void __lardcc_site_write##N(const volatile void *a, void *pc, uint32_t stack);
+SITE(1)
+SITE(2)
+SITE(4)
+SITE(8)
+SITE(16)
+
+static void tracked(const volatile void *a, int bytes, int write, void *pc)
+{
+    uint32_t stack = lardcc_stack_id;
+    switch (bytes) {
+    case 1:
+        (write ? __lardcc_site_write1 : __lardcc_site_read1)(a, pc, stack);
+        break;
+    case 2:
+        (write ? __lardcc_site_write2 : __lardcc_site_read2)(a, pc, stack);
+        break;
+    case 4:
+        (write ? __lardcc_site_write4 : __lardcc_site_read4)(a, pc, stack);
+        break;
+    case 8:
+        (write ? __lardcc_site_write8 : __lardcc_site_read8)(a, pc, stack);
+        break;
+    default:
+        (write ? __lardcc_site_write16 : __lardcc_site_read16)(a, pc, stack);
+        break;
+    }
+}
+
+/* The program counter an atomic access is attributed to (set by the
+ * caller of each operation) and the entries lardcc_lend_begin raised
+ * (storage kept), per kernel thread. */
+__thread void *lardcc_site_pc;
+static __thread struct lardcc_vc lent;
 
 static void op_begin(struct op_ctx *c, volatile void *a, int kind, int mo)
 {
     c->kind = kind;
     c->mo = mo;
-    c->s = NULL;
-    c->table_held = 0;
-    if (mo != mo_relaxed || (kind != K_LOAD && fence_rel_valid)) {
-        c->s = lardcc_sync_of((const void *)a);
-    } else if (kind != K_STORE) {
-        /* A relaxed load or RMW collects the location's clock for a later
-         * acquire fence. With no object yet, the table stays locked over
-         * the operation: a store that carries a clock makes the object
-         * before it stores, so it cannot store in between and the value
-         * read carries no clock. */
-        c->s = lardcc_sync_find_held((const void *)a);
-        c->table_held = c->s == NULL;
-    }
-    if (c->s)
-        lard__lock(&c->s->lock);
+    c->s = lardcc_sync_of((const void *)a);
+    lard__lock(&c->s->lock);
+}
+
+/* The operation's Tracked access, made after it under the location's
+ * lock: ordered after every earlier atomic access to the location (their
+ * epochs lent for the access), which then records its own epoch. */
+static void op_access(struct op_ctx *c, const volatile void *a, int bytes, int write)
+{
+    uint32_t me = lardcc_me();
+    lardcc_lend_begin(&c->s->avc, &lent);
+    tracked(a, bytes, write, lardcc_site_pc);
+    lardcc_lend_end(&lent);
+    lardcc_vc_set(&c->s->avc, me, lardcc_own(me));
 }
 
 static void op_end(struct op_ctx *c, int success)
 {
     struct lardcc_sync *s = c->s;
-    if (c->table_held)
-        lardcc_sync_table_release();
-    if (s == NULL)
-        return;
     if (success && c->kind != K_LOAD) {
         if (is_release(c->mo)) {
             if (c->kind == K_STORE)
@@ -137,7 +176,7 @@ static void op_end(struct op_ctx *c, int success)
 /* For compare-exchange the failure order applies to the load on failure. */
 static void op_end_cas(struct op_ctx *c, int success, int fmo)
 {
-    if (!success && c->s && is_acquire(fmo)) {
+    if (!success && is_acquire(fmo)) {
         lardcc_acquire_vc(&c->s->vc);
         lard__unlock(&c->s->lock);
         return;
@@ -149,9 +188,9 @@ static void op_end_cas(struct op_ctx *c, int success, int fmo)
 /* The runtime performs every operation seq_cst (x86 gives it nearly free);
  * the program's requested order only decides the happens-before edges. */
 
-/* The loads and RMWs are reached from their `__tsan_atomic*` stubs in
- * access.S, which make the Tracked read first; the stores are entered
- * directly. */
+/* Each operation is reached from its `__tsan_atomic*` stub in access.S,
+ * which sets lardcc_site_pc to the program's return address (Go's runtime
+ * sets it to the Go caller's, go/race.c). */
 #define IMPL(N, name) __attribute__((visibility("hidden"))) __lardcc_atomic##N##_##name
 
 #define DEFINE_ATOMICS(N, T)                                                       \
@@ -161,14 +200,16 @@ static void op_end_cas(struct op_ctx *c, int success, int fmo)
         T v;                                                                       \
         op_begin(&c, (volatile void *)a, K_LOAD, mo);                              \
         v = LOAD_##N(a);                                                           \
+        op_access(&c, a, N / 8, 0);                                                \
         op_end(&c, 1);                                                             \
         return v;                                                                  \
     }                                                                              \
-    void __tsan_atomic##N##_store(volatile T *a, T v, int mo)                      \
+    void IMPL(N, store)(volatile T *a, T v, int mo)                                \
     {                                                                              \
         struct op_ctx c;                                                           \
         op_begin(&c, a, K_STORE, mo);                                              \
         STORE_##N(a, v);                                                           \
+        op_access(&c, a, N / 8, 1);                                                \
         op_end(&c, 1);                                                             \
     }                                                                              \
     RMW(N, T, exchange, XCHG_##N)                                                  \
@@ -185,6 +226,7 @@ static void op_end_cas(struct op_ctx *c, int success, int fmo)
         int ok;                                                                    \
         op_begin(&c, a, K_RMW, mo);                                                \
         ok = CAS_##N(a, cmp, xchg);                                                \
+        op_access(&c, a, N / 8, ok);                                               \
         op_end_cas(&c, ok, fmo);                                                   \
         return ok;                                                                 \
     }                                                                              \
@@ -206,6 +248,7 @@ static void op_end_cas(struct op_ctx *c, int success, int fmo)
         T old;                                                                     \
         op_begin(&c, a, K_RMW, mo);                                                \
         old = OP(a, v);                                                            \
+        op_access(&c, a, N / 8, 1);                                                \
         op_end(&c, 1);                                                             \
         return old;                                                                \
     }

@@ -483,6 +483,34 @@ void lardcc_acquire_vc(const struct lardcc_vc *from)
     join(lardcc_my_clock(), from, 1);
 }
 
+void lardcc_lend_begin(const struct lardcc_vc *from, struct lardcc_vc *undo)
+{
+    const struct lardcc_vc *mine = lardcc_my_clock();
+    uint32_t i = 0, j;
+    undo->n = 0;
+    for (j = 0; j < from->n; j++) {
+        uint32_t id = from->e[j].id;
+        uint64_t v = from->e[j].v;
+        while (i < mine->n && mine->e[i].id < id)
+            i++;
+        if (v <= floor_of(id) || (i < mine->n && mine->e[i].id == id && v <= mine->e[i].v))
+            continue;
+        reserve(undo, undo->n + 1);
+        undo->e[undo->n].id = id;
+        undo->e[undo->n].v = lard_read_vc(id);
+        undo->n++;
+        lard_write_vc(id, v);
+    }
+}
+
+void lardcc_lend_end(struct lardcc_vc *undo)
+{
+    uint32_t k;
+    for (k = 0; k < undo->n; k++)
+        lard_write_vc(undo->e[k].id, undo->e[k].v);
+    undo->n = 0;
+}
+
 void lardcc_acquire_dvc(const struct lardcc_dvc *from)
 {
     struct lardcc_vc sparse = {0, 0, NULL};

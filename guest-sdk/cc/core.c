@@ -214,6 +214,7 @@ void lardcc_sync_forget_range(const void *p, size_t n)
             slot_of(table, table_cap, s->addr, 0)->addr = TOMB;
             lardcc_vc_free(&s->vc);
             lardcc_vc_free(&s->rvc);
+            lardcc_vc_free(&s->avc);
             s->page_next = free_syncs;
             free_syncs = s;
         }

@@ -65,6 +65,7 @@ struct lardcc_sync {
     void *ext;                     /* attached runtime data (a barrier) */
     struct lardcc_vc vc;           /* release clock (writers) */
     struct lardcc_vc rvc;          /* join of readers' releases (rwlock) */
+    struct lardcc_vc avc;          /* epochs of the atomic accesses (atomic.c) */
     struct lardcc_sync *page_next; /* the table's: next object in the page */
 };
 
@@ -87,6 +88,12 @@ void lardcc_sync_forget_range(const void *p, size_t n);
  *   release:       s.vc := thread; thread[me] += 1      (lock release, store)
  *   release_join:  s.vc := s.vc ⊔ thread; thread[me]++  (RMW, sem_post)
  *   release_read:  s.rvc := s.rvc ⊔ thread; thread[me]++ (rwlock reader) */
+/* For the accesses in between, the detector's copy of the current
+ * thread's clock is raised to thread ⊔ from (the runtime's copy is not):
+ * lardcc_lend_end writes back the entries lardcc_lend_begin raised, which
+ * it keeps in `undo` (storage reused from call to call). */
+void lardcc_lend_begin(const struct lardcc_vc *from, struct lardcc_vc *undo);
+void lardcc_lend_end(struct lardcc_vc *undo);
 void lardcc_acquire(struct lardcc_sync *s);
 void lardcc_acquire_all(struct lardcc_sync *s);
 void lardcc_release(struct lardcc_sync *s);
@@ -210,6 +217,9 @@ struct lardcc_stack_node {
 };
 extern struct lardcc_stack_node lardcc_stack_nodes[LARDCC_STACK_SLOTS];
 extern __thread uint32_t lardcc_stack_id;
+/* The program counter the next atomic operation's Tracked access is
+ * attributed to (atomic.c). */
+extern __thread void *lardcc_site_pc;
 
 /* Nonzero while the runtime, or a libgomp entry point it called, runs on
  * this thread's behalf rather than the program (a program callback from

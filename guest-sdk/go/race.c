@@ -54,7 +54,7 @@ void __lardgo_write_range(const void *addr, uintptr_t n, const void *pc, uint32_
 #define MO_SEQ_CST 5
 #define ATOMIC_DECLS(N, T)                                                              \
     T __lardcc_atomic##N##_load(const volatile T *a, int mo);                           \
-    void __tsan_atomic##N##_store(volatile T *a, T v, int mo);                          \
+    void __lardcc_atomic##N##_store(volatile T *a, T v, int mo);                        \
     T __lardcc_atomic##N##_exchange(volatile T *a, T v, int mo);                        \
     T __lardcc_atomic##N##_fetch_add(volatile T *a, T v, int mo);                       \
     T __lardcc_atomic##N##_fetch_and(volatile T *a, T v, int mo);                       \
@@ -420,10 +420,23 @@ void __tsan_func_exit(struct lardgo_thr *thr)
  *
  * Go passes the goroutine, the caller's pc, the pc in sync/atomic and a
  * pointer to the Go arguments: the address, then the operands, then the
- * results, each at its Go frame offset.  Loads and read-modify-writes are
- * first checked as reads, as lard-cc's atomics are (cc/atomic.c). */
+ * results, each at its Go frame offset.  Each is a lard-cc atomic
+ * (cc/atomic.c): checked as a read (a load) or a write against the plain
+ * accesses, never racing with another atomic. */
 
 #define ARG(T, off) (*(T *)(a + (off)))
+
+/* The operation's Tracked access (cc/atomic.c) is attributed to the Go
+ * caller `cpc` with the goroutine's call stack: set for the operation,
+ * the kernel thread's call stack restored after. */
+#define ATOMIC_SITE(thr, cpc, op)                                                        \
+    do {                                                                                  \
+        uint32_t kernel_stack = lardcc_stack_id;                                          \
+        lardcc_stack_id = (thr)->stack;                                                   \
+        lardcc_site_pc = (cpc);                                                           \
+        op;                                                                               \
+        lardcc_stack_id = kernel_stack;                                                   \
+    } while (0)
 
 /* A read-modify-write `op` (lard-cc's `__lardcc_atomicN_op`, the builtin
  * `raw` under ignore_sync): operand at +8, result at ROFF. */
@@ -439,9 +452,9 @@ void __tsan_func_exit(struct lardgo_thr *thr)
             return;                                                                       \
         }                                                                                 \
         thr->accessed = 1;                                                                \
-        __lardgo_read(p, cpc, thr->stack);                                                \
         sync_begin();                                                                     \
-        ARG(T, ROFF) = __lardcc_atomic##N##_##op(p, ARG(T, 8), MO_SEQ_CST);               \
+        ATOMIC_SITE(thr, cpc,                                                             \
+                    ARG(T, ROFF) = __lardcc_atomic##N##_##op(p, ARG(T, 8), MO_SEQ_CST));  \
         sync_end(thr);                                                                    \
     }
 
@@ -457,23 +470,23 @@ void __tsan_func_exit(struct lardgo_thr *thr)
             return;                                                                       \
         }                                                                                 \
         thr->accessed = 1;                                                                \
-        __lardgo_read(p, cpc, thr->stack);                                                \
         sync_begin();                                                                     \
-        ARG(T, 8) = __lardcc_atomic##N##_load(p, MO_SEQ_CST);                             \
+        ATOMIC_SITE(thr, cpc, ARG(T, 8) = __lardcc_atomic##N##_load(p, MO_SEQ_CST));      \
         sync_end(thr);                                                                    \
     }                                                                                     \
     void __tsan_go_atomic##N##_store(struct lardgo_thr *thr, void *cpc, void *pc,         \
                                      uint8_t *a)                                          \
     {                                                                                     \
-        LARDCC_UNUSED(cpc);                                                               \
         LARDCC_UNUSED(pc);                                                                \
         run(thr);                                                                         \
         if (thr->ignore_sync) {                                                           \
             __atomic_store_n(ARG(T *, 0), ARG(T, 8), __ATOMIC_SEQ_CST);                   \
             return;                                                                       \
         }                                                                                 \
+        thr->accessed = 1;                                                                \
         sync_begin();                                                                     \
-        __tsan_atomic##N##_store(ARG(T *, 0), ARG(T, 8), MO_SEQ_CST);                     \
+        ATOMIC_SITE(thr, cpc,                                                             \
+                    __lardcc_atomic##N##_store(ARG(T *, 0), ARG(T, 8), MO_SEQ_CST));      \
         sync_end(thr);                                                                    \
     }                                                                                     \
     GO_RMW(N, T, ROFF, exchange, __atomic_exchange_n)                                     \
@@ -492,10 +505,10 @@ void __tsan_func_exit(struct lardgo_thr *thr)
             return;                                                                       \
         }                                                                                 \
         thr->accessed = 1;                                                                \
-        __lardgo_read(p, cpc, thr->stack);                                                \
         sync_begin();                                                                     \
-        ARG(uint8_t, CASOFF) = (uint8_t)__lardcc_atomic##N##_compare_exchange_strong(     \
-            p, &old, ARG(T, VOFF), MO_SEQ_CST, MO_SEQ_CST);                               \
+        ATOMIC_SITE(thr, cpc,                                                             \
+                    ARG(uint8_t, CASOFF) = (uint8_t)__lardcc_atomic##N##_compare_exchange_strong( \
+                        p, &old, ARG(T, VOFF), MO_SEQ_CST, MO_SEQ_CST));                  \
         sync_end(thr);                                                                    \
     }
 

@@ -317,12 +317,10 @@ fn a_plain_go_build_is_run_unchecked_with_one_line_saying_why() {
 /// Go's own race suite (`runtime/race/testdata` of the installed Go), run
 /// and scored as Go's `race_test.go` does: `go test -v` with
 /// `GOMAXPROCS=1`; a `TestRace…` must print a report within its output, a
-/// `TestNoRace…` must not (the cgo cases aside). The only misses allowed
-/// are the two where a plain read races with an atomic write, which LARD
-/// does not track (docs/go.md, "What it cannot see").
+/// `TestNoRace…` must not (the cgo cases aside). Every verdict right:
+/// 352 of 352, where Go's own detector scores 350 on this machine.
 #[test]
-fn go_s_own_race_suite_scores_as_go_s_detector() {
-    const ALLOWED_MISSES: [&str; 2] = ["RaceAtomicStoreLoad", "RaceAtomicAddLoad"];
+fn go_s_own_race_suite_scores_every_test_right() {
     let goroot = Command::new("go").args(["env", "GOROOT"]).output().unwrap();
     let dir = PathBuf::from(stdout(&goroot).trim()).join("src/runtime/race");
     let mut files: Vec<String> = std::fs::read_dir(dir.join("testdata"))
@@ -369,7 +367,7 @@ fn go_s_own_race_suite_scores_as_go_s_detector() {
         .map(|(n, _)| n.as_str())
         .collect();
     assert!(
-        wrong.iter().all(|n| ALLOWED_MISSES.contains(n)),
+        wrong.is_empty(),
         "wrong verdicts: {wrong:?} of {}",
         scored.len()
     );

@@ -29,6 +29,7 @@ const SOURCES: &[(&str, &str)] = &[
         "cc/atomic.c",
         include_str!("../../../../guest-sdk/cc/atomic.c"),
     ),
+    ("cc/site.S", include_str!("../../../../guest-sdk/cc/site.S")),
     (
         "src/internal.h",
         include_str!("../../../../guest-sdk/src/internal.h"),
