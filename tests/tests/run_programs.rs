@@ -18,6 +18,7 @@ const PLAIN: &[(&str, &[&str])] = &[
     ("plain/sse_lanes.c", &[]),
     ("plain/fp_control.c", &[]),
     ("plain/sockets.c", &[]),
+    ("plain/socket_traffic.c", &[]),
     ("plain/mincore.c", &[]),
 ];
 

@@ -256,12 +256,12 @@ pub(in crate::linux) const fn facts(call: Sysno) -> CallFacts {
         | Sysno::listen
         | Sysno::setsockopt
         | Sysno::getsockopt => made_in(Io),
+        Sysno::accept | Sysno::accept4 => made_in(Io).restarts().waits(IN),
+        Sysno::recvfrom => made_in(Io).restarts().waits(recv(3)),
+        Sysno::recvmsg => made_in(Io).restarts().waits(recv(2)),
+        Sysno::sendto => made_in(Io).restarts().writes().waits(send(3)),
+        Sysno::sendmsg => made_in(Io).restarts().writes().waits(send(2)),
         // Unsupported, but the host may make them wait.
-        Sysno::accept | Sysno::accept4 => UNSUPPORTED.restarts().waits(IN),
-        Sysno::recvfrom => UNSUPPORTED.restarts().waits(recv(3)),
-        Sysno::recvmsg => UNSUPPORTED.restarts().waits(recv(2)),
-        Sysno::sendto => UNSUPPORTED.restarts().writes().waits(send(3)),
-        Sysno::sendmsg => UNSUPPORTED.restarts().writes().waits(send(2)),
         Sysno::preadv => UNSUPPORTED.restarts(),
         Sysno::pwritev => UNSUPPORTED.restarts().writes(),
 
@@ -408,17 +408,17 @@ mod tests {
         let with = |f: fn(CallFacts) -> bool| -> Vec<u64> {
             (0..512).filter(|&nr| f(facts_of(nr))).collect()
         };
-        let supported: [u64; 174] = [
+        let supported: [u64; 180] = [
             0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
-            24, 25, 27, 28, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 49, 50, 51, 52, 53, 54, 55,
-            56, 57, 58, 59, 60, 61, 62, 63, 72, 73, 74, 75, 76, 77, 79, 80, 81, 82, 83, 84, 85, 86,
-            87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 102, 104, 107, 108, 109, 110,
-            111, 112, 115, 117, 118, 119, 120, 121, 124, 125, 127, 128, 130, 131, 137, 138, 157,
-            158, 186, 191, 192, 193, 194, 195, 196, 200, 201, 202, 203, 204, 213, 217, 218, 221,
-            222, 223, 224, 225, 226, 228, 229, 230, 231, 232, 233, 234, 247, 257, 258, 260, 262,
-            263, 264, 265, 266, 267, 268, 269, 270, 271, 272, 273, 274, 280, 281, 283, 284, 285,
-            286, 287, 290, 291, 292, 293, 302, 309, 316, 318, 322, 324, 330, 332, 334, 435, 436,
-            439,
+            24, 25, 27, 28, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 49, 50,
+            51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 72, 73, 74, 75, 76, 77, 79, 80, 81,
+            82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 102, 104,
+            107, 108, 109, 110, 111, 112, 115, 117, 118, 119, 120, 121, 124, 125, 127, 128, 130,
+            131, 137, 138, 157, 158, 186, 191, 192, 193, 194, 195, 196, 200, 201, 202, 203, 204,
+            213, 217, 218, 221, 222, 223, 224, 225, 226, 228, 229, 230, 231, 232, 233, 234, 247,
+            257, 258, 260, 262, 263, 264, 265, 266, 267, 268, 269, 270, 271, 272, 273, 274, 280,
+            281, 283, 284, 285, 286, 287, 288, 290, 291, 292, 293, 302, 309, 316, 318, 322, 324,
+            330, 332, 334, 435, 436, 439,
         ];
         assert_eq!(with(|f| f.area.is_some()), supported);
         assert_eq!(with(|f| f.writes_fd), [1, 18, 20, 40, 44, 46, 296]);

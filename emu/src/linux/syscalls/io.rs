@@ -1,6 +1,7 @@
 //! Reading, writing and waiting on descriptors, passed to the host:
 //! `read`, `write` and their vector forms, `ioctl`, `poll`, `select`,
-//! `epoll`, pipes, sockets, `eventfd`, `timerfd`. A replay under `--gdb`
+//! `epoll`, pipes, sockets (`accept`, `recvfrom`/`sendto`,
+//! `recvmsg`/`sendmsg`), `eventfd`, `timerfd`. A replay under `--gdb`
 //! drops output the guest already wrote ([`Process::quiet_output`](crate::linux::state::Process::quiet_output)).
 
 use super::{host, Call, Fault, Made, Ret, Val, EFAULT, EINVAL, R, W};
@@ -82,6 +83,32 @@ impl Kernel<'_> {
                 sys,
                 [a[0], a[1], a[2], self.buf(c, a[3], 8, W)?, 0, 0],
             )),
+            // accept, accept4: the peer's address into *addrlen bytes (a
+            // null address: none); accept4's flags
+            Sysno::accept | Sysno::accept4 => {
+                let (addr, len) = self.sockaddr_out(c, a[1], a[2])?;
+                let flags = if sys == Sysno::accept4 { a[3] } else { 0 };
+                Val(host(sys, [a[0], addr, len, flags, 0, 0]))
+            }
+            // recvfrom: the data, and the sender's address as accept's
+            Sysno::recvfrom => {
+                let data = self.buf(c, a[1], a[2], W)?;
+                let (addr, len) = self.sockaddr_out(c, a[4], a[5])?;
+                Val(host(sys, [a[0], data, a[2], a[3], addr, len]))
+            }
+            // sendto: the data and an optional address of addrlen bytes
+            Sysno::sendto => Val(host(
+                sys,
+                [
+                    a[0],
+                    self.buf(c, a[1], a[2], R)?,
+                    a[2],
+                    a[3],
+                    self.opt_buf(c, a[4], a[5], R)?,
+                    a[5],
+                ],
+            )),
+            Sysno::recvmsg | Sysno::sendmsg => self.sys_msg(c, sys, a)?,
             Sysno::sendfile => {
                 let off = self.opt_buf(c, a[2], 8, W)?;
                 Val(host(sys, [a[0], a[1], off, a[3], 0, 0]))
@@ -106,8 +133,7 @@ impl Kernel<'_> {
                 Val(host(sys, [fds, a[1], tmo, mask, a[4], 0]))
             }
             // socket; connect (a UNIX socket to a daemon such as nscd);
-            // bind, listen (a server's socket: accepting waits in the host
-            // and is not made)
+            // bind, listen
             Sysno::socket => Val(host(sys, [a[0], a[1], a[2], 0, 0, 0])),
             Sysno::connect | Sysno::bind => Val(host(
                 sys,
@@ -207,6 +233,68 @@ impl Kernel<'_> {
     /// True if a write to `fd` is dropped ([`Process::quiet_output`](crate::linux::state::Process::quiet_output)).
     fn quiet(&self, fd: u64) -> bool {
         self.process.quiet_output && (fd == 1 || fd == 2)
+    }
+
+    /// An address the host writes for a socket call: host pointers for
+    /// `addr` (`*addrlen` bytes) and `addrlen`, or nulls for a null `addr`.
+    fn sockaddr_out(&self, c: &mut Call, addr: u64, addrlen: u64) -> Result<(u64, u64), Fault> {
+        if addr == 0 {
+            return Ok((0, 0));
+        }
+        let len = self.cpu.mem.read_u32(addrlen).ok_or(Fault)?;
+        Ok((
+            self.buf(c, addr, u64::from(len), W)?,
+            self.buf(c, addrlen, 4, W)?,
+        ))
+    }
+
+    /// recvmsg, sendmsg: the guest's `msghdr` copied with host pointers
+    /// (the address, each iovec's buffer, the control data); recvmsg's
+    /// results (the lengths of the address and the control data, the
+    /// flags) written back into the guest's.
+    fn sys_msg(&mut self, c: &mut Call, sys: Sysno, a: [u64; 6]) -> Result<Ret, Fault> {
+        let need = if sys == Sysno::recvmsg { W } else { R };
+        let g = self.buf(c, a[1], 56, need | R)?;
+        // SAFETY: `g` is a host pointer to the guest's 56-byte msghdr.
+        let mut m: libc::msghdr = unsafe { std::ptr::read_unaligned(g as *const libc::msghdr) };
+        let (name, namelen) = (m.msg_name as u64, u64::from(m.msg_namelen));
+        m.msg_name = self.opt_buf(c, name, namelen, need)? as *mut libc::c_void;
+        let n = m.msg_iovlen as u64;
+        if n > 1024 {
+            return Ok(Val(-EINVAL));
+        }
+        let iov_guest = m.msg_iov as u64;
+        let mut iov: Vec<libc::iovec> = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let (Some(base), Some(len)) = (
+                self.cpu.mem.read_u64(iov_guest + 16 * i),
+                self.cpu.mem.read_u64(iov_guest + 16 * i + 8),
+            ) else {
+                return Err(Fault);
+            };
+            iov.push(libc::iovec {
+                iov_base: self.buf(c, base, len, need)? as *mut libc::c_void,
+                iov_len: len as usize,
+            });
+        }
+        m.msg_iov = iov.as_mut_ptr();
+        let control = m.msg_control as u64;
+        m.msg_control =
+            self.opt_buf(c, control, m.msg_controllen as u64, need)? as *mut libc::c_void;
+        let r = host(
+            sys,
+            [a[0], &mut m as *mut libc::msghdr as u64, a[2], 0, 0, 0],
+        );
+        if sys == Sysno::recvmsg && r >= 0 {
+            // SAFETY: as above; only the fields the kernel returns change.
+            unsafe {
+                let gm = g as *mut libc::msghdr;
+                std::ptr::addr_of_mut!((*gm).msg_namelen).write_unaligned(m.msg_namelen);
+                std::ptr::addr_of_mut!((*gm).msg_controllen).write_unaligned(m.msg_controllen);
+                std::ptr::addr_of_mut!((*gm).msg_flags).write_unaligned(m.msg_flags);
+            }
+        }
+        Ok(Val(r))
     }
 
     fn sys_iov(&mut self, sys: Sysno, a: [u64; 6]) -> Ret {
