@@ -19,6 +19,7 @@ const PLAIN: &[(&str, &[&str])] = &[
     ("plain/fp_control.c", &[]),
     ("plain/sockets.c", &[]),
     ("plain/socket_traffic.c", &[]),
+    ("plain/pipe_big_write.c", &[]),
     ("plain/mincore.c", &[]),
 ];
 

@@ -85,6 +85,12 @@ impl Kernel<'_> {
                         deadline: None,
                     }));
                 }
+                if events == libc::POLLOUT
+                    && self.cpu.uc.reg(Reg::RAX) == libc::SYS_write as u64
+                    && blocking_fd(fd)
+                {
+                    return self.pipe_write(fd, a, call);
+                }
                 None
             }
             Probe::Nonblocking {
@@ -136,6 +142,54 @@ impl Kernel<'_> {
                 Some(self.retry_unless_done(r, timeout, wait))
             }
         }
+    }
+
+    /// A blocking `write` to a pipe (`a`: fd, buffer, length), made a part
+    /// at a time when the pipe cannot take the rest at once: natively the
+    /// call blocks until its reader has taken what did not fit, and that
+    /// reader may be another thread of this process. What fits is
+    /// written, the thread waits for room and makes the call again, which
+    /// goes on past what it wrote (the thread's `partial_write`); the
+    /// result is the whole length, or what was written when an error or a
+    /// signal (linux::signals) ends the call, as natively. `None`: not a
+    /// pipe, or everything fits: the call as usual.
+    fn pipe_write(
+        &mut self,
+        fd: i32,
+        a: [u64; 6],
+        call: &mut dyn FnMut(&mut Kernel, [u64; 6]) -> Ret,
+    ) -> Option<Ret> {
+        let space = pipe_space(fd)?;
+        let cur = self.cpu.cur;
+        let done = match self.cpu.threads[cur].partial_write.take() {
+            Some((buf, len, done)) if buf == a[1] && len == a[2] => done,
+            _ => 0,
+        };
+        let rest = a[2] - done;
+        if done == 0 && rest <= space {
+            return None;
+        }
+        let mut wrote = 0;
+        if space > 0 {
+            let mut b = a;
+            b[1] = a[1] + done;
+            b[2] = rest.min(space);
+            match call(self, b) {
+                Val(n) if n >= 0 => wrote = n as u64,
+                Val(e) => return Some(Val(if done > 0 { done as i64 } else { e })),
+                other => return Some(other),
+            }
+        }
+        let done = done + wrote;
+        if done >= a[2] {
+            return Some(Val(done as i64));
+        }
+        self.cpu.threads[cur].partial_write = Some((a[1], a[2], done));
+        Some(self.wait_host(Wait::Io {
+            fd,
+            events: libc::POLLOUT,
+            deadline: None,
+        }))
     }
 
     /// After a call made without blocking: its result, or (if it returned
@@ -330,6 +384,25 @@ fn blocking_fd(fd: i32) -> bool {
     // SAFETY: fcntl F_GETFL takes no pointer.
     let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
     fl >= 0 && fl & libc::O_NONBLOCK == 0
+}
+
+/// The bytes pipe `fd` can take now without blocking (its capacity less
+/// what is unread), or `None` when `fd` is not a pipe.
+fn pipe_space(fd: i32) -> Option<u64> {
+    // SAFETY: fstat writes one stat; fcntl F_GETPIPE_SZ takes no pointer;
+    // ioctl FIONREAD writes one int.
+    unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) != 0 || st.st_mode & libc::S_IFMT != libc::S_IFIFO {
+            return None;
+        }
+        let size = libc::fcntl(fd, libc::F_GETPIPE_SZ);
+        let mut unread: libc::c_int = 0;
+        if size < 0 || libc::ioctl(fd, libc::FIONREAD, &mut unread) != 0 {
+            return None;
+        }
+        Some(u64::try_from(size - unread).unwrap_or(0))
+    }
 }
 
 /// Whether `fd` is ready for `events` now (or in error: the call then

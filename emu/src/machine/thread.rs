@@ -118,6 +118,9 @@ pub struct Thread {
     pub name: [u8; 16],
     /// Its signal mask and the signals sent to it (linux::signals).
     pub sig: crate::linux::signals::ThreadSignals,
+    /// A blocking pipe write made a part at a time (linux::host_wait):
+    /// its buffer, its length and the bytes written so far.
+    pub partial_write: Option<(u64, u64, u64)>,
 }
 
 impl Thread {

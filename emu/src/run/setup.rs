@@ -192,6 +192,7 @@ impl Emulator {
                     insns: 0,
                     parent: None,
                     restart_deadline: None,
+                    partial_write: None,
                     ctx_changed: false,
                     sig: signals::ThreadSignals {
                         mask: {

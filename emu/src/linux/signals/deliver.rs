@@ -198,6 +198,12 @@ impl Kernel<'_> {
                     if let Wait::SigWait { mask, .. } = w {
                         self.cpu.threads[i].sig.mask = mask;
                     }
+                    // A pipe write that wrote a part returns that part
+                    // (linux::host_wait), as natively: it is not restarted.
+                    if let Some((_, _, done)) = self.cpu.threads[i].partial_write.take() {
+                        self.wake_thread(i, done as i64);
+                        continue;
+                    }
                     let nr = self.cpu.threads[i].ctx.reg(Reg::RAX);
                     self.cpu.threads[i].sig.interrupted = Some(nr);
                     self.wake_thread(i, -EINTR);

@@ -208,6 +208,7 @@ impl Kernel<'_> {
             insns: 0,
             parent: Some(parent),
             restart_deadline: None,
+            partial_write: None,
             ctx_changed: false,
             name: self.cpu.threads[self.cpu.cur].name,
             sig: self.cpu.threads[self.cpu.cur].sig.inherited(),
