@@ -152,7 +152,8 @@ impl Kernel<'_> {
     /// goes on past what it wrote (the thread's `partial_write`); the
     /// result is the whole length, or what was written when an error or a
     /// signal (linux::signals) ends the call, as natively. `None`: not a
-    /// pipe, or everything fits: the call as usual.
+    /// pipe, everything fits, or a write of at most `PIPE_BUF` bytes (which
+    /// the kernel makes at once): the call as usual.
     fn pipe_write(
         &mut self,
         fd: i32,
@@ -166,7 +167,8 @@ impl Kernel<'_> {
             _ => 0,
         };
         let rest = a[2] - done;
-        if done == 0 && rest <= space {
+        // A write of at most PIPE_BUF bytes is atomic: never split.
+        if done == 0 && (rest <= space || rest <= libc::PIPE_BUF as u64) {
             return None;
         }
         let mut wrote = 0;
