@@ -64,6 +64,25 @@ fn sse_floating_point_gives_the_native_bits_and_flags() {
 }
 
 #[test]
+fn sse_chains_in_one_block_give_the_native_bits_and_flags() {
+    // Dependent SSE instructions, copies between registers, partial loads,
+    // helper-translated instructions and a store to an RWX page in
+    // straight-line code (patch 0025 keeps guest XMM registers in host
+    // registers within a block), under four MXCSR settings: the output must
+    // be the native one, line for line.
+    let mut guests: Vec<_> = Libc::ALL
+        .into_iter()
+        .map(|libc| build_c("fp/sse_chains.c", libc))
+        .collect();
+    guests.push(build_c_dynamic("fp/sse_chains.c", "sse_chains", &[]));
+    for guest in guests {
+        let out = assert_parity(&guest, &[]);
+        // 3 sequences x 4 MXCSR settings.
+        assert_eq!(stdout(&out).lines().count(), 12, "{}", guest.display());
+    }
+}
+
+#[test]
 fn unmasked_sse_exceptions_and_integer_division_by_zero_raise_sigfpe() {
     // A handler sees SIGFPE with the si_code the kernel gives (FPE_FLTDIV,
     // FPE_FLTINV, FPE_FLTOVF, FPE_FLTRES, FPE_INTDIV) and the destination
