@@ -4,7 +4,8 @@
  * registers (movaps, movapd, movss, movsd), memory operands, loads that
  * replace part of a register (movsd, movss, movhps, movlps), instructions
  * translated as calls or element stores (cvtsi2sd, shufpd, unpcklpd,
- * pshufd, xorpd, pinsrw), general-register moves (movq) and a store into a
+ * pshufd, xorpd, pinsrw), logic, integer and compare instructions
+ * (andpd, pcmpeqd, cmpltsd...), general-register moves (movq) and a store into a
  * page mapped read-write-execute, in the middle of the chains. lard keeps
  * guest XMM registers in host registers within a translated block
  * (docs/unicorn-patches.md, patch 0025); every such instruction must see
@@ -262,6 +263,55 @@ static uint64_t seq_rotate(regs *r, uint64_t *mem, uint64_t *rwx)
     return 0;
 }
 
+/* Logic, integer and compare instructions on the same registers, with
+ * 4-, 8- and 16-byte memory operands and loads. */
+static uint64_t seq_mixed(regs *r, uint64_t *mem, uint64_t *rwx)
+{
+    (void)rwx;
+    __asm__ volatile(LOAD_ALL
+                     "mulsd %%xmm1, %%xmm0\n\t"
+                     "andpd %%xmm2, %%xmm0\n\t"
+                     "addsd %%xmm0, %%xmm3\n\t"
+                     "andnpd %%xmm3, %%xmm4\n\t"
+                     "orpd %%xmm4, %%xmm5\n\t"
+                     "cmpltsd %%xmm5, %%xmm6\n\t"
+                     "andps %%xmm6, %%xmm7\n\t"
+                     "cmpunordpd %%xmm7, %%xmm8\n\t"
+                     "cmpnless %%xmm8, %%xmm9\n\t"
+                     "cmpeqps 0(%[m]), %%xmm10\n\t"
+                     "addpd 0(%[m]), %%xmm10\n\t"
+                     "mulss 4(%[m]), %%xmm11\n\t"
+                     "subsd 8(%[m]), %%xmm11\n\t"
+                     "cmplesd 16(%[m]), %%xmm11\n\t"
+                     "movups 8(%[m]), %%xmm12\n\t"
+                     "pcmpeqd %%xmm12, %%xmm13\n\t"
+                     "paddq %%xmm12, %%xmm13\n\t"
+                     "psubd %%xmm0, %%xmm13\n\t"
+                     "pminub %%xmm1, %%xmm13\n\t"
+                     "pmullw %%xmm13, %%xmm14\n\t"
+                     "pcmpgtd %%xmm14, %%xmm15\n\t"
+                     "paddsw %%xmm15, %%xmm14\n\t"
+                     "pxor %%xmm15, %%xmm15\n\t"
+                     "xorps %%xmm14, %%xmm15\n\t"
+                     "por %%xmm1, %%xmm15\n\t"
+                     "pandn %%xmm2, %%xmm15\n\t"
+                     "movsd 24(%[m]), %%xmm1\n\t"
+                     "movss 0(%[m]), %%xmm2\n\t"
+                     "addsd %%xmm1, %%xmm2\n\t"
+                     "addps %%xmm2, %%xmm1\n\t"
+                     "maxpd %%xmm15, %%xmm1\n\t"
+                     "movapd 16(%[m]), %%xmm3\n\t"
+                     "divpd %%xmm1, %%xmm3\n\t"
+                     "cmpordsd %%xmm3, %%xmm3\n\t"
+                     "pcmpeqb %%xmm3, %%xmm3\n\t"
+                     "psubusb %%xmm0, %%xmm3"
+                     STORE_ALL
+                     :
+                     : [r] "r"(r), [m] "r"(mem)
+                     : CLOBBERS);
+    return 0;
+}
+
 static const struct {
     const char *name;
     uint64_t (*run)(regs *, uint64_t *, uint64_t *);
@@ -269,6 +319,7 @@ static const struct {
     { "double", seq_double },
     { "single", seq_single },
     { "rotate", seq_rotate },
+    { "mixed", seq_mixed },
 };
 
 static const uint32_t MXCSRS[] = { 0x1f80, 0x5f80, 0x9f80, 0x1fc0 };
@@ -288,7 +339,7 @@ int main(void)
             hash = 0xcbf29ce484222325ull;
             for (int run = 0; run < NRUNS; run++) {
                 regs r;
-                uint64_t mem[4];
+                uint64_t mem[4] __attribute__((aligned(16)));
                 for (int i = 0; i < 16; i++) {
                     r.q[i][0] = operand();
                     r.q[i][1] = operand();
