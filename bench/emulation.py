@@ -76,22 +76,28 @@ def cpu_run(argv: list[str]) -> tuple[float, str]:
         return ru.ru_utime + ru.ru_stime, hashlib.sha256(out.read()).hexdigest()
 
 
-def cpu_table(title, programs, runners, reps, lard) -> dict[str, float]:
+def cpu_table(title, programs, runners, reps, lard, own=None) -> dict[str, dict[str, float]]:
     """Runs every program under every runner `reps` times, interleaved, and
     prints each runner's median CPU seconds against native and qemu-user
-    (the first two runners); the outputs must agree.  Returns each
-    program's lard bare / qemu-user ratio."""
+    (the first two runners), and against a runner named "tsan" if there is
+    one; the outputs must agree.  `own` maps a runner's name to a function
+    giving that runner's own argv for a program's (a ThreadSanitizer build
+    runs its own binary).  Returns each program's median CPU seconds by
+    runner."""
+    own = own or {}
+    names = [r for r, _ in runners]
     load = os.getloadavg()
     print(f"{title}: CPU seconds (user+sys), median of {reps} interleaved rounds; {lard}")
     print(f"loadavg at start {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}, nproc={os.cpu_count()}")
-    print(f"{'program':12} {'runner':10} {'CPU s':>7} {'x native':>9} {'x qemu-user':>12}")
-    ratios = {}
+    tsan_col = f" {'x tsan':>7}" if "tsan" in names else ""
+    print(f"{'program':12} {'runner':10} {'CPU s':>7} {'x native':>9} {'x qemu-user':>12}{tsan_col}")
+    medians = {}
     for name, argv in programs:
         cpu: dict[str, list[float]] = {r: [] for r, _ in runners}
         digests = set()
         for rep in range(reps):
             for r, prefix in runners:
-                c, d = cpu_run([*prefix, *argv])
+                c, d = cpu_run([*prefix, *(own[r](argv) if r in own else argv)])
                 cpu[r].append(c)
                 digests.add(d)
                 print(f"  {name} rep {rep + 1}/{reps} {r:10} {c:6.2f} s", file=sys.stderr)
@@ -101,9 +107,10 @@ def cpu_table(title, programs, runners, reps, lard) -> dict[str, float]:
         for r, _ in runners:
             nat = med[r] / max(med["native"], 0.01)
             q = med[r] / med["qemu-user"]
-            print(f"{name:12} {r:10} {med[r]:7.2f} {nat:8.1f}x {q:11.2f}x")
-        ratios[name] = med["lard bare"] / med["qemu-user"]
-    return ratios
+            ts = f" {med[r] / max(med['tsan'], 0.01):6.2f}x" if tsan_col else ""
+            print(f"{name:12} {r:10} {med[r]:7.2f} {nat:8.1f}x {q:11.2f}x{ts}")
+        medians[name] = med
+    return medians
 
 
 def main() -> None:
@@ -126,7 +133,8 @@ def main() -> None:
         ("qemu-user", [qemu]),
         ("lard bare", [str(lard), "run", "--detector", "none", "--observe", "none"]),
     ]
-    ratios = cpu_table("bare emulation", programs, runners, reps, lard)
+    med = cpu_table("bare emulation", programs, runners, reps, lard)
+    ratios = {k: m["lard bare"] / m["qemu-user"] for k, m in med.items()}
     shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()
     print(f"loadavg at end {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}")
