@@ -5,7 +5,8 @@
  * replace part of a register (movsd, movss, movhps, movlps), instructions
  * translated as calls or element stores (cvtsi2sd, shufpd, unpcklpd,
  * pshufd, xorpd, pinsrw), logic, integer and compare instructions
- * (andpd, pcmpeqd, cmpltsd...), general-register moves (movq) and a store into a
+ * (andpd, pcmpeqd, cmpltsd...), conversions to and from integers
+ * (cvtsi2sd, cvttsd2si...), general-register moves (movq) and a store into a
  * page mapped read-write-execute, in the middle of the chains. lard keeps
  * guest XMM registers in host registers within a translated block
  * (docs/unicorn-patches.md, patch 0025); every such instruction must see
@@ -302,6 +303,17 @@ static uint64_t seq_mixed(regs *r, uint64_t *mem, uint64_t *rwx)
                      "maxpd %%xmm15, %%xmm1\n\t"
                      "movapd 16(%[m]), %%xmm3\n\t"
                      "divpd %%xmm1, %%xmm3\n\t"
+                     "cvttsd2si %%xmm3, %%rax\n\t"
+                     "cvtsi2ss %%eax, %%xmm4\n\t"
+                     "cvtsd2si %%xmm4, %%ecx\n\t"
+                     "cvtsi2sd %%rcx, %%xmm4\n\t"
+                     "cvttss2si 8(%[m]), %%rax\n\t"
+                     "cvtss2si %%xmm2, %%ecx\n\t"
+                     "addsd %%xmm4, %%xmm3\n\t"
+                     "cvtsi2sd %%eax, %%xmm5\n\t"
+                     "cvtsd2si 16(%[m]), %%rax\n\t"
+                     "cvtsi2ss %%rax, %%xmm6\n\t"
+                     "cvtsi2sd %%ecx, %%xmm6\n\t"
                      "cmpordsd %%xmm3, %%xmm3\n\t"
                      "pcmpeqb %%xmm3, %%xmm3\n\t"
                      "psubusb %%xmm0, %%xmm3"
