@@ -146,6 +146,39 @@ fn accesses_the_program_may_not_make_fault_as_natively() {
 }
 
 #[test]
+fn many_mappings_fault_at_each_page_boundary_as_natively() {
+    // 600 pages cut into mappings of every kind (unmapped, PROT_NONE,
+    // read-only, read-write, read-execute), probed at every page by a
+    // load, a store, a load across the boundary below and a call, then
+    // rotated to other kinds and probed again: each probe faults (with
+    // its si_code and address) or runs where it does natively, through
+    // the direct window and through the softmmu TLB alike.
+    let mut guests: Vec<_> = Libc::ALL
+        .into_iter()
+        .map(|libc| build_c("plain/many_mappings.c", libc))
+        .collect();
+    guests.push(build_c_dynamic(
+        "plain/many_mappings.c",
+        "many_mappings",
+        &[],
+    ));
+    for guest in guests {
+        let n = native(&guest, &[]);
+        assert!(stdout(&n).contains("checksum"), "{}", stdout(&n));
+        for flags in [&[][..], &["--no-direct-memory"][..]] {
+            let l = lard_run(flags, &guest, &[]);
+            assert_eq!(
+                stdout(&l),
+                stdout(&n),
+                "{guest:?} {flags:?}: {}",
+                stderr(&l)
+            );
+            assert_eq!(shell_status(&l), 0, "{guest:?} {flags:?}: {}", stderr(&l));
+        }
+    }
+}
+
+#[test]
 fn the_vsyscall_page_answers_as_the_system_calls_do() {
     // Its answers are checked by the guest itself against the system calls
     // (the native kernel may have no vsyscall page at all).

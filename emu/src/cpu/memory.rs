@@ -5,10 +5,17 @@
 //! directly through host pointers. Page permissions are unicorn's: a guest
 //! write to read-only text faults in the guest, never in the host.
 //!
-//! **Direct guest addressing.** Guest addresses below [`WINDOW_END`] live in
-//! one host reservation, the window: guest address `a` is host address
-//! `base + a`, and translated code makes such an access as a plain host
-//! access instead of a softmmu TLB look-up (unicorn patch 0020). The
+//! **The window.** Guest addresses below [`WINDOW_END`] live in one host
+//! reservation: guest address `a` is host address `base + a`. unicorn sees
+//! it as one region (patch 0029) and each guest mapping in it as a range
+//! with permissions, so a guest `mmap`, `mprotect` or `munmap` costs the
+//! same however many mappings the process has (with a unicorn region per
+//! mapping, each change rebuilds unicorn's view of all of them: quadratic
+//! in the threads a program creates, two mappings per thread stack).
+//!
+//! **Direct guest addressing.** Translated code makes an access to the
+//! window as a plain host access at `base + a` instead of a softmmu TLB
+//! look-up (unicorn patch 0020; `--no-direct-memory` keeps the TLB). The
 //! window's pages carry host permissions no wider than the guest's (none
 //! for an unmapped page), so an access the guest may not make faults on the
 //! host, and unicorn sends it on to the softmmu path, which gives the guest
@@ -106,14 +113,20 @@ pub struct Memory {
 }
 
 impl Memory {
-    /// An empty address space for `uc`, with direct guest addressing when
-    /// `direct` asks for it and the host can reserve the window. Call it
-    /// before anything is translated.
+    /// An empty address space for `uc`: the window when the host can
+    /// reserve it (one unicorn region, patch 0029), and direct guest
+    /// addressing in it when `direct` asks for it. Call it before anything
+    /// is mapped or translated.
     pub fn new(uc: UcRef, direct: bool) -> Memory {
-        let window = if direct { Window::reserve() } else { None };
-        let direct = window
-            .as_ref()
-            .is_some_and(|w| uc.direct(w.base as u64, WINDOW_BITS).is_ok());
+        let window = Window::reserve().filter(|w| {
+            // SAFETY: the reservation lives as long as this address space,
+            // which the engine does not outlive (`Emulator`'s field order).
+            unsafe { uc.window(w.base as *mut u8, WINDOW_END) }.is_ok()
+        });
+        let direct = direct
+            && window
+                .as_ref()
+                .is_some_and(|w| uc.direct(w.base as u64, WINDOW_BITS).is_ok());
         Memory {
             uc,
             regions: BTreeMap::new(),
@@ -347,17 +360,20 @@ impl Memory {
         for s in keys {
             self.last.set(None);
             let r = self.regions.get_mut(&s).expect("region present");
-            let gains_exec = r.perms & prot::EXEC == 0 && perms & prot::EXEC != 0;
+            let exec_changes = (r.perms ^ perms) & prot::EXEC != 0;
             self.uc.protect(s, r.len, perms)?;
             if let (true, Some(w)) = (r.in_window(), &self.window) {
                 w.protect(s, r.len, host_prot(perms));
             }
             r.perms = perms;
-            if gains_exec {
+            if exec_changes {
                 // Code translated while the range was last executable may be
                 // stale: unicorn invalidates translations only on stores to
                 // executable pages, so a W^X JIT (RX, RW + rewrite, RX again)
-                // would run the old code (guests/plain/jit_code.c).
+                // would run the old code (guests/plain/jit_code.c). And
+                // unicorn checks EXEC only when it translates: code
+                // translated before the range lost EXEC would still run
+                // (guests/plain/many_mappings.c).
                 self.uc.remove_cache(s, s + r.len);
             }
         }

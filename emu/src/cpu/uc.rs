@@ -241,6 +241,22 @@ impl UcRef {
         check(unsafe { uc_lard_direct(self.0, base, bits as std::ffi::c_int) })
     }
 
+    /// The window (patch 0029): guest addresses `[0, size)` are one
+    /// unicorn region at host address `host + address`. From then on a
+    /// mapping inside it made with [`UcRef::map_ptr`] at its own window
+    /// address (`host + addr`) is recorded with its permissions only, so
+    /// mapping, unmapping and protecting cost the same however many
+    /// mappings there are; unicorn checks an access against the mapping's
+    /// permissions as before, and a page no mapping holds is unmapped.
+    ///
+    /// # Safety
+    /// `host` must be a reservation of at least `size` bytes that stays
+    /// mapped (its pages may be `PROT_NONE`) while the engine runs; call it
+    /// once, before anything is mapped below `size`.
+    pub unsafe fn window(self, host: *mut u8, size: u64) -> Result<(), UcError> {
+        check(uc_lard_window(self.0, host as *mut c_void, size))
+    }
+
     /// Unmaps a page range.
     pub fn unmap(self, addr: u64, len: u64) -> Result<(), UcError> {
         // SAFETY: the engine is live.
@@ -668,6 +684,11 @@ extern "C" {
     /// Declared by patch 0020.
     fn uc_lard_direct(uc: *mut sys::uc_engine, base: u64, bits: std::ffi::c_int) -> sys::uc_error;
     fn uc_lard_gprs(uc: *mut sys::uc_engine) -> *mut u64;
+}
+
+extern "C" {
+    /// Declared by patch 0029.
+    fn uc_lard_window(uc: *mut sys::uc_engine, host: *mut c_void, size: u64) -> sys::uc_error;
 }
 
 extern "C" {

@@ -38,8 +38,8 @@ fn host_ptr_after_every_change_of_the_regions() {
         (A + PAGE - 4, 8, rw),
         (A + 3 * PAGE, 8, prot::READ),
     ];
-    let uc = Uc::new_x86_64().expect("engine");
     for warm in probes {
+        let uc = Uc::new_x86_64().expect("engine");
         let mut m = Memory::new(uc.r(), false);
         for (name, step) in steps {
             let (a, len, need) = warm;

@@ -42,6 +42,14 @@ pub(super) fn host_prot(perms: u32) -> libc::c_int {
     p
 }
 
+impl Drop for Window {
+    fn drop(&mut self) {
+        // SAFETY: the reservation `reserve` made; the guest memory in it
+        // goes with the address space that owns the window.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, (WINDOW_END + PAGE) as usize) };
+    }
+}
+
 impl Window {
     /// Reserves `WINDOW_END` bytes and a guard page past them (an access
     /// that starts below the end and crosses it faults there).
