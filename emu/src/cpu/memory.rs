@@ -106,6 +106,12 @@ pub struct Memory {
     /// Whether translated code addresses the window directly (turned off
     /// for good by the first writable and executable page).
     direct: bool,
+    /// What [`Memory::find_free`] learnt, as `(hi, bound)`: `hi` is
+    /// [`MMAP_TOP`] or a mapped address, and no gap between mappings in
+    /// `[hi, MMAP_TOP)` is longer than `bound` bytes, so a search for more
+    /// starts at `hi`. Mapping only shrinks gaps; [`Memory::unmap`] keeps
+    /// it true.
+    free_above: std::cell::Cell<Option<(u64, u64)>>,
     /// Program break: start and current end (page-granular mapping behind it).
     pub brk_start: u64,
     brk_cur: u64,
@@ -133,6 +139,7 @@ impl Memory {
             last: std::cell::Cell::new(None),
             window,
             direct,
+            free_above: std::cell::Cell::new(None),
             brk_start: 0,
             brk_cur: 0,
             brk_mapped: 0,
@@ -281,13 +288,24 @@ impl Memory {
             .is_some_and(|(&s, r)| s + r.len > addr)
     }
 
-    /// Finds a free page range of `len` bytes, top-down below the mmap top.
+    /// Finds a free page range of `len` bytes: the top of the highest gap
+    /// below the mmap top that holds it. The search starts below the gaps
+    /// an earlier one found too short ([`Memory::free_above`]), so a
+    /// program whose mappings fill the space from the top down (thread
+    /// stacks) does not walk all of them at each `mmap`.
     pub fn find_free(&self, len: u64) -> Option<u64> {
-        let mut hi = MMAP_TOP;
-        for (&start, r) in self.regions.range(..MMAP_TOP).rev() {
+        let (mut hi, mut bound) = match self.free_above.get() {
+            Some((hi, bound)) if bound < len => (hi, bound),
+            _ => (MMAP_TOP, 0),
+        };
+        for (&start, r) in self.regions.range(..hi).rev() {
             let end = start + r.len;
-            if end <= hi && hi - end >= len {
-                return Some(hi - len);
+            if end <= hi {
+                if hi - end >= len {
+                    self.free_above.set(Some((hi, bound)));
+                    return Some(hi - len);
+                }
+                bound = bound.max(hi - end);
             }
             hi = hi.min(start);
             if hi < MMAP_BOTTOM + len {
@@ -295,6 +313,35 @@ impl Memory {
             }
         }
         (hi >= MMAP_BOTTOM + len).then(|| hi - len)
+    }
+
+    /// Keeps [`Memory::free_above`] true once `[s, e)` is unmapped: the gap
+    /// it leaves, if above `hi`, raises the bound; one that reaches `hi`
+    /// or below it (where `hi` stops being mapped) forgets it.
+    fn freed(&self, s: u64, e: u64) {
+        let Some((hi, bound)) = self.free_above.get() else {
+            return;
+        };
+        if e <= hi || s >= MMAP_TOP {
+            return;
+        }
+        if s <= hi {
+            self.free_above.set(None);
+            return;
+        }
+        let below = self
+            .regions
+            .range(..s)
+            .next_back()
+            .map_or(0, |(&rs, r)| rs + r.len);
+        let above = self
+            .regions
+            .range(e..)
+            .next()
+            .map_or(MMAP_TOP, |(&rs, _)| rs)
+            .min(MMAP_TOP);
+        self.free_above
+            .set(Some((hi, bound.max(above.saturating_sub(below)))));
     }
 
     /// Splits regions so that `at` is a region boundary (if inside one).
@@ -331,6 +378,7 @@ impl Memory {
         let victims: Vec<u64> = self.regions.range(addr..end).map(|(&s, _)| s).collect();
         for s in victims {
             let r = self.regions_mut().remove(&s).expect("region present");
+            self.freed(s, s + r.len);
             self.uc.unmap(s, r.len)?;
             if let (true, Some(w)) = (r.in_window(), &self.window) {
                 w.release(s, r.len);

@@ -69,9 +69,8 @@ impl StackMap {
 
     /// Records the stack mapping `[start, end)` (once).
     pub fn add(&mut self, start: u64, end: u64) {
-        if !self.ranges.contains(&(start, end)) {
-            self.ranges.push((start, end));
-            self.ranges.sort_unstable();
+        if let Err(at) = self.ranges.binary_search(&(start, end)) {
+            self.ranges.insert(at, (start, end));
             self.hit_stack.set(Interval::default());
             self.hit_other.set(Interval::default());
             self.hit_other2.set(Interval::default());

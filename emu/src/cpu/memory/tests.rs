@@ -56,3 +56,71 @@ fn host_ptr_after_every_change_of_the_regions() {
         }
     }
 }
+
+/// `find_free` as a plain top-down walk of every mapping below the mmap
+/// top: what the search must answer.
+fn find_free_walk(m: &Memory, len: u64) -> Option<u64> {
+    let mut hi = MMAP_TOP;
+    for (&start, r) in m.regions.range(..MMAP_TOP).rev() {
+        let end = start + r.len;
+        if end <= hi && hi - end >= len {
+            return Some(hi - len);
+        }
+        hi = hi.min(start);
+        if hi < MMAP_BOTTOM + len {
+            return None;
+        }
+    }
+    (hi >= MMAP_BOTTOM + len).then(|| hi - len)
+}
+
+/// Under random mmaps (where `find_free` says, or fixed near the top),
+/// munmaps of parts of mappings and mprotects that split and merge them,
+/// `find_free` answers as the plain walk, for every length asked.
+#[test]
+fn find_free_answers_as_a_walk_of_every_mapping() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let uc = Uc::new_x86_64().expect("engine");
+    let mut m = Memory::new(uc.r(), false);
+    let rw = prot::READ | prot::WRITE;
+    for step in 0..3000 {
+        let len = (1 + next(6)) * PAGE;
+        match next(10) {
+            0..=4 => {
+                if let Some(a) = m.find_free(len) {
+                    m.map(a, len, rw, "t").unwrap();
+                }
+            }
+            5 => {
+                let a = MMAP_TOP - (1 + next(400)) * PAGE;
+                if m.is_free(a, len) {
+                    m.map(a, len, rw, "fixed").unwrap();
+                }
+            }
+            6 | 7 => {
+                let a = MMAP_TOP - (1 + next(400)) * PAGE;
+                m.unmap(a, len).unwrap();
+            }
+            _ => {
+                let a = MMAP_TOP - (1 + next(400)) * PAGE;
+                if m.is_mapped(a, PAGE) {
+                    let perms = [prot::READ, rw, 0][next(3) as usize];
+                    m.protect(a, PAGE, perms).unwrap();
+                }
+            }
+        }
+        for pages in 1..=8 {
+            assert_eq!(
+                m.find_free(pages * PAGE),
+                find_free_walk(&m, pages * PAGE),
+                "step {step}, {pages} pages"
+            );
+        }
+    }
+}
