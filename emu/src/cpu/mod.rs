@@ -9,5 +9,6 @@ pub mod code;
 pub mod memory;
 pub mod sched;
 pub mod stacks;
+pub mod thread_sets;
 pub mod uc;
 pub mod vclock;

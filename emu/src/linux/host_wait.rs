@@ -309,14 +309,14 @@ impl Kernel<'_> {
     /// (its saved RIP is just past the `syscall`, RAX still the number)
     /// with the same deadline.
     fn restart(&mut self, i: usize) {
-        let t = &mut self.cpu.threads[i];
-        t.restart_deadline = match t.state {
+        self.cpu.threads[i].restart_deadline = match self.cpu.threads[i].state {
             ThreadState::Blocked(Wait::Io { deadline, .. } | Wait::Retry { deadline, .. }) => {
                 deadline
             }
             _ => None,
         };
-        t.state = ThreadState::Runnable;
+        self.cpu.set_state(i, ThreadState::Runnable);
+        let t = &mut self.cpu.threads[i];
         let rip = t.ctx.reg(Reg::RIP);
         t.ctx.set_reg(Reg::RIP, rip.wrapping_sub(2));
         t.ctx_changed = true;

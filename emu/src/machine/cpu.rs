@@ -4,8 +4,10 @@ use super::GuestFault;
 use super::Machine;
 use super::Stop;
 use super::Thread;
+use super::ThreadState;
 use crate::cpu::memory::Memory;
 use crate::cpu::sched::Scheduler;
+use crate::cpu::thread_sets::ThreadSets;
 use crate::cpu::uc::Clock;
 use crate::cpu::uc::UcRef;
 use crate::cpu::vclock::VcFile;
@@ -20,8 +22,11 @@ pub struct Cpu {
     pub uc: UcRef,
     /// Guest memory.
     pub mem: Memory,
-    /// All threads ever created (exited ones stay, for statistics).
+    /// All threads ever created (exited ones stay, for statistics). Their
+    /// states change through [`Cpu::set_state`] only.
     pub threads: Vec<Thread>,
+    /// The threads in each state looked up often ([`ThreadSets`]).
+    pub sets: ThreadSets,
     /// Index of the running thread.
     pub cur: usize,
     /// Scheduler.
@@ -44,6 +49,24 @@ pub struct Cpu {
     pub stop: Option<Stop>,
     /// Last invalid memory access (address, kind) seen by the fault hook.
     pub bad_access: Option<(u64, &'static str)>,
+}
+
+impl Cpu {
+    /// Puts thread `i` in `state`, in [`Cpu::sets`] too.
+    pub fn set_state(&mut self, i: usize, state: ThreadState) {
+        let t = &mut self.threads[i];
+        let old = std::mem::replace(&mut t.state, state);
+        self.sets.leave(i, &old);
+        self.sets.enter(i, &t.state, t.clear_child_tid);
+    }
+
+    /// Adds a thread; returns its index.
+    pub fn push_thread(&mut self, t: Thread) -> usize {
+        let i = self.threads.len();
+        self.sets.enter(i, &t.state, t.clear_child_tid);
+        self.threads.push(t);
+        i
+    }
 }
 
 impl Machine {

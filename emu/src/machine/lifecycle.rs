@@ -5,7 +5,7 @@
 //! thread's life runs from here: its stack mapping, the low-level
 //! synchronization and object events, binary mode's language threads.
 
-use super::{Machine, Stop, ThreadState};
+use super::{Machine, Stop};
 use crate::cpu::uc::Reg;
 use lard_detector_hw::event::{EventKind, LowLevelSync, ProgramEvent};
 
@@ -53,12 +53,13 @@ impl Machine {
             self.emit_from(origin, pc, EventKind::Program(ProgramEvent::Wake));
         }
         if let (Some(addr), 0) = (futex, ret) {
+            // The first exited thread with that word.
             let joined = self
                 .cpu
-                .threads
-                .iter()
-                .find(|c| c.state == ThreadState::Exited && c.clear_child_tid == addr)
-                .map(|c| c.tid);
+                .sets
+                .exited_ctid
+                .get(&addr)
+                .map(|&c| self.cpu.threads[c].tid);
             let mut events = vec![LowLevelSync::FutexWaitDone { addr }];
             if let Some(child) = joined {
                 events.push(LowLevelSync::ThreadJoin { child });

@@ -44,27 +44,19 @@ impl Emulator {
             if rounds.is_multiple_of(16) && m.has_host_waits() {
                 m.poll_host(Some(Duration::ZERO));
             }
-            let runnable: Vec<usize> = (0..m.cpu.threads.len())
-                .filter(|&i| m.cpu.threads[i].state == ThreadState::Runnable)
-                .collect();
+            let runnable: Vec<usize> = m.cpu.sets.runnable.iter().copied().collect();
             if runnable.is_empty() {
-                if m.cpu.threads.iter().all(|t| t.state == ThreadState::Exited) {
+                if m.cpu.sets.live.is_empty() {
                     return Outcome::Exited(m.process.last_exit_status);
                 }
                 // Advance virtual time to the earliest timeout, if any.
                 let next = m
                     .cpu
-                    .threads
-                    .iter()
-                    .filter_map(|t| match t.state {
-                        ThreadState::Blocked(Wait::Futex { deadline, .. }) => deadline,
-                        ThreadState::Blocked(Wait::Sleep { deadline }) => Some(deadline),
-                        ThreadState::Blocked(Wait::SigWait { deadline, .. }) => deadline,
-                        ThreadState::Blocked(
-                            Wait::Io { deadline, .. } | Wait::Retry { deadline, .. },
-                        ) => deadline,
-                        _ => None,
-                    })
+                    .sets
+                    .timed
+                    .first()
+                    .map(|&(d, _)| d)
+                    .into_iter()
                     .chain(m.next_timer_deadline())
                     .min();
                 // Threads waiting on the host: wait for it (virtual time

@@ -218,6 +218,7 @@ impl Emulator {
                 clock_seen: 0,
                 bad_access: None,
                 insn_limit: u64::MAX,
+                sets: Default::default(),
             },
             process: Process {
                 warned: HashSet::new(),
@@ -263,6 +264,7 @@ impl Emulator {
             },
             config,
         });
+        machine.cpu.sets = crate::cpu::thread_sets::ThreadSets::of(&machine.cpu.threads);
         machine.add_stack(rsp);
         // The loader's objects are the first to appear executable.
         let mut loaded = vec![(exe, image.clone(), file)];

@@ -135,7 +135,12 @@ impl Kernel<'_> {
         if from_host == 0
             && !timer_due
             && self.process.signals.pending == 0
-            && self.cpu.threads.iter().all(|t| t.sig.pending == 0)
+            && self
+                .cpu
+                .sets
+                .live
+                .iter()
+                .all(|&i| self.cpu.threads[i].sig.pending == 0)
         {
             return Delivery::Continue;
         }
@@ -150,9 +155,7 @@ impl Kernel<'_> {
             }
         }
         self.expire_signal_timers();
-        let live: Vec<usize> = (0..self.cpu.threads.len())
-            .filter(|&i| self.cpu.threads[i].state != ThreadState::Exited)
-            .collect();
+        let live: Vec<usize> = self.cpu.sets.live.iter().copied().collect();
         let mut pending = self.process.signals.pending;
         while pending != 0 {
             let sig = pending.trailing_zeros() as i32 + 1;

@@ -19,23 +19,18 @@ impl Kernel<'_> {
 
     /// Wakes up to `n` futex waiters on `addr` whose mask intersects `bitset`.
     pub fn futex_wake(&mut self, addr: u64, n: u64, bitset: u32, pc: u64) -> u64 {
-        let mut waiters: Vec<(u64, usize)> = self
+        // Oldest wait first.
+        let threads = &self.cpu.threads;
+        let waiters: Vec<(u64, usize)> = self
             .cpu
-            .threads
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| match t.state {
-                ThreadState::Blocked(Wait::Futex {
-                    addr: a,
-                    bitset: b,
-                    seq,
-                    ..
-                }) if a == addr && b & bitset != 0 => Some((seq, i)),
-                _ => None,
+            .sets
+            .futex_waiters(addr)
+            .filter(|&(_, i)| {
+                matches!(threads[i].state,
+                    ThreadState::Blocked(Wait::Futex { bitset: b, .. }) if b & bitset != 0)
             })
+            .take(n.min(usize::MAX as u64) as usize)
             .collect();
-        waiters.sort_unstable();
-        waiters.truncate(n.min(usize::MAX as u64) as usize);
         // The waker's release comes before the woken threads' acquires.
         if !waiters.is_empty() {
             self.notify(Notice::FutexWake { addr, pc });
@@ -122,16 +117,20 @@ impl Kernel<'_> {
                     }
                 }
                 let woken = self.futex_wake(uaddr, val, u32::MAX, pc);
-                let mut moved = 0;
-                for t in &mut self.cpu.threads {
-                    if moved >= timeout {
-                        break;
-                    }
-                    if let ThreadState::Blocked(Wait::Futex { addr, .. }) = &mut t.state {
-                        if *addr == uaddr {
+                // The first waiters in thread order move.
+                let mut waiting: Vec<usize> =
+                    self.cpu.sets.futex_waiters(uaddr).map(|(_, i)| i).collect();
+                waiting.sort_unstable();
+                waiting.truncate(timeout.min(usize::MAX as u64) as usize);
+                let moved = waiting.len() as u64;
+                for i in waiting {
+                    if let ThreadState::Blocked(mut w @ Wait::Futex { .. }) =
+                        self.cpu.threads[i].state
+                    {
+                        if let Wait::Futex { addr, .. } = &mut w {
                             *addr = uaddr2;
-                            moved += 1;
                         }
+                        self.cpu.set_state(i, ThreadState::Blocked(w));
                     }
                 }
                 Val((woken + if cmd == 4 { moved } else { 0 }) as i64)

@@ -99,9 +99,9 @@ impl Kernel<'_> {
         self.signals_forked_child();
         let pid = self.config.process.pid;
         let cur = self.cpu.cur;
-        for (i, t) in self.cpu.threads.iter_mut().enumerate() {
+        for i in 0..self.cpu.threads.len() {
             if i != cur {
-                t.state = ThreadState::Exited;
+                self.cpu.set_state(i, ThreadState::Exited);
             }
         }
         self.cpu.threads[cur].tid = pid;

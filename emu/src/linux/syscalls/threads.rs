@@ -194,7 +194,7 @@ impl Kernel<'_> {
         }
         let core = (self.cpu.threads.len() % usize::from(self.config.cores.max(1))) as u16;
         let parent = self.cpu.threads[self.cpu.cur].tid;
-        self.cpu.threads.push(Thread {
+        let child = self.cpu.push_thread(Thread {
             tid,
             ctx,
             state: ThreadState::Runnable,
@@ -213,18 +213,14 @@ impl Kernel<'_> {
             name: self.cpu.threads[self.cpu.cur].name,
             sig: self.cpu.threads[self.cpu.cur].sig.inherited(),
         });
-        self.notify(Notice::ThreadCreated {
-            child: self.cpu.threads.len() - 1,
-            stack,
-            pc,
-        });
+        self.notify(Notice::ThreadCreated { child, stack, pc });
         Val(i64::from(tid))
     }
 
     fn sys_exit(&mut self, status: i32, pc: u64) -> Ret {
         self.notify(Notice::ThreadExiting { pc });
         let ctid = self.cpu.threads[self.cpu.cur].clear_child_tid;
-        self.cpu.threads[self.cpu.cur].state = ThreadState::Exited;
+        self.cpu.set_state(self.cpu.cur, ThreadState::Exited);
         self.process.last_exit_status = status;
         if ctid != 0 && self.cpu.mem.write(ctid, &0u32.to_le_bytes()).is_some() {
             self.futex_wake(ctid, 1, u32::MAX, pc);

@@ -10,7 +10,7 @@ impl Kernel<'_> {
     /// Blocks the current thread; the run loop picks another.
     pub(in crate::linux) fn block(&mut self, w: Wait) -> Ret {
         self.notify(Notice::ThreadBlocking);
-        self.cpu.threads[self.cpu.cur].state = ThreadState::Blocked(w);
+        self.cpu.set_state(self.cpu.cur, ThreadState::Blocked(w));
         self.cpu.stop = Some(Stop::Blocked);
         self.cpu.uc.stop();
         NoReturn
@@ -28,7 +28,7 @@ impl Kernel<'_> {
             ThreadState::Blocked(Wait::Futex { addr, .. }) => Some(addr),
             _ => None,
         };
-        self.cpu.threads[i].state = ThreadState::Runnable;
+        self.cpu.set_state(i, ThreadState::Runnable);
         self.cpu.threads[i].ctx.set_reg(Reg::RAX, ret as u64);
         self.cpu.threads[i].ctx_changed = true;
         self.notify(Notice::ThreadWoken {
@@ -39,10 +39,20 @@ impl Kernel<'_> {
         });
     }
 
-    /// Wakes threads whose timed wait expired at the current virtual time.
+    /// Wakes threads whose timed wait expired at the current virtual time,
+    /// in thread order.
     pub fn expire_timeouts(&mut self) {
         let now = self.cpu.vtime;
-        for i in 0..self.cpu.threads.len() {
+        let mut due: Vec<usize> = self
+            .cpu
+            .sets
+            .timed
+            .iter()
+            .take_while(|&&(d, _)| d <= now)
+            .map(|&(_, i)| i)
+            .collect();
+        due.sort_unstable();
+        for i in due {
             let deadline = match self.cpu.threads[i].state {
                 ThreadState::Blocked(Wait::Futex {
                     deadline: Some(d), ..

@@ -42,7 +42,7 @@
 
 use super::LibCall;
 use crate::intercept::hb::SyncKey;
-use crate::machine::{Machine, ThreadState};
+use crate::machine::Machine;
 use lard_detector_hw::event::{EventKind, LardOp as EvOp, ThreadKey};
 
 impl Machine {
@@ -184,15 +184,11 @@ impl Machine {
             return None;
         }
         let mut live = Vec::new();
-        for (i, t) in rt.threads.iter().enumerate() {
-            if self
-                .cpu
-                .threads
-                .get(i)
-                .is_none_or(|m| m.state == ThreadState::Exited)
-            {
-                continue;
-            }
+        // The threads that have not exited, in thread order.
+        for &i in &self.cpu.sets.live {
+            let Some(t) = rt.threads.get(i) else {
+                break;
+            };
             let starts = t.pending.iter().any(|p| {
                 matches!(
                     p.call,
