@@ -23,6 +23,11 @@ pub struct ThreadSets {
     /// The lowest index of an exited thread whose `clear_child_tid` word
     /// is the key.
     pub exited_ctid: HashMap<u64, usize>,
+    /// False only while no live thread has a signal pending: set wherever
+    /// one is made pending, cleared by the check that finds none
+    /// (linux::signals), so that between signals the check looks at no
+    /// thread.
+    pub maybe_signalled: bool,
 }
 
 /// The virtual-time deadline of a wait, if it has one.
@@ -40,7 +45,10 @@ pub fn deadline(w: &Wait) -> Option<u64> {
 impl ThreadSets {
     /// The sets of `threads`.
     pub fn of(threads: &[Thread]) -> ThreadSets {
-        let mut s = ThreadSets::default();
+        let mut s = ThreadSets {
+            maybe_signalled: true,
+            ..ThreadSets::default()
+        };
         for (i, t) in threads.iter().enumerate() {
             s.enter(i, &t.state, t.clear_child_tid);
         }

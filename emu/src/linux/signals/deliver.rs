@@ -78,6 +78,7 @@ impl Kernel<'_> {
             return;
         }
         self.cpu.threads[i].sig.pending |= bit(info.signal);
+        self.cpu.sets.maybe_signalled = true;
         self.keep_info(info);
     }
 
@@ -121,6 +122,23 @@ impl Kernel<'_> {
                 .is_some_and(|d| d <= self.cpu.vtime)
     }
 
+    /// Whether a live thread has a signal pending (looked for only after
+    /// one was made pending since none was found).
+    fn thread_signal_pending(&mut self) -> bool {
+        if !self.cpu.sets.maybe_signalled {
+            return false;
+        }
+        let threads = &self.cpu.threads;
+        let any = self
+            .cpu
+            .sets
+            .live
+            .iter()
+            .any(|&i| threads[i].sig.pending != 0);
+        self.cpu.sets.maybe_signalled = any;
+        any
+    }
+
     /// Between quanta: takes the signals other processes sent and the
     /// timers that expired, routes process-directed signals to threads and
     /// interrupts threads waiting in a system call that have a signal to
@@ -135,12 +153,7 @@ impl Kernel<'_> {
         if from_host == 0
             && !timer_due
             && self.process.signals.pending == 0
-            && self
-                .cpu
-                .sets
-                .live
-                .iter()
-                .all(|&i| self.cpu.threads[i].sig.pending == 0)
+            && !self.thread_signal_pending()
         {
             return Delivery::Continue;
         }
@@ -169,6 +182,7 @@ impl Kernel<'_> {
             let Some(t) = target else { continue };
             self.process.signals.pending &= !bit(sig);
             self.cpu.threads[t].sig.pending |= bit(sig);
+            self.cpu.sets.maybe_signalled = true;
         }
         // A thread in rt_sigtimedwait takes a signal it waits for before
         // any disposition applies, as the kernel dequeues it.
