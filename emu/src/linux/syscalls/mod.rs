@@ -46,7 +46,7 @@ use crate::machine::Stop;
 use facts::Area;
 use log::warn;
 use std::ffi::CString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 use syscalls::Sysno;
 
 const EPERM: i64 = 1;
@@ -289,15 +289,21 @@ impl Kernel<'_> {
     /// A host pointer to the path at guest `addr`, redirected under
     /// `--sysroot` when the path exists there (see [`sysroot`]).
     fn path_arg(&self, addr: u64, keep: &mut Vec<CString>) -> Option<u64> {
-        let Some(root) = self.config.sysroot.as_deref() else {
-            return self.cstr(addr);
-        };
         let guest = self.cpu.mem.read_cstr(addr, 4096)?;
-        let host = sysroot::host_path(Some(root), &guest);
-        if host.as_os_str().as_bytes() == guest.as_slice() {
-            return self.cstr(addr);
+        let host = match self.config.sysroot.as_deref() {
+            Some(root) => sysroot::host_path(Some(root), &guest)
+                .into_os_string()
+                .into_vec(),
+            None => guest.clone(),
+        };
+        if host == guest {
+            // In place, unless the string spans two host mappings: then
+            // a copy, as a buffer gets a bounce copy.
+            if let Some(p) = self.cstr(addr) {
+                return Some(p);
+            }
         }
-        let c = CString::new(host.into_os_string().into_vec()).ok()?;
+        let c = CString::new(host).ok()?;
         let p = c.as_ptr() as u64;
         keep.push(c);
         Some(p)
