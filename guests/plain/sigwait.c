@@ -5,10 +5,15 @@
  * signal taken with its siginfo. */
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Posted once the waiter has taken the first signal: the second is sent
+ * only then, so the two never merge into one pending signal. */
+static sem_t took_first;
 
 static void *waiter(void *arg) {
     sigset_t *set = arg;
@@ -19,6 +24,8 @@ static void *waiter(void *arg) {
             return NULL;
         }
         printf("waiter took signal %d\n", sig);
+        if (k == 0)
+            sem_post(&took_first);
     }
     return NULL;
 }
@@ -51,8 +58,11 @@ int main(void) {
     sigemptyset(&one);
     sigaddset(&one, SIGUSR1);
     pthread_t t;
+    sem_init(&took_first, 0, 0);
     pthread_create(&t, NULL, waiter, &one);
     pthread_kill(t, SIGUSR1);
+    while (sem_wait(&took_first) != 0)
+        ;
     struct timespec pause_ms = {0, 5 * 1000 * 1000};
     nanosleep(&pause_ms, NULL);
     pthread_kill(t, SIGUSR1);
