@@ -8,6 +8,7 @@
 //! `.eh_frame`, sized function symbols are used instead.
 
 use crate::binary::elf::ElfFile;
+use crate::binary::program::merge_ranges;
 use gimli::{BaseAddresses, CieOrFde, EhFrame, LittleEndian, UnwindSection};
 
 /// Where a list of function ranges came from.
@@ -38,15 +39,7 @@ pub fn function_ranges(file: &ElfFile) -> (Vec<(u64, u64)>, RangeSource) {
             RangeSource::Symbols
         };
     }
-    ranges.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
-    for (s, e) in ranges {
-        match merged.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => merged.push((s, e)),
-        }
-    }
-    (merged, source)
+    (merge_ranges(ranges), source)
 }
 
 /// One Frame Description Entry: a function (or a part of one, such as a
