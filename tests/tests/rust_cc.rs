@@ -278,7 +278,8 @@ fn lard_cargo_test_runs_the_tests_under_lard() {
     assert!(err.contains("distinct racy PCs: 0"), "{err}");
 
     let doc = lard_cargo(&["test", "--doc"]);
-    assert!(doc.status.success(), "{}", stderr(&doc));
+    // (rustdoc prints a failing doctest's output on stdout.)
+    assert!(doc.status.success(), "{}\n{}", stdout(&doc), stderr(&doc));
     assert!(stdout(&doc).contains("1 passed"), "{}", stdout(&doc));
     // The doctest runs under lard run: a bad lard option fails it.
     let bad = lard_cargo(&["--run-option=--no-such-option", "test", "--doc"]);
