@@ -14,9 +14,9 @@
 //! docs/dynamic.md describes the registry and its notification point,
 //! `Machine::object_mapped`.
 
+use crate::binary::dwarf::lines::{Frame, SourceLines};
 use crate::binary::elf::{ElfFile, Symbol};
 use crate::binary::functions::function_ranges;
-use crate::binary::lines::{Frame, SourceLines};
 use crate::binary::symbols::Symbolizer;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 //! LARD's; its verdict is checked against the manifest's `object_expect`
 //! where the manifest gives one.
 
-use crate::binary::lines::SourceLines;
+use crate::binary::dwarf::lines::SourceLines;
 use crate::cmd::campaign::spec::Campaign;
 use crate::cmd::manifest::GuestRun;
 use lard_detector_hw::variants::Variant;

@@ -13,7 +13,7 @@
 //! `BUILD/cc-accuracy.results` beside its `BUILD/cc-accuracy.toml`, and
 //! judged from their result files ([`judge`]).
 
-use crate::binary::lines::SourceLines;
+use crate::binary::dwarf::lines::SourceLines;
 use crate::cmd::campaign::spec::{Axis, AxisValue, Campaign};
 use crate::cmd::manifest::GuestRun;
 use serde_json::Value;

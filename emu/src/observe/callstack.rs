@@ -10,7 +10,7 @@
 //! beside the PC of the access it remembers, at no cost: x86-64 user
 //! addresses have 47 bits. Ids become frames only when a report is printed.
 
-use crate::binary::lines::Frame;
+use crate::binary::dwarf::lines::Frame;
 use crate::machine::Machine;
 
 /// Bits of a site that hold the PC.

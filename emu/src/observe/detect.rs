@@ -5,7 +5,7 @@
 //! number of racy dynamic accesses (DRE) and of distinct racy PCs are the
 //! LARD paper's Table 3 measures. The report format is in docs/cli.md.
 
-use crate::binary::lines::Frame;
+use crate::binary::dwarf::lines::Frame;
 use crate::binary::program::ProgramSource;
 use crate::machine::Machine;
 use crate::observe::callstack;

@@ -6,7 +6,7 @@
 //! then the threads of the run. A script fills the table of contents
 //! from the races on the page.
 
-use crate::binary::lines::Frame;
+use crate::binary::dwarf::lines::Frame;
 use crate::machine::Machine;
 use crate::observe::callstack;
 use crate::observe::detect::{data_name, kind_name, unit_text, RaceLog, RacePair};

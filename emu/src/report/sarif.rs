@@ -9,7 +9,7 @@
 //! invocation lard's command line.
 
 use super::plural;
-use crate::binary::lines::Frame;
+use crate::binary::dwarf::lines::Frame;
 use crate::machine::Machine;
 use crate::observe::callstack;
 use crate::observe::detect::{data_name, kind_name, RaceLog, RacePair};

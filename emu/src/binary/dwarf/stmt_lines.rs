@@ -9,7 +9,7 @@
 //! the access. [`StatementLines`] finds that row, from the DWARF line
 //! program, for the frames of a report.
 
-use super::elf::ElfFile;
+use crate::binary::elf::ElfFile;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
