@@ -498,3 +498,79 @@ fn summary_line(err: &str) -> String {
         .unwrap_or_else(|| panic!("no summary: {err}"))
         .to_string()
 }
+
+/// What the `/* NAME VAR of FUNCTION */` and `/* NAME VAR thread-local */`
+/// comments of guest `rel` say a report calls its racy locations: the
+/// beginning of the name, and its end (`declared at DIR/FILE:LINE`, the
+/// line of the comment, which is the declaration's).
+fn named_locations(rel: &str) -> Vec<(String, String)> {
+    let src = std::fs::read_to_string(root().join("guests").join(rel)).unwrap();
+    let file = Path::new(rel).file_name().unwrap().to_string_lossy();
+    src.lines()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let name = l.split_once("/* NAME ")?.1.split_once(" */")?.0;
+            let start = match name.split_once(" of ") {
+                Some((var, function)) => format!("{var}, local variable of {function} "),
+                None => {
+                    let var = name.strip_suffix(" thread-local").unwrap();
+                    format!("{var}, thread-local variable of kernel thread ")
+                }
+            };
+            Some((start, format!("/{}:{}", file, i + 1)))
+        })
+        .collect()
+}
+
+/// The `data` of every race the JSON report lists.
+fn race_data(json: &serde_json::Value) -> Vec<String> {
+    json["detectors"]["fasttrack"]["races"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["data"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Each NAME comment of `rel` names a race of `guest`'s report, and no
+/// race is on a bare `[stack]`.
+fn names_its_locals(rel: &str, guest: &Path) {
+    let want = named_locations(rel);
+    assert!(!want.is_empty());
+    let (o, json) = run(&[], guest);
+    let data = race_data(&json);
+    for (start, end) in &want {
+        assert!(
+            data.iter().any(|d| d.starts_with(start.as_str())
+                && d.contains(" declared at ")
+                && d.ends_with(end.as_str())),
+            "no race on `{start}…{end}` in {data:?}\n{}",
+            stderr(&o)
+        );
+    }
+    assert!(!data.iter().any(|d| d == "[stack]"), "{data:?}");
+}
+
+/// A race on a local variable (an array element, a structure's member, an
+/// OpenMP program's shared local) or a thread-local one is reported on the
+/// variable — name, function, declaration — in binary mode at -O2 and -O0,
+/// with gcc and clang, and in lard-cc builds.
+#[test]
+fn races_on_local_and_thread_local_variables_name_the_variables() {
+    let rel = "plain/races_on_locals.c";
+    names_its_locals(rel, &build_c_dynamic(rel, "reports_locals", &[]));
+    names_its_locals(rel, &build_c_dynamic(rel, "reports_locals_O0", &["-O0"]));
+    names_its_locals(
+        rel,
+        &build_c_with("clang", rel, "reports_locals_clang", &[]),
+    );
+    let out = guest_dir().join("lard-cc").join("reports_locals");
+    build_lard_cc(rel, &["-O1"], &out, &[]);
+    names_its_locals(rel, &out);
+
+    let omp = "cc/openmp/race_omp_sum.c";
+    names_its_locals(omp, &build_c_dynamic(omp, "reports_omp_sum", &["-fopenmp"]));
+    let out = guest_dir().join("lard-cc").join("reports_omp_sum");
+    build_lard_cc(omp, &["-O1", "-fopenmp"], &out, &[]);
+    names_its_locals(omp, &out);
+}

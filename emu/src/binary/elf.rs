@@ -5,7 +5,7 @@
 //! [`ElfError`] with a one-line message, never a panic.
 
 use goblin::elf::header::{EM_X86_64, ET_DYN, ET_EXEC};
-use goblin::elf::program_header::{PT_INTERP, PT_LOAD};
+use goblin::elf::program_header::{PT_INTERP, PT_LOAD, PT_TLS};
 use goblin::elf::section_header::SHF_EXECINSTR;
 use goblin::elf::Elf;
 use std::fmt;
@@ -152,6 +152,9 @@ pub struct ElfFile {
     pub interp: Option<String>,
     /// Loadable segments.
     pub segments: Vec<Segment>,
+    /// The thread-local storage template (PT_TLS): address, size in
+    /// memory, alignment.
+    pub tls: Option<(u64, u64, u64)>,
     /// Code sections (SHF_EXECINSTR).
     pub code_sections: Vec<CodeSection>,
     /// Function and object symbols, sorted by address.
@@ -219,7 +222,11 @@ impl ElfFile {
         let file_len = bytes.len() as u64;
         let mut segments = Vec::new();
         let mut interp = None;
+        let mut tls = None;
         for ph in &elf.program_headers {
+            if ph.p_type == PT_TLS {
+                tls = Some((ph.p_vaddr, ph.p_memsz, ph.p_align.max(1)));
+            }
             let end = ph.p_offset.checked_add(ph.p_filesz);
             if matches!(ph.p_type, PT_LOAD | PT_INTERP) && end.is_none_or(|e| e > file_len) {
                 return Err(ElfError::Corrupt(
@@ -358,6 +365,7 @@ impl ElfFile {
             ),
             interp,
             segments,
+            tls,
             code_sections,
             symbols,
             sections,

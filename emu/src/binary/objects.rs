@@ -67,6 +67,9 @@ pub struct LoadedObject {
     sysroot: Option<PathBuf>,
     info: OnceCell<Option<ObjectInfo>>,
     lines: OnceCell<SourceLines>,
+    /// The file itself and its debug file, read whole (for unwinding and
+    /// variables: only when a race is on a stack).
+    files: OnceCell<Option<(ElfFile, Option<ElfFile>)>>,
 }
 
 impl LoadedObject {
@@ -90,6 +93,7 @@ impl LoadedObject {
             sysroot,
             info: OnceCell::new(),
             lines: OnceCell::new(),
+            files: OnceCell::new(),
         }
     }
 
@@ -147,6 +151,22 @@ impl LoadedObject {
     /// The file DWARF lines are read from.
     pub fn debug_file(&self) -> &Path {
         self.info().map_or(&self.path, |i| &i.debug_file)
+    }
+
+    /// The object's ELF file (its `.eh_frame`) and the file with its DWARF
+    /// (itself, or a separate debug file), read on first use.
+    pub fn elf_files(&self) -> Option<(&ElfFile, &ElfFile)> {
+        let (file, debug) = self
+            .files
+            .get_or_init(|| {
+                let file = ElfFile::open(&self.path).ok()?;
+                let debug = (self.debug_file() != self.path)
+                    .then(|| ElfFile::open(self.debug_file()).ok())
+                    .flatten();
+                Some((file, debug))
+            })
+            .as_ref()?;
+        Some((file, debug.as_ref().unwrap_or(file)))
     }
 
     /// DWARF lines of the object (read on first use).

@@ -54,6 +54,9 @@ pub struct RaceLog {
     pub pcs: BTreeSet<u64>,
     /// Distinct (pc, prev_pc) pairs.
     pub pairs: BTreeMap<(u64, u64), RacePair>,
+    /// Data addresses of the pairs added or changed since
+    /// [`Observer::fresh_race_addrs`] last took them.
+    pub fresh: Vec<u64>,
 }
 
 /// The detector behind an observer; LARDISH is kept reachable for its statistics.
@@ -289,6 +292,10 @@ impl Observer for DetectorObserver {
         self.flush();
     }
 
+    fn fresh_race_addrs(&mut self, out: &mut Vec<u64>) {
+        out.append(&mut self.log.borrow_mut().fresh);
+    }
+
     fn race_log(&mut self) -> Option<Rc<RefCell<RaceLog>>> {
         self.flush();
         Some(self.log.clone())
@@ -395,7 +402,8 @@ fn checked_accesses(m: &Machine) -> u64 {
 }
 
 /// The location a data address belongs to, for the summary: a key that
-/// tells locations apart (a heap block, a global, else the address) and
+/// tells locations apart (a heap block, a local or thread-local variable,
+/// a global, else the address) and
 /// its name (`counter`, `heap block allocated at prog.c:15`, `[stack]`).
 fn location(m: &Machine, addr: u64) -> (String, String) {
     if let Some(b) = m.obs.binary.as_ref().and_then(|rt| rt.heap_block(addr)) {
@@ -403,6 +411,10 @@ fn location(m: &Machine, addr: u64) -> (String, String) {
             format!("heap {:#x}", b.addr),
             format!("heap block allocated at {}", call_site(m, b.site)),
         );
+    }
+    if let Some(v) = m.obs.locals.get(addr) {
+        let name = crate::observe::locals::short(v);
+        return (format!("local {name}"), name);
     }
     if let Some(d) = m.obs.objects.describe_data(addr) {
         // `name+0xoff[ in lib]` without the offset.
@@ -419,9 +431,6 @@ fn location(m: &Machine, addr: u64) -> (String, String) {
     (format!("address {addr:#x}"), region)
 }
 
-/// A name for a data address: a heap block (binary mode), a symbol in
-/// whichever loaded object holds it, else the mapping's name (`[heap]`,
-/// `[stack]`, …).
 /// `file:line` of the call whose return address is `ret` (else its symbol).
 pub(crate) fn call_site(m: &Machine, ret: u64) -> String {
     line_at(m, ret.wrapping_sub(1), ret)
@@ -459,6 +468,9 @@ pub(crate) fn unit_text(m: &Machine, t: ThreadKey, clock: u64) -> Option<String>
     }))
 }
 
+/// A name for a data address: a heap block (binary mode), a symbol in
+/// whichever loaded object holds it, a local variable (observe::locals),
+/// else the mapping's name (`[heap]`, `[stack]`, …).
 pub(crate) fn data_name(m: &Machine, addr: u64) -> String {
     if let Some(b) = m.obs.binary.as_ref().and_then(|rt| rt.heap_block(addr)) {
         let site = call_site(m, b.site);
@@ -471,10 +483,13 @@ pub(crate) fn data_name(m: &Machine, addr: u64) -> String {
             if b.live { "" } else { ", freed" }
         );
     }
-    match m.obs.objects.describe_data(addr) {
-        Some(d) => d,
-        None => m.cpu.mem.region_name(addr).unwrap_or("?").to_string(),
+    if let Some(v) = m.obs.locals.get(addr) {
+        return crate::observe::locals::describe(v);
     }
+    if let Some(d) = m.obs.objects.describe_data(addr) {
+        return d;
+    }
+    m.cpu.mem.region_name(addr).unwrap_or("?").to_string()
 }
 
 /// The call stack of a site (observe::callstack) for the text report, one
@@ -556,6 +571,7 @@ impl RaceLog {
             dre: pairs.values().map(|p| p.count).sum::<u64>().min(self.dre),
             pcs: pairs.keys().map(|(site, _)| callstack::pc(*site)).collect(),
             pairs,
+            fresh: Vec::new(),
         }
     }
 
@@ -569,6 +585,7 @@ impl RaceLog {
         let known = self.pairs.len();
         self.pcs.insert(callstack::pc(a.pc));
         let write = a.kind == AccessKind::Write;
+        let mut fresh = false;
         for p in &r.priors {
             self.pairs
                 .entry((a.pc, p.pc))
@@ -584,6 +601,7 @@ impl RaceLog {
                         x.prev_clock = p.clock;
                         x.addr = a.addr;
                         x.size = a.size;
+                        fresh = true;
                     }
                 })
                 .or_insert(RacePair {
@@ -598,6 +616,9 @@ impl RaceLog {
                     write,
                     count: 1,
                 });
+        }
+        if fresh || self.pairs.len() > known {
+            self.fresh.push(a.addr);
         }
         self.pairs.len() > known
     }

@@ -5,6 +5,7 @@ pub mod accuracy;
 pub mod callstack;
 pub mod detect;
 pub mod go_report;
+pub mod locals;
 pub mod objects;
 pub mod observation;
 pub mod observer;

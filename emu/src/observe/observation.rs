@@ -60,6 +60,9 @@ pub struct Observation {
     /// The races (pc, previous pc) printed while the guest ran
     /// (`lard_note_report_count`), with their count when printed.
     pub printed_races: std::collections::BTreeMap<(u64, u64), u64>,
+    /// The local variables of the stack addresses races are on
+    /// (observe::locals).
+    pub locals: crate::observe::locals::LocalNames,
     /// Binary mode (program without LARDx86 code), when it runs.
     pub binary: Option<Box<crate::intercept::runtime::BinaryRuntime>>,
     /// Buffered observation (unicorn patch 0008), when on: `--observe all`

@@ -128,6 +128,13 @@ pub trait Observer {
     ) -> Option<std::rc::Rc<std::cell::RefCell<crate::observe::detect::RaceLog>>> {
         None
     }
+    /// Moves into `out` the data addresses of the races logged since the
+    /// last call (new racy PC pairs, and pairs whose reported access
+    /// changed), for naming them while their stack frames exist
+    /// (observe::locals).
+    fn fresh_race_addrs(&mut self, out: &mut Vec<u64>) {
+        let _ = out;
+    }
     /// A hash of the whole event stream so far, if the observer keeps one.
     fn stream_hash(&self) -> Option<u64> {
         None

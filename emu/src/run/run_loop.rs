@@ -183,6 +183,7 @@ impl Emulator {
             if let Err(e) = m.cpu.threads[m.cpu.cur].ctx.save(uc) {
                 return internal(m, &format!("cannot save thread state: {e}"));
             }
+            m.name_fresh_locals();
             rotate = false;
             match (m.cpu.stop.take(), result) {
                 (Some(Stop::ExitGroup(code)), _) => return Outcome::Exited(code),

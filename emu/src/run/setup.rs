@@ -258,6 +258,7 @@ impl Emulator {
                 adversary,
                 unchecked_go: false,
                 printed_races: Default::default(),
+                locals: Default::default(),
                 binary: None,
                 calls: Default::default(),
                 access_buffer: None,
