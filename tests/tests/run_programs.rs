@@ -20,6 +20,7 @@ const PLAIN: &[(&str, &[&str])] = &[
     ("plain/sockets.c", &[]),
     ("plain/socket_traffic.c", &[]),
     ("plain/pipe_big_write.c", &[]),
+    ("plain/socket_big_write.c", &[]),
     ("plain/path_across_mappings.c", &[]),
     ("plain/mincore.c", &[]),
 ];

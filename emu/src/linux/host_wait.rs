@@ -25,6 +25,7 @@ use super::syscalls::Ret::{self, Val};
 use crate::cpu::uc::Reg;
 use crate::linux::kernel::Kernel;
 use crate::machine::{Thread, ThreadState, Wait};
+use ::syscalls::Sysno;
 use std::time::{Duration, Instant};
 
 /// `poll` events.
@@ -85,11 +86,18 @@ impl Kernel<'_> {
                         deadline: None,
                     }));
                 }
-                if events == libc::POLLOUT
-                    && self.cpu.uc.reg(Reg::RAX) == libc::SYS_write as u64
-                    && blocking_fd(fd)
-                {
-                    return self.pipe_write(fd, a, call);
+                let nr = self.cpu.uc.reg(Reg::RAX);
+                if events != libc::POLLOUT || !blocking_fd(fd) {
+                    return None;
+                }
+                if nr == libc::SYS_write as u64 {
+                    if let Some(r) = self.pipe_write(fd, a, call) {
+                        return Some(r);
+                    }
+                }
+                let send = nr == libc::SYS_sendto as u64;
+                if (send || nr == libc::SYS_write as u64) && stream_socket(fd) {
+                    return Some(self.stream_send(fd, a, send, call));
                 }
                 None
             }
@@ -192,6 +200,53 @@ impl Kernel<'_> {
             events: libc::POLLOUT,
             deadline: None,
         }))
+    }
+
+    /// A blocking `write` or `sendto` (`send`) to a stream socket (`a`: fd,
+    /// buffer, length, flags), made a part at a time: natively the call
+    /// blocks until the peer has taken what does not fit, and that peer may
+    /// be another thread of this process. The call is made without waiting
+    /// (`sendto` with `MSG_DONTWAIT`, for a `write` too: the same on a
+    /// socket); if it took less than the rest, the thread waits for room
+    /// and makes the call again, going on past what was sent (its
+    /// `partial_write`), as [`Kernel::pipe_write`] does for pipes.
+    fn stream_send(
+        &mut self,
+        fd: i32,
+        a: [u64; 6],
+        send: bool,
+        call: &mut dyn FnMut(&mut Kernel, [u64; 6]) -> Ret,
+    ) -> Ret {
+        const MSG_DONTWAIT: u64 = 0x40;
+        let cur = self.cpu.cur;
+        let done = match self.cpu.threads[cur].partial_write.take() {
+            Some((buf, len, done)) if buf == a[1] && len == a[2] => done,
+            _ => 0,
+        };
+        let (buf, rest) = (a[1] + done, a[2] - done);
+        let r = if send {
+            call(self, [a[0], buf, rest, a[3] | MSG_DONTWAIT, a[4], a[5]])
+        } else {
+            let pc = self.cpu.uc.reg(Reg::RIP);
+            let b = [a[0], buf, rest, MSG_DONTWAIT, 0, 0];
+            self.dispatch_once(Some(Sysno::sendto), libc::SYS_sendto as u64, b, pc)
+        };
+        let wrote = match r {
+            Val(n) if n >= 0 => n as u64,
+            Val(e) if e == -i64::from(libc::EAGAIN) => 0,
+            Val(e) => return Val(if done > 0 { done as i64 } else { e }),
+            other => return other,
+        };
+        let done = done + wrote;
+        if done >= a[2] {
+            return Val(done as i64);
+        }
+        self.cpu.threads[cur].partial_write = Some((a[1], a[2], done));
+        self.wait_host(Wait::Io {
+            fd,
+            events: libc::POLLOUT,
+            deadline: None,
+        })
     }
 
     /// After a call made without blocking: its result, or (if it returned
@@ -405,6 +460,24 @@ fn pipe_space(fd: i32) -> Option<u64> {
         }
         Some(u64::try_from(size - unread).unwrap_or(0))
     }
+}
+
+/// Whether `fd` is a stream socket (`SOCK_STREAM`: a send may be split;
+/// datagrams never are).
+fn stream_socket(fd: i32) -> bool {
+    let mut ty: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes one int and its length.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            (&mut ty as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    r == 0 && ty == libc::SOCK_STREAM
 }
 
 /// Whether `fd` is ready for `events` now (or in error: the call then

@@ -139,7 +139,7 @@ impl Kernel<'_> {
                 sys,
                 [a[0], self.buf(c, a[1], a[2], R)?, a[2], 0, 0, 0],
             )),
-            Sysno::listen => Val(host(sys, [a[0], a[1], 0, 0, 0, 0])),
+            Sysno::listen | Sysno::shutdown => Val(host(sys, [a[0], a[1], 0, 0, 0, 0])),
             // setsockopt: an option value the guest wrote; getsockopt: one
             // the host writes, *optlen long
             Sysno::setsockopt => Val(host(

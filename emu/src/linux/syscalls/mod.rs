@@ -171,7 +171,13 @@ impl Kernel<'_> {
 
     /// One call, made by the module of its area, with bounce copies
     /// written back.
-    fn dispatch_once(&mut self, sys: Option<Sysno>, nr: u64, a: [u64; 6], pc: u64) -> Ret {
+    pub(in crate::linux) fn dispatch_once(
+        &mut self,
+        sys: Option<Sysno>,
+        nr: u64,
+        a: [u64; 6],
+        pc: u64,
+    ) -> Ret {
         let Some((sys, area)) = sys.and_then(|s| Some((s, facts::facts(s).area?))) else {
             return self.warn_unknown(nr, pc);
         };
