@@ -20,8 +20,10 @@ pub struct ThreadSets {
     pub timed: BTreeSet<(u64, usize)>,
     /// Threads blocked on a futex word: `(address, FIFO sequence, index)`.
     pub futex: BTreeSet<(u64, u64, usize)>,
-    /// The lowest index of an exited thread whose `clear_child_tid` word
-    /// is the key.
+    /// The highest index of an exited thread whose `clear_child_tid` word
+    /// is the key: the last to exit with it (two threads with one word —
+    /// a thread stack the C library reused — are never alive at once, so
+    /// the later one was created after the earlier one exited).
     pub exited_ctid: HashMap<u64, usize>,
     /// False only while no live thread has a signal pending: set wherever
     /// one is made pending, cleared by the check that finds none
@@ -92,8 +94,8 @@ impl ThreadSets {
             ThreadState::Exited => {
                 self.live.remove(&i);
                 if ctid != 0 {
-                    let first = self.exited_ctid.entry(ctid).or_insert(i);
-                    *first = (*first).min(i);
+                    let last = self.exited_ctid.entry(ctid).or_insert(i);
+                    *last = (*last).max(i);
                 }
             }
         }
@@ -119,6 +121,20 @@ mod tests {
             deadline,
             seq,
         })
+    }
+
+    /// A futex wake on a reused `clear_child_tid` word is the exit of the
+    /// thread that used it last.
+    #[test]
+    fn a_reused_exit_word_names_the_last_thread_to_exit() {
+        let mut sets = ThreadSets::default();
+        for (i, ctid) in [(1, 0x100), (2, 0x200), (3, 0x100)] {
+            sets.enter(i, &ThreadState::Runnable, ctid);
+            sets.leave(i, &ThreadState::Runnable);
+            sets.enter(i, &ThreadState::Exited, ctid);
+        }
+        assert_eq!(sets.exited_ctid.get(&0x100), Some(&3));
+        assert_eq!(sets.exited_ctid.get(&0x200), Some(&2));
     }
 
     /// After any sequence of state changes, the sets equal those rebuilt
@@ -158,7 +174,7 @@ mod tests {
             sets.enter(i, &states[i], ctids[i]);
             let mut want = ThreadSets::default();
             for (j, s) in states.iter().enumerate() {
-                // Exits in index order give the lowest index first, as the
+                // Exits in index order give the highest index last, as the
                 // sets keep it whatever the order.
                 want.enter(j, s, ctids[j]);
             }

@@ -53,7 +53,7 @@ impl Machine {
             self.emit_from(origin, pc, EventKind::Program(ProgramEvent::Wake));
         }
         if let (Some(addr), 0) = (futex, ret) {
-            // The first exited thread with that word.
+            // The last thread to exit with that word.
             let joined = self
                 .cpu
                 .sets
