@@ -15,19 +15,22 @@ thread stacks), four workloads at n = 64, 256, 1,000 and 10,000 threads
   * pool     a pool of 8 workers replaced after 20 locked tasks each, n in all;
   * forkjoin rounds of 8 threads joined by the main thread, n in all.
 
-Runners: native, `gcc -fsanitize=thread` (libtsan) natively, and `lard run`
-(binary mode, the default detector). Each cell: CPU seconds (user + sys,
-from wait4) and peak RSS, median of BENCH_REPS (default 1) interleaved
-runs; `lard us/op` is lard's CPU time, less that of the same workload
-with no threads (start-up), per lock operation (mutex: n x 200, pool:
-n x 20) or per thread (forkjoin). A run past BENCH_THREADS_TIMEOUT
-seconds (default 600) shows as `>T` and the larger sizes of that runner
-and workload are skipped; a runner that fails shows `fails` (ThreadSanitizer
+Runners: native, `gcc -fsanitize=thread` (libtsan) natively, `lard run`
+(binary mode, the default detector) and `lard run` of the lard-cc build
+(`lard-cc -O2 -g -pthread`, dynamic: the runtime's clocks live in the
+guest, guest-sdk/cc/clock.c). Each cell: CPU seconds (user + sys, from
+wait4) and peak RSS, median of BENCH_REPS (default 1) interleaved runs;
+`us/op` is a lard runner's CPU time, less that of the same workload with
+no threads (start-up), per lock operation (mutex: n x 200, pool: n x 20)
+or per thread (forkjoin). A run past BENCH_THREADS_TIMEOUT seconds
+(default 600) shows as `>T` and the larger sizes of that runner and
+workload are skipped; a runner that fails shows `fails` (ThreadSanitizer
 has a limit on live threads). Every run that finishes must print the same
-checksum. TARGET lines: mutex at 1,000 threads, lard <= 2x ThreadSanitizer's
-CPU time; mutex/4, lard's cost per lock operation at the largest n within
-2x of that at the smallest. BENCH_THREADS_WORKLOADS (comma-separated)
-runs a subset.
+checksum. TARGET lines, for each lard runner: mutex at 1,000 threads,
+<= 2x ThreadSanitizer's CPU time; mutex/4, the cost per lock operation at
+the largest n within 2x of that at the smallest. BENCH_THREADS_WORKLOADS
+(comma-separated) runs a subset; BENCH_THREADS_RUNNERS (of native, tsan,
+lard, lard-cc) a subset of the runners.
 """
 
 import os
@@ -52,13 +55,18 @@ WORKLOADS = {
 
 
 def build() -> dict:
-    """The plain and the ThreadSanitizer build of the guest."""
+    """The plain, the ThreadSanitizer and the lard-cc build of the guest
+    (lard-cc installed from this tree's guest-sdk into target/bench)."""
     OUT.mkdir(parents=True, exist_ok=True)
     src = ROOT / "bench" / "guests" / "threads.c"
+    sdk = OUT / "threads-sdk"
+    run(["make", "-s", "-C", str(ROOT / "guest-sdk"), "install-cc", f"PREFIX={sdk}",
+         f"BUILD={OUT / 'threads-sdk-build'}", "CC=gcc"])
     exes = {}
-    for kind, flags in (("plain", []), ("tsan", ["-fsanitize=thread"])):
+    for kind, cc, flags in (("plain", "gcc", []), ("tsan", "gcc", ["-fsanitize=thread"]),
+                            ("lardcc", str(sdk / "bin" / "lard-cc"), [])):
         exe = OUT / f"threads-{kind}"
-        run(["gcc", "-O2", "-g", "-pthread", *flags, "-o", str(exe), str(src)])
+        run([cc, "-O2", "-g", "-pthread", *flags, "-o", str(exe), str(src)])
         exes[kind] = exe
     if not Path(os.environ.get("BENCH_LARD", LARD)).exists():
         die(f"{LARD} missing (make build)")
@@ -104,6 +112,9 @@ def cell(r) -> str:
 TIMEOUT = env_number("BENCH_THREADS_TIMEOUT", 600.0)
 
 
+LARD_RUNNERS = ("lard", "lard-cc")
+
+
 def main() -> None:
     reps = int(env_number("BENCH_REPS", 1, int))
     scale = env_number("BENCH_SCALE", 1.0)
@@ -113,7 +124,13 @@ def main() -> None:
         ("native", [str(exes["plain"])]),
         ("tsan", [str(exes["tsan"])]),
         ("lard", [lard, "run", str(exes["plain"])]),
+        ("lard-cc", [lard, "run", str(exes["lardcc"])]),
     ]
+    picked = os.environ.get("BENCH_THREADS_RUNNERS", ",".join(r for r, _ in runners)).split(",")
+    for r in picked:
+        if r not in dict(runners):
+            die(f"BENCH_THREADS_RUNNERS: unknown runner {r!r} (of {', '.join(dict(runners))})")
+    runners = [r for r in runners if r[0] in picked]
     sizes = sorted({max(8, round(n * scale)) for n in SIZES})
     chosen = os.environ.get("BENCH_THREADS_WORKLOADS", ",".join(WORKLOADS)).split(",")
     for w in chosen:
@@ -121,24 +138,32 @@ def main() -> None:
             die(f"BENCH_THREADS_WORKLOADS: unknown workload {w!r} (of {', '.join(WORKLOADS)})")
     # lard's start-up and the guest's set-up: the same workload, no threads.
     base = {}
-    for wname, (args, _) in WORKLOADS.items():
-        if wname not in chosen:
+    for rname, prefix in runners:
+        if rname not in LARD_RUNNERS:
             continue
-        r = cpu_run(runners[2][1] + [a.format(n=0) for a in args], TIMEOUT)
-        if r[0] != "ok":
-            die(f"{wname} with no threads under lard: {cell(r)} {r[1:]}")
-        base[wname] = r[1]
+        for wname, (args, _) in WORKLOADS.items():
+            if wname not in chosen:
+                continue
+            r = cpu_run(prefix + [a.format(n=0) for a in args], TIMEOUT)
+            if r[0] != "ok":
+                die(f"{wname} with no threads under {rname}: {cell(r)} {r[1:]}")
+            base[rname, wname] = r[1]
     load = os.getloadavg()
     print(f"thread counts: CPU seconds (user+sys) and peak RSS, median of {reps}; "
-          f"lard = `{lard} run` (default detector); tsan = gcc -fsanitize=thread")
+          f"lard = `{lard} run` (binary mode, default detector); lard-cc = the same of the "
+          f"lard-cc build; tsan = gcc -fsanitize=thread")
     print(f"loadavg at start {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}, nproc={os.cpu_count()}, "
           f"timeout {TIMEOUT:.0f} s")
-    head = f"{'workload':9} {'threads':>7} {'native':>18} {'ThreadSanitizer':>18} {'lard':>18} {'lard/tsan':>9} {'lard us/op':>10}"
+    head = f"{'workload':9} {'threads':>7}"
+    for rname, _ in runners:
+        head += f" {rname:>18}"
+        if rname in LARD_RUNNERS:
+            head += f" {'/tsan':>7} {'us/op':>7}"
     print(head)
     print("-" * len(head))
     failures = []
     per_op = {}
-    ratio_1000 = None
+    ratio_1000 = {}
     for wname, (args, ops) in WORKLOADS.items():
         if wname not in chosen:
             continue
@@ -168,30 +193,39 @@ def main() -> None:
                 results[rname] = ("ok", statistics.median(r[1] for r in got),
                                   max(r[2] for r in got), outs.pop() if len(outs) == 1 else None)
             outs = {r[3] for r in results.values() if r and r[0] == "ok"}
-            if len(outs) != 1:
+            if len(outs) > 1:
                 die(f"{wname} {n}: the runners' outputs differ: {sorted(map(str, outs))}")
-            lr, tr = results["lard"], results["tsan"]
-            ratio = lr[1] / max(tr[1], 0.01) if lr and tr and lr[0] == tr[0] == "ok" else None
-            us = (lr[1] - base[wname]) / (n * (ops or 1)) * 1e6 if lr and lr[0] == "ok" else None
-            if us is not None:
-                per_op.setdefault(wname, []).append((n, us))
-            if wname == "mutex" and n == 1000:
-                ratio_1000 = ratio
-            print(f"{wname:9} {n:7} {cell(results['native']):>18} {cell(results['tsan']):>18} "
-                  f"{cell(lr):>18} {'-' if ratio is None else f'{ratio:8.2f}x':>9} "
-                  f"{'-' if us is None else f'{us:10.2f}':>10}", flush=True)
+            row = f"{wname:9} {n:7}"
+            tr = results.get("tsan")
+            for rname, _ in runners:
+                lr = results[rname]
+                row += f" {cell(lr):>18}"
+                if rname not in LARD_RUNNERS:
+                    continue
+                ok = lr and lr[0] == "ok"
+                ratio = lr[1] / max(tr[1], 0.01) if ok and tr and tr[0] == "ok" else None
+                us = (lr[1] - base[rname, wname]) / (n * (ops or 1)) * 1e6 if ok else None
+                if us is not None:
+                    per_op.setdefault((rname, wname), []).append((n, us))
+                if wname == "mutex" and n == 1000:
+                    ratio_1000[rname] = ratio
+                row += f" {'-' if ratio is None else f'{ratio:6.2f}x':>7}"
+                row += f" {'-' if us is None else f'{us:7.2f}':>7}"
+            print(row, flush=True)
     for f in failures:
         print(f"  note: {f}")
-    if ratio_1000 is not None:
-        verdict = "within" if ratio_1000 <= 2.0 else "ABOVE"
-        print(f"   TARGET mutex, 1,000 threads: lard / ThreadSanitizer CPU = {ratio_1000:.2f}x "
-              f"(<= 2x: {verdict} target)")
-    flat = per_op.get("mutex/4", [])
-    if len(flat) >= 2:
-        (n0, u0), (n1, u1) = flat[0], flat[-1]
-        verdict = "within" if u1 <= 2 * u0 else "ABOVE"
-        print(f"   TARGET mutex/4, lard per lock operation: {u0:.2f} us at {n0} threads, "
-              f"{u1:.2f} us at {n1} ({u1 / u0:.2f}x; <= 2x: {verdict} target)")
+    for rname in LARD_RUNNERS:
+        ratio = ratio_1000.get(rname)
+        if ratio is not None:
+            verdict = "within" if ratio <= 2.0 else "ABOVE"
+            print(f"   TARGET {rname}, mutex, 1,000 threads: / ThreadSanitizer CPU = {ratio:.2f}x "
+                  f"(<= 2x: {verdict} target)")
+        flat = per_op.get((rname, "mutex/4"), [])
+        if len(flat) >= 2:
+            (n0, u0), (n1, u1) = flat[0], flat[-1]
+            verdict = "within" if u1 <= 2 * u0 else "ABOVE"
+            print(f"   TARGET {rname}, mutex/4, per lock operation: {u0:.2f} us at {n0} threads, "
+                  f"{u1:.2f} us at {n1} ({u1 / u0:.2f}x; <= 2x: {verdict} target)")
     load = os.getloadavg()
     print(f"loadavg at end {load[0]:.2f}/{load[1]:.2f}/{load[2]:.2f}")
 
