@@ -281,6 +281,19 @@ fn lard_cargo_test_runs_the_tests_under_lard() {
     // (rustdoc prints a failing doctest's output on stdout.)
     assert!(doc.status.success(), "{}\n{}", stdout(&doc), stderr(&doc));
     assert!(stdout(&doc).contains("1 passed"), "{}", stdout(&doc));
+    // Race-free in every schedule: the doctest links std's slow-path stubs
+    // too (a worker's end orders it before the scope's end even when the
+    // main thread never parks).
+    for seed in ["2", "3", "5"] {
+        let doc = lard_cargo(&[
+            "--run-option=--sched",
+            "--run-option=random",
+            &format!("--run-option=--seed={seed}"),
+            "test",
+            "--doc",
+        ]);
+        assert!(doc.status.success(), "seed {seed}: {}", stderr(&doc));
+    }
     // The doctest runs under lard run: a bad lard option fails it.
     let bad = lard_cargo(&["--run-option=--no-such-option", "test", "--doc"]);
     assert!(!bad.status.success(), "{}", stdout(&bad));
