@@ -10,6 +10,21 @@
  * from mmap'd arenas in size classes (never from the program's allocator,
  * whose calls the runtime wraps).  Every change of a language thread's
  * clock is mirrored into the detector with WriteVC.
+ *
+ * Unchanged clocks.  A lock taken again and again by one thread, or handed
+ * among a few of many, must not cost the entries of every thread its clock
+ * names.  Each clock counts its changes (`ver`; a thread's ticks of its
+ * own entry are not counted) and remembers the last that may have lowered
+ * an entry (`base`: a clear, a replacement); a copy of a thread's clock
+ * remembers whose it is and at which count (`src`, `src_ver`), until it
+ * changes otherwise.  Then:
+ *   - a join of such a copy into the clock of its own thread, taken at or
+ *     after that clock's last lowering, adds nothing: the thread's clock
+ *     only grew since (a lock reacquired by its last releaser);
+ *   - a copy of a thread's clock into the copy of it at the same count
+ *     only needs the thread's own entry (a lock released again by the
+ *     thread that released it last and has acquired nothing since).
+ * Both give the clocks the full join and copy would, exactly.
  */
 #define _GNU_SOURCE
 #include "rt.h"
@@ -83,6 +98,20 @@ static void ents_free(struct lardcc_ent *e, uint32_t cap)
 
 /* ---- clocks ---- */
 
+/* `c` changed (entries raised or added): copies of it are no longer equal. */
+static inline void changed(struct lardcc_vc *c)
+{
+    c->ver++;
+    c->src = 0;
+}
+
+/* `c` changed in a way that may lower an entry (cleared, replaced). */
+static inline void lowered(struct lardcc_vc *c)
+{
+    changed(c);
+    c->base = c->ver;
+}
+
 /* Entry `id` of every clock reads at least its floor (below, "Clock
  * floors"): the stored entries at or below it are left out. */
 static inline uint64_t floor_of(uint32_t id);
@@ -122,39 +151,82 @@ static void reserve(struct lardcc_vc *c, uint32_t n)
     c->cap = cap;
 }
 
-void lardcc_vc_set(struct lardcc_vc *c, uint32_t id, uint64_t v)
+/* Entry `id` of `c` := v, the change not counted (a thread's own tick, a
+ * copy's own entry of its thread); returns the entry's stored value
+ * before (0: none). */
+static uint64_t put(struct lardcc_vc *c, uint32_t id, uint64_t v)
 {
     uint32_t i = find(c, id);
+    uint64_t old;
     if (i < c->n && c->e[i].id == id) {
+        old = c->e[i].v;
         c->e[i].v = v;
-        return;
+        return old;
     }
     if (v == 0)
-        return;
+        return 0;
     reserve(c, c->n + 1);
     memmove(&c->e[i + 1], &c->e[i], (c->n - i) * sizeof c->e[0]);
     c->e[i].id = id;
     c->e[i].v = v;
     c->n++;
+    return 0;
+}
+
+void lardcc_vc_set(struct lardcc_vc *c, uint32_t id, uint64_t v)
+{
+    uint64_t old = put(c, id, v);
+    if (v < old)
+        lowered(c);
+    else if (v > old)
+        changed(c);
+}
+
+/* The first index at or after i whose id is at least `id`: a search that
+ * doubles its step from i, so a join of a small clock into a large one
+ * costs the small one's entries, not the large one's. */
+static uint32_t seek(const struct lardcc_vc *c, uint32_t i, uint32_t id)
+{
+    uint32_t lo = i, hi, step = 1;
+    if (i >= c->n || c->e[i].id >= id)
+        return i;
+    while (step < c->n - lo && c->e[lo + step].id < id) {
+        lo += step;
+        step *= 2;
+    }
+    hi = step < c->n - lo ? lo + step : c->n; /* e[lo].id < id <= e[hi].id */
+    lo++;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->e[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* to := to ⊔ from; with `mirror`, every entry raised is written to the
- * detector (`to` is the current thread's clock). */
+ * detector (`to` is the current thread's clock).  Costs from's entries
+ * (and a logarithm of to's) plus the entries of `to` above the lowest id
+ * it gains, which move up in place. */
 static void join(struct lardcc_vc *to, const struct lardcc_vc *from, int mirror)
 {
-    struct lardcc_vc out = {0, 0, NULL};
-    uint32_t i = 0, j = 0, extra = 0;
+    uint32_t i = 0, j, k, extra = 0, raised = 0;
     if (from->n == 0)
         return;
-    /* Fast path: every id of `from` above its floor is already in `to`. */
+    /* An earlier copy of `to` itself (above, "Unchanged clocks"). */
+    if (to->self != 0 && from->src == to->self && from->src_ver >= to->base)
+        return;
+    /* The ids `to` has are raised in place; the others are counted. */
     for (j = 0; j < from->n; j++) {
         if (from->e[j].v <= floor_of(from->e[j].id))
             continue;
-        while (i < to->n && to->e[i].id < from->e[j].id)
-            i++;
+        i = seek(to, i, from->e[j].id);
         if (i < to->n && to->e[i].id == from->e[j].id) {
             if (from->e[j].v > to->e[i].v) {
                 to->e[i].v = from->e[j].v;
+                raised = 1;
                 if (mirror)
                     lard_write_vc(to->e[i].id, to->e[i].v);
             }
@@ -162,28 +234,34 @@ static void join(struct lardcc_vc *to, const struct lardcc_vc *from, int mirror)
             extra++;
         }
     }
+    if (raised || extra)
+        changed(to);
     if (extra == 0)
         return;
-    reserve(&out, to->n + extra);
-    i = j = 0;
-    while (i < to->n || j < from->n) {
-        if (j < from->n && from->e[j].v <= floor_of(from->e[j].id)) {
-            j++;
-        } else if (j == from->n || (i < to->n && to->e[i].id < from->e[j].id)) {
-            out.e[out.n++] = to->e[i++];
-        } else if (i == to->n || from->e[j].id < to->e[i].id) {
-            out.e[out.n++] = from->e[j];
-            if (mirror)
-                lard_write_vc(from->e[j].id, from->e[j].v);
-            j++;
-        } else {
-            out.e[out.n++] = to->e[i]; /* already raised above */
-            i++;
-            j++;
-        }
+    /* The others merged in from the top down, until all are placed. */
+    reserve(to, to->n + extra);
+    i = to->n;
+    k = to->n + extra;
+    j = from->n;
+    while (k > i && j > 0) {
+        uint32_t id;
+        j--;
+        if (from->e[j].v <= floor_of(from->e[j].id))
+            continue;
+        id = from->e[j].id;
+        while (i > 0 && to->e[i - 1].id > id)
+            to->e[--k] = to->e[--i];
+        if (i > 0 && to->e[i - 1].id == id)
+            continue; /* raised above */
+        to->e[--k] = from->e[j];
+        if (mirror)
+            lard_write_vc(id, from->e[j].v);
     }
-    ents_free(to->e, to->cap);
-    *to = out;
+    /* Fewer placed than counted when another thread raised floors
+     * meanwhile: the gap closes. */
+    if (k > i)
+        memmove(&to->e[i], &to->e[k], (to->n + extra - k) * sizeof to->e[0]);
+    to->n += extra - (k - i);
 }
 
 void lardcc_vc_join(struct lardcc_vc *to, const struct lardcc_vc *from)
@@ -196,15 +274,29 @@ void lardcc_vc_copy(struct lardcc_vc *to, const struct lardcc_vc *from)
     uint32_t i;
     if (to == from)
         return;
+    if (from->self != 0 && to->src == from->self && to->src_ver == from->ver) {
+        /* Equal but for the thread's own entry ("Unchanged clocks"). */
+        uint32_t id = from->self - 1;
+        uint64_t v;
+        i = find(from, id);
+        v = i < from->n && from->e[i].id == id ? from->e[i].v : 0;
+        if (v > floor_of(id) && put(to, id, v) != v)
+            to->ver++;
+        return;
+    }
+    lowered(to);
     to->n = 0;
     reserve(to, from->n);
     for (i = 0; i < from->n; i++)
         if (from->e[i].v > floor_of(from->e[i].id))
             to->e[to->n++] = from->e[i];
+    to->src = from->self != 0 ? from->self : from->src;
+    to->src_ver = from->self != 0 ? from->ver : from->src_ver;
 }
 
 void lardcc_vc_clear(struct lardcc_vc *c)
 {
+    lowered(c);
     c->n = 0;
 }
 
@@ -280,7 +372,10 @@ __attribute__((noinline)) static struct lthread *new_chunk(uint32_t c)
     lard__lock(&chunks_lock);
     chunk = chunks[c];
     if (chunk == NULL) {
+        uint32_t i;
         chunk = raw(sizeof(struct lthread) << CHUNK_BITS);
+        for (i = 0; i < (1u << CHUNK_BITS); i++)
+            chunk[i].vc.self = (c << CHUNK_BITS) + i + 1;
         __atomic_store_n(&chunks[c], chunk, __ATOMIC_RELEASE);
     }
     lard__unlock(&chunks_lock);
@@ -393,6 +488,8 @@ void lardcc_prune_mine(void)
     for (i = 0; i < c->n; i++)
         if (c->e[i].id == me || c->e[i].v > floor_of(c->e[i].id))
             c->e[k++] = c->e[i];
+    if (k != c->n)
+        changed(c);
     c->n = k;
 }
 
@@ -487,6 +584,7 @@ void lardcc_lend_begin(const struct lardcc_vc *from, struct lardcc_vc *undo)
 {
     const struct lardcc_vc *mine = lardcc_my_clock();
     uint32_t i = 0, j;
+    changed(undo);
     undo->n = 0;
     for (j = 0; j < from->n; j++) {
         uint32_t id = from->e[j].id;
@@ -513,7 +611,7 @@ void lardcc_lend_end(struct lardcc_vc *undo)
 
 void lardcc_acquire_dvc(const struct lardcc_dvc *from)
 {
-    struct lardcc_vc sparse = {0, 0, NULL};
+    struct lardcc_vc sparse = {0};
     uint32_t id, n = 0;
     for (id = 0; id < from->hi; id++)
         n += from->v[id] > floor_of(id);
@@ -537,7 +635,7 @@ void lardcc_acquire_dvc(const struct lardcc_dvc *from)
 void lardcc_acquire_every_thread(void)
 {
     uint32_t me = lardcc_me(), n = lard__nids(), id;
-    struct lardcc_vc all = {0, 0, NULL};
+    struct lardcc_vc all = {0};
     for (id = 0; id < n; id++)
         if (id != me)
             lardcc_vc_join(&all, lardcc_clock(id));
@@ -550,7 +648,7 @@ void lardcc_tick(void)
     uint32_t me = lardcc_me();
     struct lardcc_vc *c = lardcc_clock(me);
     uint64_t v = lardcc_vc_get(c, me) + 1;
-    lardcc_vc_set(c, me, v);
+    put(c, me, v);
     lard_write_vc(me, v);
 }
 
@@ -662,7 +760,7 @@ uint64_t lardcc_switch_tick(uint32_t id)
         c->e[i].v = v;
     } else {
         v = lardcc_vc_get(c, id) + 1;
-        lardcc_vc_set(c, id, v);
+        put(c, id, v);
     }
     lard_write_vc(id, v);
     return v;
@@ -670,6 +768,7 @@ uint64_t lardcc_switch_tick(uint32_t id)
 
 void lardcc_vc_free(struct lardcc_vc *c)
 {
+    lowered(c);
     ents_free(c->e, c->cap);
     c->e = NULL;
     c->n = c->cap = 0;

@@ -15,7 +15,8 @@
 #include <stdint.h>
 
 /* A sparse vector clock (clock.c): its non-zero entries sorted by id.
- * All-zero bytes are the empty clock. */
+ * All-zero bytes are the empty clock.  The other fields let an acquire or
+ * a release skip what cannot have changed (clock.c, "Unchanged clocks"). */
 struct lardcc_ent {
     uint32_t id;
     uint64_t v;
@@ -23,6 +24,12 @@ struct lardcc_ent {
 struct lardcc_vc {
     uint32_t n, cap;
     struct lardcc_ent *e;
+    uint64_t ver;     /* bumped by every change but its thread's own ticks */
+    uint64_t base;    /* ver at the last change that may have lowered an entry */
+    uint64_t src_ver; /* with src: thread src - 1's clock's ver it equals */
+    uint32_t self;    /* id + 1 of the language thread whose clock this is */
+    uint32_t src;     /* id + 1: equal to that thread's clock at src_ver
+                       * but for its own entry, which may read lower */
 };
 uint64_t lardcc_vc_get(const struct lardcc_vc *c, uint32_t id);
 void lardcc_vc_set(struct lardcc_vc *c, uint32_t id, uint64_t v);

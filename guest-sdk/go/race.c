@@ -217,7 +217,7 @@ static void note_goroutine(uint32_t id, void *pc, uint32_t stack)
  * with a clock of its own only. */
 void __tsan_go_start(struct lardgo_thr *parent, struct lardgo_thr **child, void *pc)
 {
-    static const struct lardcc_vc none = {0, 0, NULL};
+    static const struct lardcc_vc none = {0};
     uint32_t id;
     LARDCC_UNUSED(pc);
     if (parent == NULL) {
@@ -298,7 +298,7 @@ void __tsan_release_merge(struct lardgo_thr *thr, void *addr)
  * acquires what the object held (an unbuffered channel's rendezvous). */
 static void release_acquire(struct lardcc_sync *s)
 {
-    struct lardcc_vc held = {0, 0, NULL};
+    struct lardcc_vc held = {0};
     lard__lock(&s->lock);
     lardcc_vc_copy(&held, &s->vc);
     lard__unlock(&s->lock);

@@ -1123,3 +1123,47 @@ fn rustc_instrumentation_runs_on_lards_runtime() {
         assert_eq!(lines, want, "{rel}: {}", stderr(&l));
     }
 }
+
+/// The runtime's clocks (guest-sdk/cc/clock.c and its happens-before
+/// primitives, core.c) against plain vector clocks under random operations
+/// (guests/cc/runtime/clocks_differential.c, several seeds): after every
+/// operation the clocks it touched, and the detector's copy of the current
+/// thread's clock (ReadVC), read as the plain clocks do. The operations
+/// repeat a thread's use of one object, where the runtime skips the joins
+/// and copies that cannot change anything.
+#[test]
+fn runtime_clocks_match_plain_vector_clocks_under_random_operations() {
+    let prefix = lard_cc_prefix();
+    let dir = build_dir().join("runtime");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("clocks_differential");
+    let sdk = root().join("guest-sdk");
+    let o = Command::new("gcc")
+        .args(["-O1", "-g", "-static", "-I"])
+        .arg(sdk.join("cc"))
+        .arg("-I")
+        .arg(sdk.join("include"))
+        .arg(root().join("guests/cc/runtime/clocks_differential.c"))
+        .arg(prefix.join("lib/liblardcc.a"))
+        .arg(prefix.join("lib/liblard.a"))
+        .args(["-pthread", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "gcc: {}", stderr(&o));
+    for seed in ["1", "2", "3", "4", "5", "6"] {
+        let l = lard_run(&[], &out, &[seed, "4000", "100"]);
+        assert_eq!(
+            shell_status(&l),
+            0,
+            "seed {seed}: {}{}",
+            stdout(&l),
+            stderr(&l)
+        );
+        assert!(
+            stdout(&l).starts_with("clocks agree: 4000 operations, 100 threads"),
+            "seed {seed}: {}",
+            stdout(&l)
+        );
+    }
+}
