@@ -14,7 +14,13 @@
  * address is in the page, so that a freed block forgets its objects
  * (lardcc_sync_forget_range) in time proportional to its pages.  Removed
  * slots are tombstones until the next doubling.  A forgotten object's
- * storage goes on a free list for the next object. */
+ * storage goes on a free list for the next object.
+ *
+ * Each kernel thread keeps the objects it found last in a small cache,
+ * valid while no object was forgotten (`forgets` unchanged): without it
+ * every lock operation of every thread took the table's lock, and a thread
+ * preempted while holding it stopped all the others, one futex wait each,
+ * so the cost of an operation grew with the number of threads. */
 
 #define PAGE_SHIFT 12
 #define POOL_CHUNK 256
@@ -37,6 +43,15 @@ static struct page_slot *pages;
 static size_t pages_cap, pages_used;
 static struct lardcc_sync *pool, *free_syncs;
 static size_t pool_left;
+static uint64_t forgets; /* forget_range calls that removed an object */
+
+#define CACHE 32
+struct cached {
+    const void *addr;
+    struct lardcc_sync *sync;
+    uint64_t forgets;
+};
+static __thread struct cached cache[CACHE];
 
 static void *raw_alloc(size_t n)
 {
@@ -160,6 +175,11 @@ static struct lardcc_sync *make(const void *addr)
 static struct lardcc_sync *lookup(const void *addr, int create)
 {
     struct lardcc_sync *s = NULL;
+    struct cached *c = &cache[hash((uint64_t)(uintptr_t)addr) & (CACHE - 1)];
+    uint64_t f;
+    if (create != HOLD && c->addr == addr &&
+        c->forgets == __atomic_load_n(&forgets, __ATOMIC_ACQUIRE))
+        return c->sync;
     lard__lock(&table_lock);
     if (table != NULL) {
         struct slot *sl = slot_of(table, table_cap, addr, 0);
@@ -170,7 +190,13 @@ static struct lardcc_sync *lookup(const void *addr, int create)
         s = make(addr);
     if (s == NULL && create == HOLD)
         return NULL;
+    f = forgets;
     lard__unlock(&table_lock);
+    if (s != NULL) {
+        c->addr = addr;
+        c->sync = s;
+        c->forgets = f;
+    }
     return s;
 }
 
@@ -192,6 +218,7 @@ void lardcc_sync_table_release(void)
 void lardcc_sync_forget_range(const void *p, size_t n)
 {
     uintptr_t lo = (uintptr_t)p, hi = lo + n, page;
+    uint32_t removed = 0;
     if (n == 0)
         return;
     lard__lock(&table_lock);
@@ -211,6 +238,8 @@ void lardcc_sync_forget_range(const void *p, size_t n)
                 continue;
             }
             *link = s->page_next;
+            if (!removed++)
+                __atomic_add_fetch(&forgets, 1, __ATOMIC_ACQ_REL);
             slot_of(table, table_cap, s->addr, 0)->addr = TOMB;
             lardcc_vc_free(&s->vc);
             lardcc_vc_free(&s->rvc);
