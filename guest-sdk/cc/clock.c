@@ -115,6 +115,7 @@ static inline void lowered(struct lardcc_vc *c)
 /* Entry `id` of every clock reads at least its floor (below, "Clock
  * floors"): the stored entries at or below it are left out. */
 static inline uint64_t floor_of(uint32_t id);
+static uint32_t floors_any; /* a floor was raised */
 
 static uint32_t find(const struct lardcc_vc *c, uint32_t id)
 {
@@ -230,6 +231,7 @@ static void join(struct lardcc_vc *to, const struct lardcc_vc *from, int mirror)
                 if (mirror)
                     lard_write_vc(to->e[i].id, to->e[i].v);
             }
+            i++; /* the next id of `from` is above this one */
         } else {
             extra++;
         }
@@ -287,9 +289,15 @@ void lardcc_vc_copy(struct lardcc_vc *to, const struct lardcc_vc *from)
     lowered(to);
     to->n = 0;
     reserve(to, from->n);
-    for (i = 0; i < from->n; i++)
-        if (from->e[i].v > floor_of(from->e[i].id))
-            to->e[to->n++] = from->e[i];
+    if (!__atomic_load_n(&floors_any, __ATOMIC_RELAXED)) {
+        if (from->n)
+            memcpy(to->e, from->e, from->n * sizeof to->e[0]);
+        to->n = from->n;
+    } else {
+        for (i = 0; i < from->n; i++)
+            if (from->e[i].v > floor_of(from->e[i].id))
+                to->e[to->n++] = from->e[i];
+    }
     to->src = from->self != 0 ? from->self : from->src;
     to->src_ver = from->self != 0 ? from->ver : from->src_ver;
 }
@@ -425,7 +433,6 @@ static uint32_t starts_pending; /* start clocks not yet taken */
 static uint32_t floors_off;     /* the CPU keeps no floors */
 static uint32_t floor_epoch;    /* bumped whenever floors were raised */
 
-static uint32_t floors_any;     /* a floor was raised */
 
 static inline uint64_t floor_of(uint32_t id)
 {
