@@ -1130,7 +1130,8 @@ fn rustc_instrumentation_runs_on_lards_runtime() {
 /// operation the clocks it touched, and the detector's copy of the current
 /// thread's clock (ReadVC), read as the plain clocks do. The operations
 /// repeat a thread's use of one object, where the runtime skips the joins
-/// and copies that cannot change anything.
+/// and copies that cannot change anything, and end threads whose ids later
+/// forks reuse.
 #[test]
 fn runtime_clocks_match_plain_vector_clocks_under_random_operations() {
     let prefix = lard_cc_prefix();
@@ -1160,10 +1161,11 @@ fn runtime_clocks_match_plain_vector_clocks_under_random_operations() {
             stdout(&l),
             stderr(&l)
         );
+        let out = stdout(&l);
         assert!(
-            stdout(&l).starts_with("clocks agree: 4000 operations, 100 threads"),
-            "seed {seed}: {}",
-            stdout(&l)
+            out.starts_with("clocks agree: 4000 operations, 100 threads"),
+            "seed {seed}: {out}"
         );
+        assert!(!out.contains("ids reused 0)"), "seed {seed}: {out}");
     }
 }

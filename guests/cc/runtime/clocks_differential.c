@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 // The lard-cc runtime's clocks (guest-sdk/cc/clock.c, core.c) against plain
-// dense vector clocks, under random operations: language threads forked
-// and switched to on one kernel thread, and the happens-before primitives
-// every wrapper uses (acquire, acquire_all, release, release_join,
-// release_read, an object's reset, a join of another thread's clock) on a
-// few synchronization objects, biased towards a thread taking the same
-// object again (the runtime skips what cannot have changed there).
+// dense vector clocks, under random operations: language threads forked,
+// switched to on one kernel thread and ended as an OpenMP task ends (its
+// final clock kept, its id retired and reused by a later fork that the
+// final clock happens before), and the happens-before primitives every
+// wrapper uses (acquire, acquire_all, release, release_join, release_read,
+// an object's reset, a join of a live or ended thread's clock) on a few
+// synchronization objects, biased towards a thread taking the same object
+// again (the runtime skips what cannot have changed there).
 // After every operation the runtime's clocks that it touched, and the
 // detector's copy of the current thread's clock (ReadVC), must read as the
 // plain clocks do; at the end every clock is compared.
@@ -29,6 +31,9 @@ static uint64_t C[MAXT][MAXT];     // thread clocks
 static uint64_t S[OBJS][MAXT];     // objects' release clocks
 static uint64_t R[OBJS][MAXT];     // objects' readers' clocks
 static int used_r[OBJS];
+static uint64_t F[MAXT][MAXT];     // ended threads' final clocks
+static struct lardcc_vc fin[MAXT]; // the runtime's copies of them
+static int ended[MAXT];
 static uint32_t ids[MAXT];         // the runtime's id of model thread k
 static int nthreads, me;           // model threads; the current one
 static char objs[OBJS][64];        // the objects' addresses
@@ -59,6 +64,8 @@ static void fail(const char *what, int k, uint32_t id, uint64_t got, uint64_t wa
 }
 
 static void check_thread(int k) {
+    if (ended[k])
+        return;
     for (int i = 0; i < nthreads; i++) {
         uint64_t got = lardcc_vc_get(lardcc_clock(ids[k]), ids[i]);
         if (got != C[k][ids[i]])
@@ -76,6 +83,32 @@ static void check_object(int o) {
         if (got != R[o][ids[i]])
             fail("object (readers)", o, ids[i], got, R[o][ids[i]]);
     }
+}
+
+static void check_final(int k) {
+    for (int i = 0; i < nthreads; i++) {
+        uint64_t got = lardcc_vc_get(&fin[k], ids[i]);
+        if (got != F[k][ids[i]])
+            fail("final clock of thread", k, ids[i], got, F[k][ids[i]]);
+    }
+}
+
+// A live model thread other than `not` (-1: any); -1 if none.
+static int live_thread(int not) {
+    int k = (int)(next() % nthreads);
+    for (int n = 0; n < nthreads; n++, k = (k + 1) % nthreads)
+        if (!ended[k] && k != not)
+            return k;
+    return -1;
+}
+
+// An ended model thread, -1 if none.
+static int ended_thread(void) {
+    int k = (int)(next() % nthreads);
+    for (int n = 0; n < nthreads; n++, k = (k + 1) % nthreads)
+        if (ended[k])
+            return k;
+    return -1;
 }
 
 static void check_detector(void) {
@@ -102,7 +135,7 @@ int main(int argc, char **argv) {
     C[0][ids[0]] = lardcc_own(ids[0]);
     nthreads = 1;
     int last = 0;
-    long kinds[9] = {0};
+    long kinds[11] = {0}, reused = 0;
     for (step = 0; step < ops; step++) {
         unsigned r = next() % 100;
         // Mostly the object this thread used last: the repeated lock.
@@ -113,6 +146,13 @@ int main(int argc, char **argv) {
             kind = 0; // fork, as pthread_create: the child starts from my clock
             uint32_t id = lardcc_id_alloc(lardcc_my_clock());
             int k = nthreads++;
+            if (id >= MAXT)
+                fail("fork: id out of range of thread", k, id, 0, 0);
+            for (int i = 0; i < k; i++)
+                if (ids[i] == id) {
+                    reused++;
+                    break;
+                }
             ids[k] = id;
             memcpy(C[k], C[me], sizeof C[k]);
             C[k][id] = C[me][id] + 1;
@@ -121,7 +161,7 @@ int main(int argc, char **argv) {
             check_thread(k);
         } else if (r < 20) {
             kind = 1; // another thread runs
-            me = (int)(next() % nthreads);
+            me = live_thread(-1);
             lardcc_switch(ids[me]);
         } else if (r < 45) {
             kind = 2;
@@ -149,11 +189,28 @@ int main(int argc, char **argv) {
             join(C[me], S[o]);
             if (used_r[o])
                 join(C[me], R[o]);
-        } else if (r < 96) {
+        } else if (r < 94) {
             kind = 7; // a joiner takes another thread's clock
-            int k = (int)(next() % nthreads);
+            int k = live_thread(-1);
             lardcc_acquire_vc(lardcc_clock(ids[k]));
             join(C[me], C[k]);
+        } else if (r < 96 && me != 0) {
+            kind = 9; // the current thread ends (as an OpenMP task does)
+            uint32_t id = ids[me];
+            lardcc_vc_copy(&fin[me], lardcc_clock(id));
+            memcpy(F[me], C[me], sizeof F[me]);
+            lard_note_thread_exit();
+            lardcc_id_drop_clock(id);
+            lardcc_id_retire(id, lardcc_vc_get(&fin[me], id));
+            ended[me] = 1;
+            check_final(me);
+            me = live_thread(me);
+            lardcc_switch(ids[me]);
+        } else if (r < 98 && ended_thread() >= 0) {
+            kind = 10; // a joiner takes an ended thread's final clock
+            int k = ended_thread();
+            lardcc_acquire_vc(&fin[k]);
+            join(C[me], F[k]);
         } else {
             kind = 8; // re-initialized (pthread_mutex_init)
             lardcc_sync_reset(objs[o]);
@@ -167,14 +224,17 @@ int main(int argc, char **argv) {
         check_object(o);
         check_detector();
     }
-    for (int k = 0; k < nthreads; k++)
+    for (int k = 0; k < nthreads; k++) {
         check_thread(k);
+        if (ended[k])
+            check_final(k);
+    }
     for (int o = 0; o < OBJS; o++)
         check_object(o);
     printf("clocks agree: %ld operations, %d threads (forks %ld, switches %ld, acquires %ld, "
            "releases %ld, joining releases %ld, read releases %ld, writer acquires %ld, "
-           "thread joins %ld, resets %ld)\n",
+           "thread joins %ld, resets %ld, ends %ld, joins of ended threads %ld, ids reused %ld)\n",
            ops, nthreads, kinds[0], kinds[1], kinds[2], kinds[3], kinds[4], kinds[5], kinds[6],
-           kinds[7], kinds[8]);
+           kinds[7], kinds[8], kinds[9], kinds[10], reused);
     return 0;
 }
