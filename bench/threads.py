@@ -21,8 +21,8 @@ Runners: native, `gcc -fsanitize=thread` (libtsan) natively, `lard run`
 guest, guest-sdk/cc/clock.c). Each cell: CPU seconds (user + sys, from
 wait4) and peak RSS, median of BENCH_REPS (default 1) interleaved runs;
 `us/op` is a lard runner's CPU time, less that of the same workload with
-no threads (start-up), per lock operation (mutex: n x 200, pool: n x 20)
-or per thread (forkjoin). A run past BENCH_THREADS_TIMEOUT seconds
+no threads (start-up, median of 5 runs), per lock operation (mutex:
+n x 200, pool: n x 20) or per thread (forkjoin). A run past BENCH_THREADS_TIMEOUT seconds
 (default 600) shows as `>T` and the larger sizes of that runner and
 workload are skipped; a runner that fails shows `fails` (ThreadSanitizer
 has a limit on live threads). Every run that finishes must print the same
@@ -136,7 +136,8 @@ def main() -> None:
     for w in chosen:
         if w not in WORKLOADS:
             die(f"BENCH_THREADS_WORKLOADS: unknown workload {w!r} (of {', '.join(WORKLOADS)})")
-    # lard's start-up and the guest's set-up: the same workload, no threads.
+    # lard's start-up and the guest's set-up: the same workload, no threads
+    # (median of 5: at 64 threads it is most of the run).
     base = {}
     for rname, prefix in runners:
         if rname not in LARD_RUNNERS:
@@ -144,10 +145,13 @@ def main() -> None:
         for wname, (args, _) in WORKLOADS.items():
             if wname not in chosen:
                 continue
-            r = cpu_run(prefix + [a.format(n=0) for a in args], TIMEOUT)
-            if r[0] != "ok":
-                die(f"{wname} with no threads under {rname}: {cell(r)} {r[1:]}")
-            base[rname, wname] = r[1]
+            got = []
+            for _ in range(5):
+                r = cpu_run(prefix + [a.format(n=0) for a in args], TIMEOUT)
+                if r[0] != "ok":
+                    die(f"{wname} with no threads under {rname}: {cell(r)} {r[1:]}")
+                got.append(r[1])
+            base[rname, wname] = statistics.median(got)
     load = os.getloadavg()
     print(f"thread counts: CPU seconds (user+sys) and peak RSS, median of {reps}; "
           f"lard = `{lard} run` (binary mode, default detector); lard-cc = the same of the "
