@@ -124,6 +124,10 @@ struct SyncClock {
 #[derive(Default)]
 pub struct SyncClocks {
     clocks: FxHashMap<SyncKey, SyncClock>,
+    /// The addresses of the objects ([`SyncKey::Object`],
+    /// [`SyncKey::Readers`]) that have a clock, for forgetting those in
+    /// freed memory ([`SyncClocks::forget_range`]).
+    addresses: std::collections::BTreeSet<u64>,
 }
 
 impl SyncClocks {
@@ -131,6 +135,9 @@ impl SyncClocks {
     /// are appended to `out`.
     pub fn release(&mut self, vc: &mut VcFile, me: u64, key: SyncKey, out: &mut Vec<(u64, u64)>) {
         let who = ThreadKey::Lang(me);
+        if let SyncKey::Object(a) | SyncKey::Readers(a) = key {
+            self.addresses.insert(a);
+        }
         let s = self.clocks.entry(key).or_default();
         // S ≤ C_me before makes S ⊔ C_me ≤ C_me after the tick.
         let covered = s.covered == Some((me, vc.lowered()));
@@ -193,6 +200,20 @@ impl SyncClocks {
     /// Forgets `key` (a pthread_t that will be reused, a freed object).
     pub fn forget(&mut self, key: SyncKey) {
         self.clocks.remove(&key);
+    }
+
+    /// Forgets the objects in `[addr, addr + len)`: memory freed, so that
+    /// an object the memory holds next (another mutex, an atomic) starts
+    /// with no clock, as a new object does — not with the releases of the
+    /// one that was there, which order nothing for it.
+    pub fn forget_range(&mut self, addr: u64, len: u64) {
+        let end = addr.saturating_add(len);
+        let gone: Vec<u64> = self.addresses.range(addr..end).copied().collect();
+        for a in gone {
+            self.addresses.remove(&a);
+            self.clocks.remove(&SyncKey::Object(a));
+            self.clocks.remove(&SyncKey::Readers(a));
+        }
     }
 }
 

@@ -54,6 +54,11 @@ pub enum LibCall {
     CondSignal,
     /// `pthread_barrier_init(b, attr, n)`: return 0 records `b`'s count.
     BarrierInit,
+    /// `pthread_mutex_init(m, …)` and the other initializers of a
+    /// synchronization object: return 0 makes `m` a new object, with no
+    /// clock (the releases of an object that was there order nothing for
+    /// this one).
+    SyncInit,
     /// `pthread_barrier_wait(b)`: entry releases into `b`'s current
     /// phase, return acquires that phase (`b` itself when its count is
     /// unknown).
@@ -219,6 +224,7 @@ impl LibCall {
             | LibCall::CondWait
             | LibCall::CondSignal
             | LibCall::BarrierInit
+            | LibCall::SyncInit
             | LibCall::BarrierWait
             | LibCall::SemPost
             | LibCall::SemWait

@@ -110,6 +110,7 @@ impl Machine {
         }
         self.rt().tasks.block_freed(addr);
         self.rt().atomic_locations.forget(addr, size);
+        self.rt().sync.forget_range(addr, size);
         self.program(pc, ProgramEvent::Free { addr });
         for (a, len) in page_chunks(addr, size) {
             self.emit(pc, EventKind::Lard(EvOp::ClearHistory { addr: a, len }));

@@ -133,6 +133,10 @@ impl Machine {
                 self.rt().sync.forget(SyncKey::BarrierPhase(a[0], 0));
                 self.rt().sync.forget(SyncKey::BarrierPhase(a[0], 1));
             }
+            LibCall::SyncInit if ok => {
+                self.rt().sync.forget(SyncKey::Object(a[0]));
+                self.rt().sync.forget(SyncKey::Readers(a[0]));
+            }
             LibCall::BarrierWait => match a[1] {
                 0 => self.acquire(SyncKey::Object(a[0]), pc),
                 p => self.acquire(SyncKey::BarrierPhase(a[0], (p - 1) as u8), pc),
