@@ -204,6 +204,30 @@ impl Detector for Canonical {
         true
     }
 
+    /// Byte granularity only (other granularities keep histories per unit).
+    fn history(&self, addr: u64) -> Option<Vec<crate::detector::Remembered>> {
+        use crate::detector::Remembered;
+        if self.granularity != Granularity::Byte {
+            return None;
+        }
+        let Some(h) = self.histories.get(&addr) else {
+            return Some(Vec::new());
+        };
+        let w = h.last_write.iter().map(|w| Remembered {
+            thread: self.clocks.key(w.thread),
+            clock: w.clock,
+            pc: w.pc,
+            write: true,
+        });
+        let r = h.last_reads.iter().map(|(&t, r)| Remembered {
+            thread: self.clocks.key(t),
+            clock: r.clock,
+            pc: r.pc,
+            write: false,
+        });
+        Some(w.chain(r).collect())
+    }
+
     fn name(&self) -> &'static str {
         "canonical"
     }

@@ -299,6 +299,95 @@ fn fasttrack_cost_is_shared_and_transition_is_lardish_only() {
 }
 
 /// FastTrack reports the check path of every cell it visits.
+/// ClearHistory and CopyHistory cost what exists: raising the
+/// per-location costs by `d` raises both cost models' cycles by `d` per
+/// history that exists (counted on `Canonical`'s histories before each
+/// operation: cleared, or copied from a source that holds one), and the
+/// per-word cost by `d` per presence word the regions span; no other
+/// statistic moves.
+#[test]
+fn history_operations_cost_the_histories_that_exist() {
+    use lard_detector_hw::lard::MAX_REGION_LEN;
+    let trace = random_trace(
+        33,
+        &TraceParams {
+            events: 20_000,
+            clear_percent: 3,
+            copy_percent: 3,
+            ..TraceParams::default()
+        },
+    );
+    let mut oracle = Canonical::new();
+    let (mut cleared, mut copied, mut words, mut empty) = (0u64, 0u64, 0u64, 0u64);
+    let span = |at: u64, len: u64| at / 64..=at.wrapping_add(len - 1) / 64;
+    for e in &trace {
+        let regions = match e.kind {
+            EventKind::Lard(LardOp::ClearHistory { addr, len }) if len > 0 => {
+                vec![(addr, len.min(MAX_REGION_LEN))]
+            }
+            EventKind::Lard(LardOp::CopyHistory { src, dst, len }) if len > 0 => {
+                let len = len.min(MAX_REGION_LEN);
+                vec![(src, len), (dst, len)]
+            }
+            _ => vec![],
+        };
+        let held = |at: u64, i: u64| !oracle.history(at + i).unwrap_or_default().is_empty();
+        for &(at, len) in &regions {
+            words += span(at, len).count() as u64;
+        }
+        match regions[..] {
+            [(at, len)] => {
+                let n = (0..len).filter(|&i| held(at, i)).count() as u64;
+                cleared += n;
+                empty += u64::from(n == 0);
+            }
+            [(src, len), (dst, _)] => {
+                for i in 0..len {
+                    copied += u64::from(held(src, i));
+                    cleared += u64::from(!held(src, i) && held(dst, i));
+                }
+            }
+            _ => {}
+        }
+        oracle.event(e);
+    }
+    assert!(
+        cleared > 0 && copied > 0 && empty > 0,
+        "{cleared} {copied} {empty}"
+    );
+    let base = HwConfig::default();
+    let d = 1000u64;
+    let s0 = run(&trace, &base, "base").stats().clone();
+    let strip = |s: &lard_detector_hw::HwStats| {
+        let mut s = s.clone();
+        (s.cycles_lardish, s.cycles_fasttrack) = (0, 0);
+        s.cycles_by_mechanism = Default::default();
+        s
+    };
+    for (key, n) in [
+        ("clear_location", cleared),
+        ("copy_location", copied),
+        ("history_word", words),
+    ] {
+        let mut cfg = base.clone();
+        match key {
+            "clear_location" => cfg.ft.clear_location += d as u32,
+            "copy_location" => cfg.ft.copy_location += d as u32,
+            _ => cfg.ft.history_word += d as u32,
+        }
+        let s1 = run(&trace, &cfg, key).stats().clone();
+        assert_eq!(s1.cycles_fasttrack - s0.cycles_fasttrack, d * n, "{key}");
+        assert_eq!(s1.cycles_lardish - s0.cycles_lardish, d * n, "{key}");
+        let h = Mechanism::HistoryOp as usize;
+        assert_eq!(
+            s1.cycles_by_mechanism[h] - s0.cycles_by_mechanism[h],
+            d * n,
+            "{key}"
+        );
+        assert_eq!(strip(&s1), strip(&s0), "{key}");
+    }
+}
+
 #[test]
 fn fasttrack_reports_its_check_paths() {
     let o = |t: u64| Origin {

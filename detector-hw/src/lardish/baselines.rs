@@ -49,9 +49,15 @@ pub enum Op {
     Lard(Origin, LardOp),
     /// A low-level synchronization, for the software FastTrack detector.
     Sync(Origin, LowLevelSync),
-    /// FastTrack's shadow lines of ClearHistory (`b` empty) or
+    /// 64 bits of the presence of histories in the regions of the next
+    /// `History` (bit `i % 64` of the `i / 64`-th `Held`: byte `i` of the
+    /// first region, then of the second, holds a history), as LARDISH's
+    /// variable map found them.
+    Held(u64),
+    /// FastTrack's memory traffic of ClearHistory (`b` empty) or
     /// CopyHistory (`a` the source, `b` the destination) as one sequence of
-    /// writes by core `c`: `(addr, len)` ranges.
+    /// writes by core `c`: `(addr, len)` ranges; the `Held` before it say
+    /// which bytes hold a history.
     History {
         /// Core index.
         c: u32,
@@ -96,6 +102,8 @@ pub(super) struct Models {
     sums: Sums,
     /// Scratch list of read-vector-clock lines.
     rvc: Vec<u64>,
+    /// The `Op::Held` words since the last `Op::History`.
+    held: Vec<u64>,
 }
 
 impl Models {
@@ -123,6 +131,7 @@ impl Models {
             entry_bytes: cfg.ft.entry_bytes,
             sums: Sums::default(),
             rvc: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -199,11 +208,10 @@ impl Models {
             }
             Op::Lard(origin, op) => self.detector.lard(&origin, &op),
             Op::Sync(origin, sync) => self.detector.sync(&origin, &sync),
+            Op::Held(bits) => self.held.push(bits),
             Op::History { c, a, b } => {
-                let (layout, cell) = (self.layout, self.shadow_bytes);
-                let lines = (0..a.1)
-                    .map(move |i| layout.ft_line(a.0.wrapping_add(i), cell))
-                    .chain((0..b.1).map(move |i| layout.ft_line(b.0.wrapping_add(i), cell)));
+                let lines = self.history_lines(a, b);
+                self.held.clear();
                 self.sums.fasttrack += soft_accesses(&mut self.ft, c as usize, lines, true);
             }
         }
@@ -234,6 +242,30 @@ impl Models {
 }
 
 impl Models {
+    /// Software FastTrack's memory traffic of ClearHistory (`b` empty) or
+    /// CopyHistory (`a` the source, `b` the destination): the presence
+    /// words of the regions, then the shadow cell of each history that
+    /// exists (`Op::Held`), the source's and, copied or cleared, the
+    /// destination's; the walk LARDISH's software manager makes over its
+    /// variable map (`Lardish::history_op`).
+    fn history_lines(&self, a: (u64, u64), b: (u64, u64)) -> Vec<u64> {
+        let (layout, cell) = (self.layout, self.shadow_bytes);
+        let held = |i: u64| {
+            self.held
+                .get((i / 64) as usize)
+                .is_some_and(|w| w >> (i % 64) & 1 == 1)
+        };
+        let mut lines: Vec<u64> = layout.presence(a.0, a.1).0.collect();
+        lines.extend(layout.presence(b.0, b.1).0);
+        for i in (0..a.1).filter(|&i| held(i)) {
+            lines.push(layout.ft_line(a.0.wrapping_add(i), cell));
+        }
+        for i in (0..b.1).filter(|&i| held(i) || held(a.1 + i)) {
+            lines.push(layout.ft_line(b.0.wrapping_add(i), cell));
+        }
+        lines
+    }
+
     /// [`soft_accesses`] (writes) of the shadow lines of the `n` cells from
     /// byte `first` on, one cell per byte. When the cells lie in one
     /// stretch of the shadow (no address wraps) and a cell is no larger

@@ -24,6 +24,28 @@ pub const MODELLED_SHADOW_CELL_BYTES: u64 = 40;
 /// layout of [`crate::fasttrack`] packs thread and PC in one word).
 pub const MODELLED_READ_ENTRY_BYTES: u64 = 24;
 
+/// Instructions per presence-bitmap word scanned by a history operation:
+/// load the word, test it, branch, advance the index, compare and branch
+/// (the loop of a scan that skips empty words; the work per set bit is
+/// part of `clear_location`/`copy_location`). Counted from the loop, not
+/// measured: our FastTrack walks its shadow pages instead.
+pub const HISTORY_WORD_INSTRUCTIONS: u32 = 5;
+
+/// What one ClearHistory or CopyHistory finds: the software manager's work
+/// (docs/lardish.md, "ClearHistory / CopyHistory").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HistoryWork {
+    /// CopyHistory (else ClearHistory).
+    pub copy: bool,
+    /// Presence-bitmap words scanned (both regions of a copy).
+    pub words: u64,
+    /// Source locations holding a history, copied onto the destination.
+    pub copied: u64,
+    /// Locations whose history is cleared: every history of a cleared
+    /// region; of a copy, destination histories whose source has none.
+    pub cleared: u64,
+}
+
 /// Measured instructions of each FastTrack path (defaults: the measurement
 /// of `bench/ft_cost.py` on this tree; `[fasttrack]` keys override them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +68,9 @@ pub struct FtCost {
     pub copy_op: u32,
     /// Per location copied.
     pub copy_location: u32,
+    /// Per presence-bitmap word (64 data bytes) a history operation scans
+    /// to find the histories that exist.
+    pub history_word: u32,
     /// Per ReadVC/WriteVC/Thread.
     pub vc_op: u32,
     /// Shadow bytes per data byte (FastTrack's cell; LARDISH's variable map
@@ -68,6 +93,7 @@ impl Default for FtCost {
             clear_location: 12,
             copy_op: 904,
             copy_location: 224,
+            history_word: HISTORY_WORD_INSTRUCTIONS,
             vc_op: 134,
             shadow_bytes: MODELLED_SHADOW_CELL_BYTES,
             entry_bytes: MODELLED_READ_ENTRY_BYTES,
@@ -109,14 +135,16 @@ impl FtCost {
         }
     }
 
-    /// Instructions of ClearHistory (`copy == false`) or CopyHistory over
-    /// `len` locations.
-    pub fn history_instructions(&self, copy: bool, len: u64) -> u64 {
-        if copy {
-            u64::from(self.copy_op) + len * u64::from(self.copy_location)
-        } else {
-            u64::from(self.clear_op) + len * u64::from(self.clear_location)
-        }
+    /// Instructions of a ClearHistory or CopyHistory that did `w`: the
+    /// operation, the presence words scanned, and each history that exists
+    /// copied or cleared (locations without a history cost no more than
+    /// their bit).
+    pub fn history_instructions(&self, w: &HistoryWork) -> u64 {
+        let op = if w.copy { self.copy_op } else { self.clear_op };
+        u64::from(op)
+            + w.words * u64::from(self.history_word)
+            + w.copied * u64::from(self.copy_location)
+            + w.cleared * u64::from(self.clear_location)
     }
 
     /// Sets the value of `[fasttrack]` key `key`.
@@ -132,6 +160,7 @@ impl FtCost {
             "clear_location" => self.clear_location = small()?,
             "copy_op" => self.copy_op = small()?,
             "copy_location" => self.copy_location = small()?,
+            "history_word" => self.history_word = small()?,
             "vc_op" => self.vc_op = small()?,
             "shadow_bytes" if n > 0 => self.shadow_bytes = n,
             "entry_bytes" if n > 0 => self.entry_bytes = n,

@@ -183,6 +183,13 @@ impl ByteMeta {
         }
     }
 
+    /// Whether the byte holds an access history (a last write or a last
+    /// read), not only hardware state.
+    #[inline]
+    pub fn has_history(&self) -> bool {
+        self.write.is_some() || !self.reads.is_empty()
+    }
+
     /// A copy of the records only, all in software (CopyHistory).
     pub fn software_copy(&self) -> ByteMeta {
         let strip = |r: &Rec| Rec { holder: None, ..*r };

@@ -16,6 +16,13 @@ pub const FT_BASE: u64 = 1 << 57;
 /// Base byte address of FastTrack's read vector clocks (256 bytes per data
 /// byte, above the shadow cells).
 pub const RVC_BASE: u64 = 3 << 56;
+/// Base byte address of the software manager's presence bitmap (one bit
+/// per data byte: the byte holds an access history), which ClearHistory
+/// and CopyHistory scan to find the histories that exist
+/// (docs/lardish.md, "ClearHistory / CopyHistory").
+pub const PRESENCE_BASE: u64 = 4 << 56;
+/// Data bytes per presence word (one bit each, 64-bit words).
+pub const PRESENCE_WORD_BYTES: u64 = 64;
 
 /// Address geometry for one line size.
 #[derive(Clone, Copy, Debug)]
@@ -130,6 +137,21 @@ impl Layout {
     #[inline]
     pub fn rvc_line(&self, addr: u64) -> u64 {
         RVC_BASE.wrapping_add((addr & ((1 << 48) - 1)).wrapping_mul(256)) >> self.shift
+    }
+
+    /// The lines of the presence bitmap words that cover `[addr, addr +
+    /// len)`, and how many words (one bit per byte, 64-bit words; a range
+    /// across the top of the 48-bit space is cut there).
+    pub fn presence(&self, addr: u64, len: u64) -> (std::ops::Range<u64>, u64) {
+        const LOW48: u64 = (1 << 48) - 1;
+        let a = addr & LOW48;
+        let last = a.saturating_add(len.max(1) - 1).min(LOW48);
+        let (w0, w1) = (a / PRESENCE_WORD_BYTES, last / PRESENCE_WORD_BYTES);
+        let line = |w: u64| PRESENCE_BASE.wrapping_add(w * 8) >> self.shift;
+        if len == 0 {
+            return (0..0, 0);
+        }
+        (line(w0)..line(w1) + 1, w1 - w0 + 1)
     }
 
     /// Line of FastTrack's shadow cell of byte `addr`.

@@ -3,6 +3,7 @@
 
 use crate::lard::HistoryOp;
 use crate::lardish::baselines::Op;
+use crate::lardish::ftcost::HistoryWork;
 use crate::lardish::granularity::{self, Learn, BLOCK};
 use crate::lardish::history::ByteMeta;
 use crate::lardish::stats::{Mechanism, SwCause};
@@ -100,48 +101,84 @@ impl Lardish {
         );
     }
 
-    pub(in crate::lardish) fn region_md_lines(
-        &self,
-        core: usize,
-        addr: u64,
-        len: u64,
-    ) -> Vec<(u64, bool)> {
+    /// The metadata lines of core `core` for `[addr, addr + len)`, in
+    /// order: each with whether the region covers all of its data, and
+    /// the region's offsets `[from, to)` it holds.
+    fn region_md_lines(&self, core: usize, addr: u64, len: u64) -> Vec<RegionLine> {
         let v = self.hw.view();
-        let mut out: Vec<(u64, bool)> = Vec::new();
+        let mut out: Vec<RegionLine> = Vec::new();
         for i in 0..len {
             let x = addr.wrapping_add(i);
             let line = v.md_line(core, x);
-            if out.last().map(|l| l.0) != Some(line) {
-                // Fully covered if the region spans the line's data range.
-                let (s, n) = self.layout.md_covers(line, v.is_expanded(x));
-                let full = s >= addr && s.wrapping_add(n) <= addr.wrapping_add(len);
-                out.push((line, full));
+            match out.last_mut() {
+                Some(l) if l.line == line => l.to = i + 1,
+                _ => {
+                    // Fully covered if the region spans the line's data range.
+                    let (s, n) = self.layout.md_covers(line, v.is_expanded(x));
+                    let full = s >= addr && s.wrapping_add(n) <= addr.wrapping_add(len);
+                    out.push(RegionLine {
+                        line,
+                        full,
+                        from: i,
+                        to: i + 1,
+                    });
+                }
             }
         }
         out
     }
 
-    /// Software-manager lookups and invalidation of cached metadata for a
-    /// region; `evict` persists it via the eviction handler (CopyHistory's
-    /// source) instead of discarding it. Returns the cycles.
-    pub(in crate::lardish) fn invalidate_region(
+    /// Which bytes of `[addr, addr + len)` hold an access history (a last
+    /// write or a last read): the software manager's presence bits.
+    fn held_histories(&self, addr: u64, len: u64) -> Vec<bool> {
+        (0..len)
+            .map(|i| {
+                self.func
+                    .bytes
+                    .get(addr.wrapping_add(i))
+                    .is_some_and(ByteMeta::has_history)
+            })
+            .collect()
+    }
+
+    /// Hands the presence bits `held` (one region's, or a copy's source
+    /// then destination) to software FastTrack's cost model, which walks
+    /// the same histories (`Op::Held`, before the operation's
+    /// `Op::History`).
+    fn send_held(&mut self, held: &[bool]) {
+        for chunk in held.chunks(64) {
+            let bits = chunk
+                .iter()
+                .enumerate()
+                .fold(0u64, |w, (i, &h)| w | u64::from(h) << i);
+            self.timing.baselines.push(Op::Held(bits));
+        }
+    }
+
+    /// Invalidation of the cached metadata of a region's histories
+    /// (`held`: [`Lardish::held_histories`]): every core's metadata lines
+    /// holding one of them, each costing a cache hit where it lives;
+    /// `evict` persists them via the eviction handler (CopyHistory's
+    /// source) instead of discarding them. Lines of the region with no
+    /// history there hold nothing the operation changes and stay. Returns
+    /// the cycles.
+    fn invalidate_region(
         &mut self,
         c: usize,
         addr: u64,
         len: u64,
+        held: &[bool],
         evict: bool,
     ) -> u64 {
         let mut cycles = 0u64;
         for p in 0..self.func.cores.len() {
-            for (line, full) in self.region_md_lines(p, addr, len) {
-                // The manager's record of what may be cached.
-                let (s, _) = self.layout.md_covers(line, true);
-                let track = self.layout.sw_line(s, self.cfg.ft.shadow_bytes);
-                cycles += u64::from(self.timing.hier.data_access(c, track, false).1);
-                if !self.hw.resident.contains_key(line) {
+            for l in self.region_md_lines(p, addr, len) {
+                if !held[l.from as usize..l.to as usize].contains(&true)
+                    || !self.hw.resident.contains_key(l.line)
+                {
                     continue;
                 }
-                if let Some(level) = self.timing.hier.level_of(p, line) {
+                if let Some(level) = self.timing.hier.level_of(p, l.line) {
                     cycles += u64::from(self.timing.hier.latency(level));
                 }
                 self.acct.stats.history_invalidations += 1;
@@ -149,9 +186,9 @@ impl Lardish {
                     self.acct.stats.md_evictions += 1;
                     cycles += u64::from(self.cfg.md_evict_cycles);
                 }
-                if full || evict {
-                    self.timing.hier.invalidate(line);
-                    self.lose(line, SwCause::HistoryOp);
+                if l.full || evict {
+                    self.timing.hier.invalidate(l.line);
+                    self.lose(l.line, SwCause::HistoryOp);
                 }
             }
         }
@@ -179,45 +216,58 @@ impl Lardish {
         }
     }
 
-    /// ClearHistory/CopyHistory. Both cost models charge FastTrack's
-    /// measured instructions for the operation and its shadow lines;
-    /// LARDISH adds its transition and the invalidation of cached metadata.
+    /// ClearHistory/CopyHistory, priced by what the software manager finds
+    /// (docs/lardish.md, "ClearHistory / CopyHistory"): it scans the
+    /// region's presence words and clears or copies each history that
+    /// exists, in its variable map; LARDISH adds its transition and the
+    /// invalidation of the cached metadata of those histories. Software
+    /// FastTrack does the same work on its shadow (`Op::History`, priced
+    /// by the same instructions).
     pub(in crate::lardish) fn history_op(&mut self, c: usize, op: HistoryOp) {
         let swb = self.cfg.ft.shadow_bytes;
         let instr = u64::from(self.cfg.instruction_cycles);
         let mut cost = u64::from(self.cfg.transition_cycles);
-        let ft_cost = match op {
+        let (work, lines) = match op {
             HistoryOp::Clear { addr, len } => {
                 self.acct.stats.clear_ops += 1;
                 self.uncut_items(c, addr, len);
                 self.touch_history_lines(addr, len);
-                let per_op = self.cfg.ft.history_instructions(false, len) * instr;
-                cost += self.invalidate_region(c, addr, len, false);
+                let held = self.held_histories(addr, len);
+                cost += self.invalidate_region(c, addr, len, &held, false);
+                let (words_at, words) = self.layout.presence(addr, len);
+                let mut lines: Vec<u64> = words_at.collect();
                 for i in 0..len {
                     let x = addr.wrapping_add(i);
                     if let Some(m) = self.func.bytes.remove(x) {
                         self.release_records(x, &m);
                     }
+                    if held[i as usize] {
+                        lines.push(self.layout.sw_line(x, swb));
+                    }
                 }
-                let lines: Vec<u64> = (0..len)
-                    .map(|i| self.layout.sw_line(addr.wrapping_add(i), swb))
-                    .collect();
                 self.func.items.clear(addr, len);
-                cost += self.soft_accesses(c, lines, true) + per_op;
+                self.send_held(&held);
                 self.timing.baselines.push(Op::History {
                     c: c as u32,
                     a: (addr, len),
                     b: (0, 0),
                 });
-                per_op
+                let cleared = held.iter().filter(|&&h| h).count() as u64;
+                let work = HistoryWork {
+                    words,
+                    cleared,
+                    ..HistoryWork::default()
+                };
+                (work, lines)
             }
             HistoryOp::Copy { src, dst, len } => {
                 self.acct.stats.copy_ops += 1;
                 self.uncut_items(c, dst, len);
                 self.touch_history_lines(dst, len);
-                let per_op = self.cfg.ft.history_instructions(true, len) * instr;
-                cost += self.invalidate_region(c, src, len, true);
-                cost += self.invalidate_region(c, dst, len, false);
+                let from = self.held_histories(src, len);
+                let onto = self.held_histories(dst, len);
+                cost += self.invalidate_region(c, src, len, &from, true);
+                cost += self.invalidate_region(c, dst, len, &onto, false);
                 let copied: Vec<Option<ByteMeta>> = (0..len)
                     .map(|i| {
                         self.func
@@ -242,23 +292,49 @@ impl Lardish {
                     }
                 }
                 self.func.items.copy(src, dst, len);
-                let mut lines = Vec::with_capacity(2 * len as usize);
-                for i in 0..len {
+                let (src_words_at, src_words) = self.layout.presence(src, len);
+                let (dst_words_at, dst_words) = self.layout.presence(dst, len);
+                let mut lines: Vec<u64> = src_words_at.chain(dst_words_at).collect();
+                let (mut n_copied, mut n_cleared) = (0, 0);
+                for (i, _) in (0u64..).zip(&from).filter(|(_, &h)| h) {
+                    n_copied += 1;
                     lines.push(self.layout.sw_line(src.wrapping_add(i), swb));
                 }
-                for i in 0..len {
-                    lines.push(self.layout.sw_line(dst.wrapping_add(i), swb));
+                for (i, (&f, &o)) in (0u64..).zip(from.iter().zip(&onto)) {
+                    if f || o {
+                        n_cleared += u64::from(!f);
+                        lines.push(self.layout.sw_line(dst.wrapping_add(i), swb));
+                    }
                 }
-                cost += self.soft_accesses(c, lines, true) + per_op;
+                let both: Vec<bool> = from.iter().chain(&onto).copied().collect();
+                self.send_held(&both);
                 self.timing.baselines.push(Op::History {
                     c: c as u32,
                     a: (src, len),
                     b: (dst, len),
                 });
-                per_op
+                let work = HistoryWork {
+                    copy: true,
+                    words: src_words + dst_words,
+                    copied: n_copied,
+                    cleared: n_cleared,
+                };
+                (work, lines)
             }
         };
+        let per_op = self.cfg.ft.history_instructions(&work) * instr;
+        cost += self.soft_accesses(c, lines, true) + per_op;
         self.acct.charge(c, cost, Mechanism::HistoryOp);
-        self.acct.stats.cycles_fasttrack += ft_cost;
+        self.acct.stats.cycles_fasttrack += per_op;
     }
+}
+
+/// One metadata line of a history operation's region.
+struct RegionLine {
+    line: u64,
+    /// The region covers all of the line's data.
+    full: bool,
+    /// Offsets `[from, to)` of the region the line holds.
+    from: u64,
+    to: u64,
 }
