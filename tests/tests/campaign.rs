@@ -175,6 +175,72 @@ fn collect_gives_tables_figures_and_the_detectors_verdicts() {
     assert!(html.contains("<img src=\"overhead.svg\""), "{html}");
 }
 
+/// `hw_profile = true`: each LARDISH run keeps its instruction profile and
+/// `collect` sums them per instruction. Ground truth: the runs' own
+/// `--hw-stats-json` figures for the sums, hot_line.c's design (the line
+/// marked HOT makes nearly every checked access) for the costliest.
+#[test]
+fn collect_sums_the_runs_instruction_profiles() {
+    let d = campaign_dir("campaign-profile");
+    let text = format!(
+        r#"name = "p"
+timeout = 120
+hw_profile = true
+
+[[program]]
+name = "hot_line"
+build = "gcc -O2 -g -pthread -o hot_line '{}'"
+command = ["./hot_line"]
+racy = false
+
+[axes]
+detector = ["lardish"]
+seed = [1, 2]
+"#,
+        root().join("guests/plain/hot_line.c").display()
+    );
+    let c = d.join("c.toml");
+    std::fs::write(&c, text).unwrap();
+    let out = d.join("r");
+    let o = lard_campaign(&["run", c.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    let o = lard_campaign(&["collect", out.to_str().unwrap()]);
+    assert_eq!(shell_status(&o), 0, "{}", stderr(&o));
+    let runs = results(&out);
+    assert_eq!(runs.len(), 2);
+    let top: Value =
+        serde_json::from_slice(&std::fs::read(out.join("instructions.json")).unwrap()).unwrap();
+    let top = top.as_array().unwrap();
+    assert!(top.iter().all(|t| t["runs"] == 2), "{top:?}");
+    let n = |v: &Value, k: &str| v[k].as_i64().unwrap_or_else(|| panic!("{k} in {v}"));
+    let sum = |k: &str| top.iter().map(|t| n(t, k)).sum::<i64>();
+    let hw = |k: &str| runs.values().map(|r| n(&r["hw_stats"], k)).sum::<i64>();
+    for k in [
+        "events",
+        "hw_checks",
+        "sw_checks",
+        "md_evictions",
+        "rollovers",
+    ] {
+        assert_eq!(sum(k), hw(k), "{k}");
+    }
+    assert_eq!(sum("history_ops"), hw("clear_ops") + hw("copy_ops"));
+    assert_eq!(
+        sum("cycles"),
+        hw("cycles_lardish") - hw("cycles_no_detection")
+    );
+    let src = std::fs::read_to_string(root().join("guests/plain/hot_line.c")).unwrap();
+    let hot = src.lines().position(|l| l.contains("/* HOT */")).unwrap() + 1;
+    assert_eq!(top[0]["function"], "work", "{}", top[0]);
+    assert_eq!(n(&top[0], "line"), hot as i64, "{}", top[0]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("top instructions of hot_line: detector=lardish (LARDISH model, sum over 2 profiled runs)"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("hot_line.c:{hot}\n")), "{text}");
+}
+
 #[test]
 fn a_run_that_times_out_is_a_result() {
     let d = campaign_dir("campaign-timeout");

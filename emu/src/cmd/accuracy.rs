@@ -55,6 +55,7 @@ pub fn campaign(runs: &[GuestRun], build: &Path) -> Campaign {
         options: vec!["--detectors".into(), "all,object".into()],
         programs: runs.iter().map(GuestRun::campaign_program).collect(),
         axes: Vec::new(),
+        hw_profile: false,
     }
 }
 

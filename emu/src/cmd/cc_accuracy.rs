@@ -211,6 +211,7 @@ pub fn campaign(programs: &[GuestRun], build: &Path, seeds: u64) -> Campaign {
                 })
                 .collect(),
         }],
+        hw_profile: false,
     }
 }
 

@@ -407,6 +407,7 @@ pub fn campaign(
             option_axis("adversarial", columns.to_vec()),
             option_axis("seed", (0..a.runs).map(|i| i.to_string()).collect()),
         ],
+        hw_profile: false,
     })
 }
 

@@ -44,6 +44,9 @@ pub struct Row {
     /// racy dynamic accesses, false and missed ones (the LARD paper's
     /// Table 3).
     pub variants: Vec<VariantCount>,
+    /// The rows of the run's instruction profile (`hw_profile = true`;
+    /// empty without one).
+    pub profile: Vec<Value>,
 }
 
 /// One detector variant's Table-3 counts in one run.
@@ -199,6 +202,10 @@ pub fn row(v: &Value) -> Option<Row> {
                     })
                     .collect()
             })
+            .unwrap_or_default(),
+        profile: v["hw_profile"]["instructions"]
+            .as_array()
+            .cloned()
             .unwrap_or_default(),
     })
 }
@@ -604,6 +611,7 @@ mod tests {
             index: 0,
             behaviour: None,
             variants: Vec::new(),
+            profile: Vec::new(),
         }
     }
 

@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod collect;
 pub mod figures;
+pub mod profile;
 pub mod runner;
 pub mod slurm;
 pub mod spec;
@@ -87,6 +88,10 @@ pub fn make_afresh(
     }
 }
 
+/// Instructions per program and configuration `lard campaign collect`
+/// prints (`instructions.json` has them all).
+pub const TOP_SHOWN: usize = 10;
+
 /// What `lard campaign collect` wrote, and the text table it prints.
 #[derive(Clone, Debug)]
 pub struct Collected {
@@ -119,6 +124,10 @@ pub fn collect_dir(dir: &Path) -> Result<Collected, String> {
         "summary.json",
         format!("{}\n", collect::summary_json(&cells, &acc, &variants)),
     )?;
+    let top = profile::top_instructions(&rows);
+    if !top.is_empty() {
+        write("instructions.json", format!("{}\n", profile::json(&top)))?;
+    }
     let figures = figures::draw_all(dir, &cells, &acc, &variants)?;
     let name = dir
         .file_name()
@@ -136,10 +145,13 @@ pub fn collect_dir(dir: &Path) -> Result<Collected, String> {
     ]
     .map(String::from)
     .to_vec();
+    if !top.is_empty() {
+        files.push("instructions.json".into());
+    }
     files.extend(figures);
     Ok(Collected {
         runs: rows.len(),
         files,
-        text: collect::text(&cells, &acc, &variants),
+        text: collect::text(&cells, &acc, &variants) + &profile::text(&top, TOP_SHOWN),
     })
 }

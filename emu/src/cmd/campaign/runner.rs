@@ -190,10 +190,11 @@ fn wait_child(pid: libc::pid_t, deadline: Duration, interrupt: &Option<Arc<Atomi
 fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
     let p = &c.programs[r.program];
     let tmp = |ext: &str| a.out.join(format!(".{}.{ext}", r.key));
-    let (report, stats, hw, err, out) = (
+    let (report, stats, hw, profile, err, out) = (
         tmp("report"),
         tmp("stats"),
         tmp("hw"),
+        tmp("profile"),
         tmp("err"),
         tmp("out"),
     );
@@ -210,6 +211,9 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
         .arg(&stats);
     if hw_model {
         cmd.arg("--hw-stats-json").arg(&hw);
+        if c.hw_profile {
+            cmd.arg("--hw-profile").arg(&profile);
+        }
     }
     // A run sees the same environment wherever it runs (here, on a Slurm
     // node): a few variables of the host, then the campaign's. What a batch
@@ -244,12 +248,13 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
     let report_v = RunReport::read(&report);
     let stats_v = read_json(&stats);
     let hw_v = read_json(&hw);
+    let profile_v = read_json(&profile);
     let stderr_text =
         String::from_utf8_lossy(&std::fs::read(&err).unwrap_or_default()).into_owned();
     let stdout_bytes = std::fs::read(&out).unwrap_or_default();
     let stdout_kept =
         String::from_utf8_lossy(&stdout_bytes[..stdout_bytes.len().min(STDOUT_KEPT)]).into_owned();
-    for f in [&report, &stats, &hw, &err, &out] {
+    for f in [&report, &stats, &hw, &profile, &err, &out] {
         let _ = std::fs::remove_file(f);
     }
     // lard refused the run's options: a usage error (exit status 2)
@@ -301,6 +306,7 @@ fn make_run(c: &Campaign, a: &RunArgs, r: &RunSpec) -> Value {
         "instructions": stats_v["instructions"],
         "steps": stats_v["steps"],
         "hw_stats": hw_v,
+        "hw_profile": profile_v,
         "lard_messages": tail,
     })
 }

@@ -111,6 +111,10 @@ pub struct Campaign {
     pub programs: Vec<Program>,
     /// The axes, crossed.
     pub axes: Vec<Axis>,
+    /// Runs that use the hardware model also write its instruction
+    /// profile (`lard run --hw-profile`) into their results (the file's
+    /// `hw_profile = true`).
+    pub hw_profile: bool,
 }
 
 /// One run of a campaign.
@@ -264,6 +268,7 @@ const RESERVED: &[&str] = &[
     "report-json",
     "stats-json",
     "hw-stats-json",
+    "hw-profile",
     "timeout",
     "gdb",
 ];
@@ -380,7 +385,14 @@ impl Campaign {
             toml::from_str(text).map_err(|e| SpecError(e.message().replace('\n', " ")))?;
         for k in doc.keys() {
             if ![
-                "name", "dir", "timeout", "env", "options", "program", "axes",
+                "name",
+                "dir",
+                "timeout",
+                "env",
+                "options",
+                "program",
+                "axes",
+                "hw_profile",
             ]
             .contains(&k.as_str())
             {
@@ -397,6 +409,11 @@ impl Campaign {
             Some(Value::Float(f)) if *f > 0.0 => *f,
             None => DEFAULT_TIMEOUT,
             Some(_) => return err("timeout must be a positive number of seconds"),
+        };
+        let hw_profile = match doc.get("hw_profile") {
+            None => false,
+            Some(Value::Boolean(b)) => *b,
+            Some(_) => return err("hw_profile must be true or false"),
         };
         let env = match doc.get("env") {
             None => Vec::new(),
@@ -459,6 +476,7 @@ impl Campaign {
             options,
             programs,
             axes,
+            hw_profile,
         };
         c.check_options()?;
         Ok(c)
@@ -548,7 +566,17 @@ impl Campaign {
                     env.extend(v.env.iter().cloned());
                 }
                 let all_env: Vec<(String, String)> = self.env.iter().chain(&env).cloned().collect();
-                let key = run_key(p, &options, &all_env, self.timeout);
+                // A profiled run is another run (its result holds more).
+                let keyed: Vec<String> = if self.hw_profile {
+                    options
+                        .iter()
+                        .cloned()
+                        .chain(["--hw-profile".into()])
+                        .collect()
+                } else {
+                    options.clone()
+                };
+                let key = run_key(p, &keyed, &all_env, self.timeout);
                 out.push(RunSpec {
                     index: out.len(),
                     program: pi,
@@ -587,6 +615,9 @@ impl Campaign {
         }
         if !self.options.is_empty() {
             doc.insert("options".into(), strings(&self.options));
+        }
+        if self.hw_profile {
+            doc.insert("hw_profile".into(), Value::Boolean(true));
         }
         let programs = self
             .programs
