@@ -49,10 +49,11 @@ pub enum Op {
     Lard(Origin, LardOp),
     /// A low-level synchronization, for the software FastTrack detector.
     Sync(Origin, LowLevelSync),
-    /// 64 bits of the presence of histories in the regions of the next
-    /// `History` (bit `i % 64` of the `i / 64`-th `Held`: byte `i` of the
-    /// first region, then of the second, holds a history), as LARDISH's
-    /// variable map found them.
+    /// 64 bits of the records the next `History` reads and writes (bit
+    /// `i % 64` of the `i / 64`-th `Held`: byte `i` of the first region,
+    /// then of the second, holds a record the operation reads (cleared or
+    /// copied from) or writes (copied to)), as LARDISH's variable map found
+    /// them.
     Held(u64),
     /// FastTrack's memory traffic of ClearHistory (`b` empty) or
     /// CopyHistory (`a` the source, `b` the destination) as one sequence of
@@ -244,10 +245,10 @@ impl Models {
 impl Models {
     /// Software FastTrack's memory traffic of ClearHistory (`b` empty) or
     /// CopyHistory (`a` the source, `b` the destination): the presence
-    /// words of the regions, then the shadow cell of each history that
-    /// exists (`Op::Held`), the source's and, copied or cleared, the
-    /// destination's; the walk LARDISH's software manager makes over its
-    /// variable map (`Lardish::history_op`).
+    /// words of the regions, then the shadow cell of each record the
+    /// operation reads and writes (`Op::Held`); the walk LARDISH's
+    /// software manager makes over its variable map
+    /// (`Lardish::history_op`).
     fn history_lines(&self, a: (u64, u64), b: (u64, u64)) -> Vec<u64> {
         let (layout, cell) = (self.layout, self.shadow_bytes);
         let held = |i: u64| {
@@ -260,7 +261,7 @@ impl Models {
         for i in (0..a.1).filter(|&i| held(i)) {
             lines.push(layout.ft_line(a.0.wrapping_add(i), cell));
         }
-        for i in (0..b.1).filter(|&i| held(i) || held(a.1 + i)) {
+        for i in (0..b.1).filter(|&i| held(a.1 + i)) {
             lines.push(layout.ft_line(b.0.wrapping_add(i), cell));
         }
         lines

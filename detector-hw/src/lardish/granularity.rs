@@ -167,6 +167,16 @@ impl ItemMap {
         self.width(x) < COARSE_ITEM_BYTES
     }
 
+    /// True if byte `x` begins an item, is in a block with byte metadata,
+    /// or has no item learned: its history is a record of its own.
+    #[inline]
+    pub fn is_record_start(&self, x: u64) -> bool {
+        let (key, off) = Self::split(x);
+        self.blocks
+            .get(key)
+            .is_none_or(|b| b.bytes || b.boundary(off))
+    }
+
     /// The first bytes of the items among the `n` bytes from `start` (all in
     /// one block), in order.
     pub fn item_starts(&self, start: u64, n: u64) -> impl Iterator<Item = u64> {

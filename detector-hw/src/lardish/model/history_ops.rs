@@ -141,6 +141,20 @@ impl Lardish {
             .collect()
     }
 
+    /// Of the bytes from `addr` that hold a history (`held`), those whose
+    /// record the software manager keeps: every one with byte metadata;
+    /// with type-safe metadata the first byte of each item (one coarsened
+    /// record per item, RADISH §5.2, as a software check reads them) and
+    /// any byte with no item learned.
+    fn record_starts(&self, addr: u64, held: &[bool]) -> Vec<bool> {
+        (0u64..)
+            .zip(held)
+            .map(|(i, &h)| {
+                h && (!self.func.type_safe || self.func.items.is_record_start(addr.wrapping_add(i)))
+            })
+            .collect()
+    }
+
     /// Hands the presence bits `held` (one region's, or a copy's source
     /// then destination) to software FastTrack's cost model, which walks
     /// the same histories (`Op::Held`, before the operation's
@@ -233,6 +247,7 @@ impl Lardish {
                 self.uncut_items(c, addr, len);
                 self.touch_history_lines(addr, len);
                 let held = self.held_histories(addr, len);
+                let records = self.record_starts(addr, &held);
                 cost += self.invalidate_region(c, addr, len, &held, false);
                 let (words_at, words) = self.layout.presence(addr, len);
                 let mut lines: Vec<u64> = words_at.collect();
@@ -241,12 +256,12 @@ impl Lardish {
                     if let Some(m) = self.func.bytes.remove(x) {
                         self.release_records(x, &m);
                     }
-                    if held[i as usize] {
+                    if records[i as usize] {
                         lines.push(self.layout.sw_line(x, swb));
                     }
                 }
                 self.func.items.clear(addr, len);
-                self.send_held(&held);
+                self.send_held(&records);
                 self.timing.baselines.push(Op::History {
                     c: c as u32,
                     a: (addr, len),
@@ -266,6 +281,13 @@ impl Lardish {
                 self.touch_history_lines(dst, len);
                 let from = self.held_histories(src, len);
                 let onto = self.held_histories(dst, len);
+                // The records read (the source's) and written (each copied
+                // one, and each destination one whose source has none).
+                let read = self.record_starts(src, &from);
+                let onto_records = self.record_starts(dst, &onto);
+                let written: Vec<bool> = (0..len as usize)
+                    .map(|i| read[i] || (onto_records[i] && !from[i]))
+                    .collect();
                 cost += self.invalidate_region(c, src, len, &from, true);
                 cost += self.invalidate_region(c, dst, len, &onto, false);
                 let copied: Vec<Option<ByteMeta>> = (0..len)
@@ -295,18 +317,15 @@ impl Lardish {
                 let (src_words_at, src_words) = self.layout.presence(src, len);
                 let (dst_words_at, dst_words) = self.layout.presence(dst, len);
                 let mut lines: Vec<u64> = src_words_at.chain(dst_words_at).collect();
-                let (mut n_copied, mut n_cleared) = (0, 0);
-                for (i, _) in (0u64..).zip(&from).filter(|(_, &h)| h) {
-                    n_copied += 1;
+                for (i, _) in (0u64..).zip(&read).filter(|(_, &r)| r) {
                     lines.push(self.layout.sw_line(src.wrapping_add(i), swb));
                 }
-                for (i, (&f, &o)) in (0u64..).zip(from.iter().zip(&onto)) {
-                    if f || o {
-                        n_cleared += u64::from(!f);
-                        lines.push(self.layout.sw_line(dst.wrapping_add(i), swb));
-                    }
+                for (i, _) in (0u64..).zip(&written).filter(|(_, &w)| w) {
+                    lines.push(self.layout.sw_line(dst.wrapping_add(i), swb));
                 }
-                let both: Vec<bool> = from.iter().chain(&onto).copied().collect();
+                let n_copied = from.iter().filter(|&&f| f).count() as u64;
+                let n_cleared = (from.iter().zip(&onto)).filter(|(&f, &o)| o && !f).count() as u64;
+                let both: Vec<bool> = read.iter().chain(&written).copied().collect();
                 self.send_held(&both);
                 self.timing.baselines.push(Op::History {
                     c: c as u32,
