@@ -172,7 +172,13 @@ impl Lardish {
                         debug_assert_eq!(m.hw_perm(t, clock, &valid), Perm::Write);
                         Perm::Write
                     } else {
-                        m.hw_perm(t, clock, &valid)
+                        // The thread's own read leaves the permission it
+                        // had valid (the last write, and for Write the
+                        // other last reads, are unchanged), so hardware
+                        // keeps it when it sees less than a software
+                        // check did (RADISH §4.4: permissions change on
+                        // checks, fills and other cores' accesses).
+                        m.hw_perm(t, clock, &valid).max(perm)
                     };
                     m.set_perm_slot(c, history::PermSlot::granted(perm, h));
                 }
