@@ -444,6 +444,67 @@ fn a_history_operation_touches_one_record_per_item() {
     );
 }
 
+/// A read the software checked gets the exact permission, and the
+/// thread's own later reads keep it: data whose last write a thread
+/// switch moved to software is checked in software once per reader, then
+/// read on the permission.
+#[test]
+fn own_reads_keep_the_permission_a_software_check_granted() {
+    let o = |t: u64, core: u16| Origin {
+        kthread: t as u32,
+        lthread: Some(t),
+        core,
+    };
+    let ev = |origin: Origin, kind: EventKind| Event {
+        pc: 0x1000,
+        origin,
+        kind,
+    };
+    let access = |origin: Origin, addr: u64, kind: AccessKind| {
+        ev(
+            origin,
+            EventKind::Access(Access {
+                pc: 0x1000,
+                addr,
+                size: 8,
+                kind,
+                tracked: true,
+                stack: false,
+                origin,
+            }),
+        )
+    };
+    let (a, b, c) = (o(1, 0), o(2, 1), o(3, 0));
+    let mut l = Lardish::default();
+    for e in [
+        access(a, 0x8000, AccessKind::Write),
+        // Thread 3 on thread 1's core: thread 1's records go to software.
+        access(c, 0x9000, AccessKind::Write),
+        ev(
+            b,
+            EventKind::Lard(LardOp::WriteVc {
+                tid: 1,
+                value: 1000,
+            }),
+        ),
+    ] {
+        assert!(l.event(&e).is_none());
+    }
+    let before = l.stats().clone();
+    for _ in 0..5 {
+        assert!(l.event(&access(b, 0x8000, AccessKind::Read)).is_none());
+    }
+    let s = l.stats();
+    assert_eq!(s.sw_checks - before.sw_checks, 1, "{s}");
+    assert_eq!(
+        s.sw_causes[SwCause::ThreadSwitch as usize]
+            - before.sw_causes[SwCause::ThreadSwitch as usize],
+        1
+    );
+    assert_eq!(s.permission_hits - before.permission_hits, 4, "{s}");
+    assert_eq!(s.permission_violations, 0);
+}
+
 #[test]
 fn fasttrack_reports_its_check_paths() {
     let o = |t: u64| Origin {
