@@ -117,9 +117,9 @@ static inline void lowered(struct lardcc_vc *c)
 static inline uint64_t floor_of(uint32_t id);
 static uint32_t floors_any; /* a floor was raised */
 
-static uint32_t find(const struct lardcc_vc *c, uint32_t id)
+/* The first index in [lo, hi) whose id is at least `id` (hi if none). */
+static uint32_t search(const struct lardcc_vc *c, uint32_t lo, uint32_t hi, uint32_t id)
 {
-    uint32_t lo = 0, hi = c->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (c->e[mid].id < id)
@@ -128,6 +128,11 @@ static uint32_t find(const struct lardcc_vc *c, uint32_t id)
             hi = mid;
     }
     return lo;
+}
+
+static uint32_t find(const struct lardcc_vc *c, uint32_t id)
+{
+    return search(c, 0, c->n, id);
 }
 
 uint64_t lardcc_vc_get(const struct lardcc_vc *c, uint32_t id)
@@ -196,15 +201,7 @@ static uint32_t seek(const struct lardcc_vc *c, uint32_t i, uint32_t id)
         step *= 2;
     }
     hi = step < c->n - lo ? lo + step : c->n; /* e[lo].id < id <= e[hi].id */
-    lo++;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (c->e[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return search(c, lo + 1, hi, id);
 }
 
 /* to := to ⊔ from; with `mirror`, every entry raised is written to the

@@ -18,6 +18,7 @@
 use crate::binary::dwarf::unwind::{self, Regs};
 use crate::binary::dwarf::variables::{self, FrameRegs, StackVariable};
 use crate::cpu::uc::Reg;
+use crate::linux::signals::RED_ZONE;
 use crate::machine::Machine;
 use crate::machine::ThreadState;
 use std::collections::{HashMap, HashSet};
@@ -43,9 +44,6 @@ const DWARF_GPRS: [Reg; 16] = [
 ];
 /// At most this many frames are unwound per address.
 const MAX_FRAMES: usize = 256;
-/// The x86-64 red zone: a leaf function's locals may lie this far below
-/// `%rsp`.
-const RED_ZONE: u64 = 128;
 
 /// A named location: the variable and the kernel thread whose stack or
 /// TLS block holds it.

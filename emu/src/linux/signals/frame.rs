@@ -28,8 +28,9 @@ const SA_RESETHAND: u64 = 0x8000_0000;
 const SA_NODEFER: u64 = 0x4000_0000;
 /// Offset of `uc_sigmask` in the `ucontext`.
 const UC_SIGMASK: u64 = 8 + 8 + 24 + 256;
-/// The red zone below a thread's stack pointer that a frame must skip.
-const RED_ZONE: u64 = 128;
+/// The x86-64 red zone below a thread's stack pointer: a function's own
+/// data may lie there (a signal frame must skip it).
+pub(crate) const RED_ZONE: u64 = 128;
 /// `sizeof(struct ucontext)` (kernel): flags, link, stack_t (24),
 /// sigcontext (256), sigmask (8).
 const UCONTEXT: u64 = 8 + 8 + 24 + 256 + 8;

@@ -17,6 +17,7 @@
 
 mod deliver;
 mod frame;
+pub(crate) use frame::RED_ZONE;
 pub mod host;
 mod timers;
 
