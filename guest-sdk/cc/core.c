@@ -16,8 +16,13 @@
  * slots are tombstones until the next doubling.  A forgotten object's
  * storage goes on a free list for the next object.
  *
- * Each kernel thread keeps the objects it found last in a small cache,
- * valid while no object was forgotten (`forgets` unchanged): without it
+ * A count of objects per page-hash bucket lets a freed block whose pages
+ * hold no object (nearly every free) pass without the table's lock.
+ *
+ * Each kernel thread keeps the objects it found last in a small cache; an
+ * entry holds while its object still stands for the address (a forgotten
+ * object's address is cleared, and a recycled one's is its new object's):
+ * without it
  * every lock operation of every thread took the table's lock, and a thread
  * preempted while holding it stopped all the others, one futex wait each,
  * so the cost of an operation grew with the number of threads. */
@@ -43,13 +48,14 @@ static struct page_slot *pages;
 static size_t pages_cap, pages_used;
 static struct lardcc_sync *pool, *free_syncs;
 static size_t pool_left;
-static uint64_t forgets; /* forget_range calls that removed an object */
+
+#define BUCKETS 16384
+static uint32_t bucket_objects[BUCKETS]; /* objects whose page hashes here */
 
 #define CACHE 32
 struct cached {
     const void *addr;
     struct lardcc_sync *sync;
-    uint64_t forgets;
 };
 static __thread struct cached cache[CACHE];
 
@@ -81,6 +87,12 @@ static struct slot *slot_of(struct slot *t, size_t cap, const void *addr, int fo
         if (t[i].addr == NULL)
             return for_insert && tomb ? tomb : &t[i];
     }
+}
+
+/* The object count of the bucket of page number `page` (+ 1). */
+static uint32_t *bucket_of(uintptr_t page)
+{
+    return &bucket_objects[hash(page) & (BUCKETS - 1)];
 }
 
 static struct page_slot *page_slot_of(struct page_slot *t, size_t cap, uintptr_t page,
@@ -150,7 +162,7 @@ static struct lardcc_sync *make(const void *addr)
         pool_left--;
     }
     memset(s, 0, sizeof *s);
-    s->addr = addr;
+    __atomic_store_n(&s->addr, addr, __ATOMIC_RELEASE);
     sl = slot_of(table, table_cap, addr, 1);
     if (sl->addr == NULL)
         table_used++;
@@ -165,6 +177,7 @@ static struct lardcc_sync *make(const void *addr)
     }
     s->page_next = ps->head;
     ps->head = s;
+    __atomic_add_fetch(bucket_of(page), 1, __ATOMIC_RELAXED);
     return s;
 }
 
@@ -176,9 +189,8 @@ static struct lardcc_sync *lookup(const void *addr, int create)
 {
     struct lardcc_sync *s = NULL;
     struct cached *c = &cache[hash((uint64_t)(uintptr_t)addr) & (CACHE - 1)];
-    uint64_t f;
-    if (create != HOLD && c->addr == addr &&
-        c->forgets == __atomic_load_n(&forgets, __ATOMIC_ACQUIRE))
+    if (create != HOLD && c->addr == addr && c->sync != NULL &&
+        __atomic_load_n(&c->sync->addr, __ATOMIC_ACQUIRE) == addr)
         return c->sync;
     lard__lock(&table_lock);
     if (table != NULL) {
@@ -190,12 +202,10 @@ static struct lardcc_sync *lookup(const void *addr, int create)
         s = make(addr);
     if (s == NULL && create == HOLD)
         return NULL;
-    f = forgets;
     lard__unlock(&table_lock);
     if (s != NULL) {
         c->addr = addr;
         c->sync = s;
-        c->forgets = f;
     }
     return s;
 }
@@ -218,9 +228,16 @@ void lardcc_sync_table_release(void)
 void lardcc_sync_forget_range(const void *p, size_t n)
 {
     uintptr_t lo = (uintptr_t)p, hi = lo + n, page;
-    uint32_t removed = 0;
     if (n == 0)
         return;
+    /* A block of a few pages none of whose buckets counts an object. */
+    if (((hi - 1) >> PAGE_SHIFT) - (lo >> PAGE_SHIFT) < 64) {
+        for (page = (lo >> PAGE_SHIFT) + 1; page <= ((hi - 1) >> PAGE_SHIFT) + 1; page++)
+            if (__atomic_load_n(bucket_of(page), __ATOMIC_RELAXED) != 0)
+                break;
+        if (page > ((hi - 1) >> PAGE_SHIFT) + 1)
+            return;
+    }
     lard__lock(&table_lock);
     if (pages == NULL) {
         lard__unlock(&table_lock);
@@ -238,9 +255,9 @@ void lardcc_sync_forget_range(const void *p, size_t n)
                 continue;
             }
             *link = s->page_next;
-            if (!removed++)
-                __atomic_add_fetch(&forgets, 1, __ATOMIC_ACQ_REL);
+            __atomic_sub_fetch(bucket_of(page), 1, __ATOMIC_RELAXED);
             slot_of(table, table_cap, s->addr, 0)->addr = TOMB;
+            __atomic_store_n(&s->addr, NULL, __ATOMIC_RELEASE);
             lardcc_vc_free(&s->vc);
             lardcc_vc_free(&s->rvc);
             lardcc_vc_free(&s->avc);

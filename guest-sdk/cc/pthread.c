@@ -457,12 +457,17 @@ void *__wrap_calloc(size_t k, size_t n)
 
 void __wrap_free(void *p)
 {
+    size_t n;
     if (p == NULL)
         return;
     if (lardcc_omp_heap != NULL && !lardcc_in_runtime)
         lardcc_omp_heap(p, 0);
+    n = malloc_usable_size(p);
     lard_note_free(p);
-    lard_clear_history(p, malloc_usable_size(p));
+    lard_clear_history(p, n);
+    /* The mutexes and atomics the block held: the next object there is a
+     * new one, with no clock (as ThreadSanitizer forgets them). */
+    lardcc_sync_forget_range(p, n);
     __real_free(p);
 }
 
