@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The racing line of guests/c/basic/race_then_spin.c (its manifest race_lines).
-const RACE_LINE: &str = "\"line\":15";
+const RACE_LINE: &str = "\"line\":17";
 
 fn guest() -> PathBuf {
     build_manifest_guests().join("glibc/race_then_spin")
@@ -18,7 +18,7 @@ fn guest() -> PathBuf {
 /// The report names the race (text and JSON) at the guest's racing line.
 fn assert_reported(stderr: &str, json: &Path) {
     assert!(
-        stderr.contains("race 1: write-write race") && stderr.contains("race_then_spin.c:15"),
+        stderr.contains("race 1: write-write race") && stderr.contains("race_then_spin.c:17"),
         "race missing from the text report:\n{stderr}"
     );
     let json = std::fs::read_to_string(json).expect("the JSON report was written");
@@ -64,19 +64,23 @@ fn timeout_stops_the_guest_and_reports() {
     assert_reported(&err, &json);
 }
 
-/// Starts lard on the spinning guest, waits until the guest has printed
-/// (the race is behind it), sends `sig` and returns (status, stderr).
-fn stop_with_signal(sig: i32, json: &Path) -> (i32, String) {
+/// Starts lard on the guest in `mode` (`spin`, or `wait`: blocked reading
+/// a standard input that stays open and empty), waits until the guest has
+/// printed (the race is behind it), sends `sig` and returns (status,
+/// stderr). lard is killed if it has not ended a minute later.
+fn stop_with_signal(sig: i32, json: &Path, mode: &str) -> (i32, String) {
     let mut child = Command::new(lard())
         .arg("run")
         .arg("--report-json")
         .arg(json)
         .arg(guest())
-        .arg("spin")
+        .arg(mode)
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("start lard");
+    let _input = child.stdin.take();
     let mut out = child.stdout.take().unwrap();
     let mut seen = Vec::new();
     let mut buf = [0u8; 64];
@@ -87,14 +91,27 @@ fn stop_with_signal(sig: i32, json: &Path) -> (i32, String) {
     }
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, sig) };
+    let pid = child.id() as i32;
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if ended
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .is_err()
+        {
+            // SAFETY: plain kill(2) on our own child, still running.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
     let o = child.wait_with_output().expect("wait for lard");
+    let _ = done.send(());
+    watchdog.join().unwrap();
     (shell_status(&o), stderr(&o))
 }
 
 #[test]
 fn sigint_stops_the_guest_and_reports() {
     let json = scratch_file("stop-sigint");
-    let (status, err) = stop_with_signal(libc::SIGINT, &json);
+    let (status, err) = stop_with_signal(libc::SIGINT, &json, "spin");
     assert_eq!(status, 130, "{err}");
     assert!(err.contains("stopped by signal 2"), "{err}");
     assert_reported(&err, &json);
@@ -103,10 +120,24 @@ fn sigint_stops_the_guest_and_reports() {
 #[test]
 fn sigterm_stops_the_guest_and_reports() {
     let json = scratch_file("stop-sigterm");
-    let (status, err) = stop_with_signal(libc::SIGTERM, &json);
+    let (status, err) = stop_with_signal(libc::SIGTERM, &json, "spin");
     assert_eq!(status, 143, "{err}");
     assert!(err.contains("stopped by signal 15"), "{err}");
     assert_reported(&err, &json);
+}
+
+/// A guest blocked in the host kernel (a `read` of an input that never
+/// comes) is stopped too: the signal interrupts the call, and the guest
+/// never sees it (natively SIGINT and SIGTERM kill it).
+#[test]
+fn signals_stop_a_guest_blocked_in_a_read_and_report() {
+    for (sig, status) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let json = scratch_file("stop-blocked");
+        let (got, err) = stop_with_signal(sig, &json, "wait");
+        assert_eq!(got, status, "{err}");
+        assert!(err.contains(&format!("stopped by signal {sig}")), "{err}");
+        assert_reported(&err, &json);
+    }
 }
 
 #[test]

@@ -36,7 +36,10 @@ pub fn parse_seconds(s: &str) -> Result<std::time::Duration, String> {
 
 /// The first SIGINT or SIGTERM sets the returned flag to the signal number
 /// instead of killing lard, so the run loop can stop the guest and still
-/// report; a second one kills lard as usual.
+/// report; a second one kills lard as usual. The handlers do not restart
+/// an interrupted call: a host call the guest blocks in (a `read` of an
+/// input that never comes) returns, and the run loop sees the flag (the
+/// guest makes the call again if the run goes on, linux::syscalls).
 pub fn interrupt_flag() -> Option<Arc<AtomicUsize>> {
     use signal_hook::flag;
     let which = Arc::new(AtomicUsize::new(0));
@@ -48,6 +51,15 @@ pub fn interrupt_flag() -> Option<Arc<AtomicUsize>> {
         if let Err(e) = registered {
             log::warn!("cannot handle signal {sig}: {e}");
             return None;
+        }
+        // SAFETY: reads the action signal-hook installed and installs it
+        // again without SA_RESTART (same handler, mask and other flags).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut sa) == 0 {
+                sa.sa_flags &= !libc::SA_RESTART;
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
         }
     }
     Some(which)

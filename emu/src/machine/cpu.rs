@@ -45,6 +45,10 @@ pub struct Cpu {
     /// Stop once this many instructions have retired (`--max-insns`;
     /// `u64::MAX` when unlimited).
     pub insn_limit: u64,
+    /// Set to a signal number when lard is asked to stop (SIGINT, SIGTERM:
+    /// [`crate::run::RunLimits::interrupt`]): a system call then waits for
+    /// nothing, the run loop stops first.
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
     /// Why emulation stopped, set by hooks.
     pub stop: Option<Stop>,
     /// Last invalid memory access (address, kind) seen by the fault hook.

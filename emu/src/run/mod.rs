@@ -120,6 +120,7 @@ impl Emulator {
     /// Sets the limits of the next [`Emulator::run`].
     pub fn set_limits(&mut self, limits: RunLimits) {
         self.machine.cpu.insn_limit = limits.max_insns.unwrap_or(u64::MAX);
+        self.machine.cpu.interrupt = limits.interrupt.clone();
         self.limits = limits;
     }
 

@@ -218,6 +218,7 @@ impl Emulator {
                 clock_seen: 0,
                 bad_access: None,
                 insn_limit: u64::MAX,
+                interrupt: None,
                 sets: Default::default(),
             },
             process: Process {

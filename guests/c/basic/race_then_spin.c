@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT OR Apache-2.0 */
 /* Two threads write x without synchronization (a write-write race), then,
- * with the argument "spin", the program loops forever: a run that has to be
- * stopped from outside (lard run --max-insns, --timeout, SIGINT, SIGTERM)
- * must still report the race found before the stop.  Without arguments it
- * exits normally.  Expected: racy. */
+ * with the argument "spin", the program loops forever, and with "wait" it
+ * reads its standard input to the end (blocked while nothing comes): a run
+ * that has to be stopped from outside (lard run --max-insns, --timeout,
+ * SIGINT, SIGTERM) must still report the race found before the stop.
+ * Without arguments it exits normally.  Expected: racy. */
 #include <lard.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t x;                          /* program data (Tracked) */
 
@@ -29,6 +31,11 @@ int main(int argc, char **argv)
         volatile uint64_t n = 0;
         for (;;)
             n++;
+    }
+    if (argc > 1 && strcmp(argv[1], "wait") == 0) {
+        char c;
+        while (read(0, &c, 1) > 0)
+            ;
     }
     return 0;
 }

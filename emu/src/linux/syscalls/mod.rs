@@ -131,7 +131,20 @@ impl Kernel<'_> {
         ];
         let pc = uc.reg(Reg::RIP);
         let cur = self.cpu.cur;
+        // lard was asked to stop (SIGINT, SIGTERM): no call is made, which
+        // might wait in the host for what never comes.
+        if self.interrupted() {
+            self.again_after_run_loop(pc);
+            return;
+        }
         if let Val(v) = self.dispatch(nr, a, pc) {
+            if v == -i64::from(libc::EINTR) && self.interrupted() {
+                // A host call interrupted by lard's own SIGINT/SIGTERM
+                // (cmd::interrupt_flag), whose handler set the flag before
+                // the call returned; any other EINTR is the guest's.
+                self.again_after_run_loop(pc);
+                return;
+            }
             uc.set_reg(Reg::RAX, v as u64);
             self.note_host_eintr(cur, nr, v);
         }
@@ -140,6 +153,24 @@ impl Kernel<'_> {
         if let Some(t) = self.cpu.threads.get_mut(cur) {
             t.restart_deadline = None;
         }
+    }
+
+    /// Whether lard was asked to stop ([`crate::machine::Cpu::interrupt`]).
+    fn interrupted(&self) -> bool {
+        self.cpu
+            .interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed) != 0)
+    }
+
+    /// Ends the quantum before the system call just executed (its `syscall`
+    /// instruction at `pc - 2`, RAX still the number): the run loop looks
+    /// at why first, and unless the run stops, the thread makes the call
+    /// again, as `SA_RESTART` would.
+    fn again_after_run_loop(&mut self, pc: u64) {
+        self.cpu.uc.set_reg(Reg::RIP, pc.wrapping_sub(2));
+        self.cpu.stop = Some(Stop::Preempt);
+        self.cpu.uc.stop();
     }
 
     /// Runs one system call. A buffer that spans several host mappings
