@@ -135,10 +135,13 @@ impl SyncClocks {
     /// are appended to `out`.
     pub fn release(&mut self, vc: &mut VcFile, me: u64, key: SyncKey, out: &mut Vec<(u64, u64)>) {
         let who = ThreadKey::Lang(me);
-        if let SyncKey::Object(a) | SyncKey::Readers(a) = key {
-            self.addresses.insert(a);
-        }
-        let s = self.clocks.entry(key).or_default();
+        let s = self.clocks.entry(key).or_insert_with(|| {
+            // A new object: its address, for forget_range.
+            if let SyncKey::Object(a) | SyncKey::Readers(a) = key {
+                self.addresses.insert(a);
+            }
+            SyncClock::default()
+        });
         // S ≤ C_me before makes S ⊔ C_me ≤ C_me after the tick.
         let covered = s.covered == Some((me, vc.lowered()));
         if s.synced == Some((me, vc.others())) {
