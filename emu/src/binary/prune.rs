@@ -9,14 +9,15 @@
 //! * **frame** (§4.1) — `push`, `pop`, `call`, `ret`, `leave`, `enter`:
 //!   implicit accesses to the return address and saved registers, slots no
 //!   program code names;
-//! * **private stack** (§4.1) — explicit accesses whose address is
-//!   `rsp`-based (or `rbp`-based in a function that sets `rbp` from `rsp`),
-//!   in a function that never lets a stack address escape: no instruction
-//!   reads `rsp` (or the frame pointer) as a value, other than adjusting
-//!   the stack pointer itself (`sub/add/and rsp, imm`, `mov rbp, rsp`,
-//!   `mov rsp, rbp`, `lea rsp, [rbp-…]`). A frame whose address is taken
-//!   (`lea rdi, [rsp+8]`, arrays shared with threads, OpenMP's shared
-//!   locals) keeps all its accesses checked;
+//! * **private stack** (§4.1) — accesses into the function's own frame
+//!   when no frame address leaves the function: through registers derived
+//!   from `rsp` by the flow-sensitive pass of [`frame_flow`] in functions
+//!   entered only at their start, else `rsp`/`rbp`-based ones in a
+//!   function where no instruction reads `rsp` (or the frame pointer) as a
+//!   value other than to adjust the stack pointer (`sub/add/and rsp, imm`,
+//!   `mov rbp, rsp`, `mov rsp, rbp`, `lea rsp, [rbp-…]`). A `.cold`
+//!   partition and the function jumping to it share a frame and get
+//!   neither;
 //! * **read-only data** (§4.2, must race-free by *notWrite*) — reads at a
 //!   fixed address inside the executable's non-writable segments, where
 //!   binary mode checks no write;
@@ -25,10 +26,9 @@
 //!   able to run in between ([`TB_SAFE_INSNS`]).
 //!
 //! The stack analyses are per-function value-set arguments about
-//! `rsp`/`rbp`: an access through any other register is never pruned by
-//! them, so a race between a pruned access and another thread's access
-//! would need a pointer to the frame in another thread, which the escape
-//! check rules out.
+//! `rsp`/`rbp` and the registers derived from them: a race between a
+//! pruned access and another thread's access would need a pointer to the
+//! frame in another thread, which the escape checks rule out.
 
 use crate::binary::program::ProgramCode;
 use crate::cpu::code::AddrMap;
@@ -234,7 +234,16 @@ pub fn prune_known(
         .filter(|&&(start, end)| start >= base && end <= end_of_code && start < end)
         .map(|&(start, end)| (start, &code[(start - base) as usize..(end - base) as usize]))
         .collect();
-    let (leaders, jump_tables) = control_flow(&ranges, image, known);
+    let Flow {
+        leaders,
+        jump_tables,
+        mut foreign,
+        mut called,
+    } = control_flow(&ranges, image, known);
+    foreign.sort_unstable_by_key(|f| f.1);
+    called.sort_unstable();
+    called.dedup();
+    let frames = FrameShapes::new(&ranges, &foreign, &called);
     // Where control may arrive from anywhere, as a sorted range set: a
     // stripped C++ executable has thousands of such ranges, and the
     // redundancy analysis asks for every instruction.
@@ -256,7 +265,23 @@ pub fn prune_known(
         insns.extend(Decoder::with_ip(64, bytes, start, DecoderOptions::NONE));
         // The redundancy analysis reads the other analyses' marks of the
         // function's own instructions only.
-        stack_analyses(&insns, &mut out);
+        let end = start + bytes.len() as u64;
+        let shape = frames.shape(start, end);
+        let flow = if shape == FrameShape::Closed && !entered_anywhere.contains(start) {
+            frame_flow::private_frame_accesses(
+                &insns,
+                |t| image.entries.binary_search(&t).is_ok(),
+                &mut info,
+            )
+        } else {
+            None
+        };
+        stack_analyses(
+            &insns,
+            shape != FrameShape::Shared,
+            flow.as_deref(),
+            &mut out,
+        );
         read_only(&insns, image, &mut info, &mut out);
         // A function that starts where the previous one ended may be
         // entered by falling through: keep counting from the block start.
@@ -372,9 +397,81 @@ impl Default for Walk {
     }
 }
 
+/// How a function's frame may be reached from code outside its range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FrameShape {
+    /// Entered only at its start; leaves only by calls, returns and tail
+    /// calls: the flow-sensitive analysis may run.
+    Closed,
+    /// Entered in its middle from elsewhere: only the flow-insensitive
+    /// scan applies.
+    Entered,
+    /// A partition of a function (a `.cold` part: jumped to, never called)
+    /// or a function that jumps to one: its frame is another range's too,
+    /// and nothing of it is private.
+    Shared,
+}
+
+/// The jumps between functions, to tell [`FrameShape`]s apart.
+struct FrameShapes<'a> {
+    /// (source function start, target) of every jump leaving its
+    /// function, sorted by target.
+    foreign: &'a [(u64, u64)],
+    /// Starts of the functions that are partitions, sorted.
+    partitions: Vec<u64>,
+    /// Starts of the functions that jump to a partition, sorted.
+    parents: Vec<u64>,
+}
+
+impl<'a> FrameShapes<'a> {
+    fn new(ranges: &[(u64, &[u8])], foreign: &'a [(u64, u64)], called: &[u64]) -> Self {
+        let mut partitions = Vec::new();
+        let mut parents = Vec::new();
+        for &(start, bytes) in ranges {
+            let end = start + bytes.len() as u64;
+            let lo = foreign.partition_point(|f| f.1 < start);
+            let hi = foreign.partition_point(|f| f.1 < end);
+            if lo < hi && called.binary_search(&start).is_err() {
+                partitions.push(start);
+                parents.extend(foreign[lo..hi].iter().map(|f| f.0));
+            }
+        }
+        partitions.sort_unstable();
+        parents.sort_unstable();
+        parents.dedup();
+        FrameShapes {
+            foreign,
+            partitions,
+            parents,
+        }
+    }
+
+    fn shape(&self, start: u64, end: u64) -> FrameShape {
+        if self.partitions.binary_search(&start).is_ok()
+            || self.parents.binary_search(&start).is_ok()
+        {
+            return FrameShape::Shared;
+        }
+        let lo = self.foreign.partition_point(|f| f.1 <= start);
+        let hi = self.foreign.partition_point(|f| f.1 < end);
+        if lo < hi {
+            FrameShape::Entered
+        } else {
+            FrameShape::Closed
+        }
+    }
+}
+
 /// HardRace §4.1 as a per-function scan: frame operations and accesses to
-/// a frame whose address never escapes.
-fn stack_analyses(insns: &[Instruction], out: &mut Pruning) {
+/// a frame whose address never escapes. `flow_private` lists the accesses
+/// the flow-sensitive analysis found in a frame that never escapes
+/// ([`frame_flow`]); `own_frame` is false for a frame other code shares.
+fn stack_analyses(
+    insns: &[Instruction],
+    own_frame: bool,
+    flow_private: Option<&[u64]>,
+    out: &mut Pruning,
+) {
     let frame_pointer = insns.iter().any(|i| {
         i.mnemonic() == Mnemonic::Mov
             && i.op_count() == 2
@@ -404,11 +501,13 @@ fn stack_analyses(insns: &[Instruction], out: &mut Pruning) {
         out.memory_insns += 1;
         if is_frame_op(i) && !has_memory_operand(i) {
             out.mark(i.ip(), Pruned::Frame);
-        } else if !escapes
-            && i.mnemonic() != Mnemonic::Lea
-            && stack_base(i.memory_base())
-            && i.memory_index() == Register::None
-            && !is_frame_op(i)
+        } else if own_frame
+            && ((!escapes
+                && i.mnemonic() != Mnemonic::Lea
+                && stack_base(i.memory_base())
+                && i.memory_index() == Register::None
+                && !is_frame_op(i))
+                || flow_private.is_some_and(|p| p.binary_search(&i.ip()).is_ok()))
         {
             out.mark(i.ip(), Pruned::PrivateStack);
         }
@@ -419,15 +518,14 @@ fn stack_analyses(insns: &[Instruction], out: &mut Pruning) {
 /// before: function entries, direct branch targets, instructions after a
 /// control transfer) and the functions that jump through a register or
 /// memory (switch tables, computed goto), whose targets are not known.
-fn control_flow(
-    ranges: &[(u64, &[u8])],
-    image: &Image,
-    known: &KnownLengths,
-) -> (Leaders, Vec<(u64, u64)>) {
+fn control_flow(ranges: &[(u64, &[u8])], image: &Image, known: &KnownLengths) -> Flow {
     let mut leaders: Vec<u64> = image.entries.clone();
     let mut indirect = Vec::new();
+    let mut foreign = Vec::new();
+    let mut called = Vec::new();
     for &(start, bytes) in ranges {
         let first_indirect = indirect.len();
+        let range_end = start + bytes.len() as u64;
         let end = known.for_each_other(bytes, start, true, |i| {
             if i.flow_control() == FlowControl::Next {
                 return;
@@ -439,7 +537,13 @@ fn control_flow(
                     OpKind::NearBranch16 | OpKind::NearBranch32 | OpKind::NearBranch64
                 )
             }) {
-                leaders.push(i.near_branch_target());
+                let t = i.near_branch_target();
+                leaders.push(t);
+                if i.flow_control() == FlowControl::Call {
+                    called.push(t);
+                } else if !(start..range_end).contains(&t) {
+                    foreign.push((start, t));
+                }
             }
             if i.flow_control() == FlowControl::IndirectBranch {
                 indirect.push((i.ip(), start, 0));
@@ -466,7 +570,24 @@ fn control_flow(
             (start, end)
         })
         .collect();
-    (Leaders::new(leaders), jump_tables)
+    Flow {
+        leaders: Leaders::new(leaders),
+        jump_tables,
+        foreign,
+        called,
+    }
+}
+
+/// What [`control_flow`] finds.
+struct Flow {
+    leaders: Leaders,
+    /// The functions with indirect jumps (jump tables).
+    jump_tables: Vec<(u64, u64)>,
+    /// (source function start, target) of each jump that leaves its
+    /// function.
+    foreign: Vec<(u64, u64)>,
+    /// Call targets.
+    called: Vec<u64>,
 }
 
 /// True for an instruction after which QEMU starts a new translation block
@@ -707,5 +828,6 @@ fn redundant(
     }
 }
 
+mod frame_flow;
 #[cfg(test)]
 mod tests;

@@ -233,3 +233,254 @@ fn known_kinds_give_the_same_pruning_and_rmw_locations() {
     assert!(!want.is_empty());
     assert_eq!(got, want);
 }
+
+/// The function the frame-flow cases are built in: `push rbx; sub rsp,
+/// 0x40; lea rbx, [rsp+8]; xor ecx, ecx`, the case's body, the probe (a
+/// read through `rbx`, indexed by `rcx`), the case's tail, then `add rsp,
+/// 0x40; pop rbx; ret` — and whether the probe is pruned.
+fn probe_pruned(
+    body: impl FnOnce(&mut CodeAssembler),
+    tail: impl FnOnce(&mut CodeAssembler),
+) -> bool {
+    let base = 0x40_1000;
+    let code = assemble(base, |a| {
+        a.push(rbx).unwrap();
+        a.sub(rsp, 0x40).unwrap();
+        a.lea(rbx, qword_ptr(rsp + 8)).unwrap();
+        a.xor(ecx, ecx).unwrap();
+        body(a);
+        a.movsd_2(xmm1, qword_ptr(rbx + rcx * 8)).unwrap();
+        tail(a);
+        a.add(rsp, 0x40).unwrap();
+        a.pop(rbx).unwrap();
+        a.ret().unwrap();
+    });
+    let image = Image {
+        entries: vec![base, EXTERNAL],
+        ..Image::default()
+    };
+    let p = prune(&code, base, &[(base, base + code.len() as u64)], &image);
+    let probe = Decoder::with_ip(64, &code, base, DecoderOptions::NONE)
+        .into_iter()
+        .find(|i| i.mnemonic() == Mnemonic::Movsd && i.memory_base() == Register::RBX)
+        .unwrap();
+    match p.pcs.get(&probe.ip()) {
+        Some(Pruned::PrivateStack) => true,
+        None => false,
+        Some(k) => panic!("pruned as {k:?}"),
+    }
+}
+
+/// A function entry outside the cases' function.
+const EXTERNAL: u64 = 0x50_0000;
+
+/// Each way a frame address may leave a function keeps the accesses
+/// through it checked; every way of using it inside does not.
+#[test]
+fn frame_addresses_in_registers_are_followed_until_they_escape() {
+    type Asm = fn(&mut CodeAssembler);
+    let none: Asm = |_| {};
+    let cases: [(&str, Asm, Asm, bool); 19] = [
+        ("used in place", none, none, true),
+        (
+            "walked by an advancing pointer",
+            |a| {
+                let mut top = a.create_label();
+                a.set_label(&mut top).unwrap();
+                a.add(rbx, 8).unwrap();
+                a.cmp(rbx, rsp).unwrap();
+                a.jne(top).unwrap();
+            },
+            none,
+            true,
+        ),
+        (
+            "kept in a callee-saved register across a call",
+            |a| {
+                a.mov(edi, 5).unwrap();
+                a.call(EXTERNAL).unwrap();
+            },
+            none,
+            true,
+        ),
+        (
+            "spilled to a slot and reloaded after a call",
+            |a| {
+                let mut top = a.create_label();
+                a.mov(qword_ptr(rsp + 0x30), rbx).unwrap();
+                a.set_label(&mut top).unwrap();
+                a.mov(edi, 1).unwrap();
+                a.call(EXTERNAL).unwrap();
+                a.mov(rbx, qword_ptr(rsp + 0x30)).unwrap();
+                a.dec(rcx).unwrap();
+                a.jne(top).unwrap();
+            },
+            none,
+            true,
+        ),
+        (
+            "indexing the stack pointer itself",
+            |a| a.movsd_2(xmm2, qword_ptr(rsp + rcx * 8 + 8)).unwrap(),
+            none,
+            true,
+        ),
+        (
+            "cleared by a string instruction",
+            |a| {
+                a.lea(rdi, qword_ptr(rsp + 16)).unwrap();
+                a.mov(ecx, 4).unwrap();
+                a.xor(eax, eax).unwrap();
+                a.rep().stosq().unwrap();
+                a.xor(ecx, ecx).unwrap();
+            },
+            none,
+            true,
+        ),
+        (
+            "stored by a string instruction",
+            |a| {
+                a.lea(rdi, qword_ptr(0x4b_b3a0u64)).unwrap();
+                a.mov(rax, rbx).unwrap();
+                a.stosq().unwrap();
+            },
+            none,
+            false,
+        ),
+        (
+            "passed as an argument",
+            |a| {
+                a.mov(rdi, rbx).unwrap();
+                a.call(EXTERNAL).unwrap();
+            },
+            none,
+            false,
+        ),
+        (
+            "left in an argument register at a call",
+            |a| {
+                a.lea(rsi, qword_ptr(rsp + 16)).unwrap();
+                a.mov(edi, 5).unwrap();
+                a.call(EXTERNAL).unwrap();
+            },
+            none,
+            false,
+        ),
+        (
+            "stored to a global",
+            |a| a.mov(qword_ptr(0x4b_b3a0u64), rbx).unwrap(),
+            none,
+            false,
+        ),
+        (
+            "stored as a stack argument",
+            |a| {
+                a.mov(qword_ptr(rsp), rbx).unwrap();
+                a.call(EXTERNAL).unwrap();
+            },
+            none,
+            false,
+        ),
+        (
+            "pushed before a call",
+            |a| {
+                a.push(rbx).unwrap();
+                a.call(EXTERNAL).unwrap();
+                a.add(rsp, 8).unwrap();
+            },
+            none,
+            false,
+        ),
+        (
+            "moved to a vector register",
+            |a| a.movq(xmm0, rbx).unwrap(),
+            none,
+            false,
+        ),
+        ("returned", none, |a| a.mov(rax, rbx).unwrap(), false),
+        (
+            "exchanged with memory",
+            |a| a.xchg(qword_ptr(rdx), rbx).unwrap(),
+            none,
+            false,
+        ),
+        (
+            "given to a system call",
+            |a| {
+                a.mov(rsi, rbx).unwrap();
+                a.syscall().unwrap();
+            },
+            none,
+            false,
+        ),
+        (
+            "taken along by a tail call",
+            none,
+            |a| {
+                a.mov(rdi, rbx).unwrap();
+                a.add(rsp, 0x40).unwrap();
+                a.pop(rbx).unwrap();
+                a.jmp(EXTERNAL).unwrap();
+            },
+            false,
+        ),
+        (
+            "maybe a heap pointer (conditional move)",
+            |a| {
+                a.mov(rdx, qword_ptr(0x4b_b3a0u64)).unwrap();
+                a.test(ecx, ecx).unwrap();
+                a.cmovne(rbx, rdx).unwrap();
+            },
+            none,
+            false,
+        ),
+        (
+            "masked (no longer an address into the frame)",
+            |a| a.and(rbx, -16).unwrap(),
+            none,
+            false,
+        ),
+    ];
+    for (name, body, tail, want) in cases {
+        assert_eq!(probe_pruned(body, tail), want, "{name}");
+    }
+}
+
+/// A `.cold` partition (jumped to, never called) shares its parent's
+/// frame: an escape in either keeps both frames' accesses checked.
+#[test]
+fn a_partition_and_its_parent_share_a_frame() {
+    let base = 0x40_1000;
+    let cold = base + 0x100;
+    let code = assemble(base, |a| {
+        a.sub(rsp, 0x18).unwrap();
+        a.mov(qword_ptr(rsp + 8), rax).unwrap();
+        a.test(eax, eax).unwrap();
+        a.jne(cold).unwrap();
+        a.add(rsp, 0x18).unwrap();
+        a.ret().unwrap();
+        a.zero_bytes().unwrap();
+    });
+    let mut code = code;
+    code.resize(0x100, 0xcc);
+    code.extend(assemble(cold, |a| {
+        a.lea(rdi, qword_ptr(rsp + 8)).unwrap();
+        a.call(EXTERNAL).unwrap();
+        a.ud2().unwrap();
+    }));
+    let functions = [(base, base + 0x20), (cold, base + code.len() as u64)];
+    let image = Image {
+        entries: vec![base, cold, EXTERNAL],
+        ..Image::default()
+    };
+    let p = prune(&code, base, &functions, &image);
+    assert_eq!(p.by_kind[Pruned::PrivateStack.index()], 0);
+    // The same parent without the jump keeps its frame private.
+    let alone = assemble(base, |a| {
+        a.sub(rsp, 0x18).unwrap();
+        a.mov(qword_ptr(rsp + 8), rax).unwrap();
+        a.add(rsp, 0x18).unwrap();
+        a.ret().unwrap();
+    });
+    let p = prune(&alone, base, &[(base, base + alone.len() as u64)], &image);
+    assert_eq!(p.by_kind[Pruned::PrivateStack.index()], 1);
+}
