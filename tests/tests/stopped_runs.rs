@@ -6,7 +6,7 @@
 use lard_e2e::*;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 /// The racing line of guests/c/basic/race_then_spin.c (its manifest race_lines).
 const RACE_LINE: &str = "\"line\":17";
@@ -62,6 +62,72 @@ fn timeout_stops_the_guest_and_reports() {
     assert!(err.contains("stopped by --timeout"), "{err}");
     assert!(start.elapsed().as_secs() < 60);
     assert_reported(&err, &json);
+}
+
+/// Runs `lard run ARGS PROGRAM PROGRAM_ARGS` with a standard input that
+/// stays open and empty until lard has ended, or for a minute at most (then
+/// lard is killed): the status tells which ended the run.
+fn run_with_open_input(args: &[&str], program: &Path, program_args: &[&str]) -> Output {
+    let mut child = Command::new(lard())
+        .arg("run")
+        .args(args)
+        .arg(program)
+        .args(program_args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start lard");
+    let input = child.stdin.take();
+    let pid = child.id() as i32;
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let late = ended
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .is_err();
+        drop(input);
+        if late {
+            // SAFETY: plain kill(2) on our own child, still running.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    let o = child.wait_with_output().expect("wait for lard");
+    let _ = done.send(());
+    holder.join().unwrap();
+    o
+}
+
+/// A guest blocked in the host kernel (a `read` of a standard input that
+/// stays open and empty) is stopped at the deadline too, not when the
+/// input ends: lard's watchdog interrupts the call.
+#[test]
+fn timeout_stops_a_guest_blocked_in_a_read_and_reports() {
+    let json = scratch_file("stop-timeout-blocked");
+    let j = json.to_str().unwrap();
+    let o = run_with_open_input(&["--timeout", "1", "--report-json", j], &guest(), &["wait"]);
+    let err = stderr(&o);
+    assert_eq!(shell_status(&o), 121, "{err}");
+    assert_eq!(stdout(&o), "x = 1\n");
+    assert!(err.contains("stopped by --timeout"), "{err}");
+    assert_reported(&err, &json);
+}
+
+/// A process tree: the shell waits for `cat`, which waits for input.
+/// Both stop at the deadline and report, the child first (the parent
+/// waits for its tree before it ends, as its own wait would have).
+#[test]
+fn timeout_stops_a_blocked_process_tree_and_each_process_reports() {
+    let o = run_with_open_input(
+        &["--timeout", "1"],
+        Path::new("/bin/sh"),
+        &["-c", "cat; echo done"],
+    );
+    let err = stderr(&o);
+    assert_eq!(shell_status(&o), 121, "{err}");
+    assert_eq!(stdout(&o), "", "{err}");
+    let cat = err.find("cat: stopped by --timeout").expect(&err);
+    let sh = err.find("/bin/sh: stopped by --timeout").expect(&err);
+    assert!(cat < sh, "{err}");
 }
 
 /// Starts lard on the guest in `mode` (`spin`, or `wait`: blocked reading

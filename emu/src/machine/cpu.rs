@@ -49,6 +49,10 @@ pub struct Cpu {
     /// [`crate::run::RunLimits::interrupt`]): a system call then waits for
     /// nothing, the run loop stops first.
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
+    /// Set when the run's wall-clock limit passed (`--timeout`; set by the
+    /// run's watchdog, crate::run): a system call then waits for nothing,
+    /// the run loop stops first.
+    pub timed_out: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Why emulation stopped, set by hooks.
     pub stop: Option<Stop>,
     /// Last invalid memory access (address, kind) seen by the fault hook.

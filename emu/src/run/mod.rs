@@ -3,6 +3,7 @@
 
 mod run_loop;
 mod setup;
+mod watchdog;
 
 pub use setup::SetupError;
 
@@ -104,6 +105,9 @@ pub struct Emulator {
     /// The signal stop last reported (thread index, signal): the resumed
     /// run delivers it rather than stopping again.
     signal_reported: Option<(usize, i32)>,
+    /// The wall-clock limit's watchdog while [`Emulator::resume`] runs,
+    /// with the guest pid of the process it was started in.
+    watchdog: Option<(u32, watchdog::Watchdog)>,
 }
 
 impl Emulator {
@@ -129,6 +133,23 @@ impl Emulator {
     pub fn interrupted(&self) -> Option<i32> {
         let sig = self.limits.interrupt.as_ref()?.load(Ordering::Relaxed);
         (sig != 0).then_some(sig as i32)
+    }
+
+    /// Keeps a watchdog on the wall-clock limit ([`watchdog`]): a guest
+    /// blocked in a host call is stopped at the deadline too. Started at
+    /// the first quantum and again in a forked child (whose guest pid is
+    /// new: fork copied only the emulating thread).
+    fn keep_watchdog(&mut self, start: Instant) {
+        let Some(t) = self.limits.timeout else {
+            return;
+        };
+        let pid = self.machine.config.process.pid;
+        if self.watchdog.as_ref().is_some_and(|w| w.0 == pid) {
+            return;
+        }
+        self.watchdog = None;
+        let flag = self.machine.cpu.timed_out.clone();
+        self.watchdog = watchdog::Watchdog::start(start + t, flag).map(|w| (pid, w));
     }
 
     /// The reason to stop now, if a wall-clock or signal limit was hit.
@@ -158,6 +179,7 @@ impl Emulator {
     pub fn resume(&mut self) -> Outcome {
         let start = *self.started.get_or_insert_with(Instant::now);
         let out = self.run_loop();
+        self.watchdog = None;
         self.wall = start.elapsed();
         out
     }

@@ -28,6 +28,7 @@ impl Emulator {
         let mut rotate = self.rotate;
         let mut rounds = 0u32;
         loop {
+            self.keep_watchdog(start);
             if let Some(why) = self.external_stop(start) {
                 return Outcome::Stopped(why);
             }

@@ -219,6 +219,7 @@ impl Emulator {
                 bad_access: None,
                 insn_limit: u64::MAX,
                 interrupt: None,
+                timed_out: Default::default(),
                 sets: Default::default(),
             },
             process: Process {
@@ -334,6 +335,7 @@ impl Emulator {
             paused_quantum: None,
             signal_stops: false,
             signal_reported: None,
+            watchdog: None,
         })
     }
 }

@@ -290,6 +290,9 @@ fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
     };
     // After a fork this is the child's identity.
     let identity = emu.machine().config.process;
+    if let Outcome::Stopped(StopReason::Timeout(t)) = outcome {
+        wait_for_children(t);
+    }
     if let Outcome::Exec(_) = &outcome {
         // From here to the exec every signal waits (blocked); one that
         // came before it stops the run as it would have a moment earlier.
@@ -406,6 +409,25 @@ fn run_guest(mut args: RunArgs, log_fd: &AtomicI32) -> Result<u8, RunError> {
         r.relay_exit(status);
     }
     Ok(status)
+}
+
+/// After the wall-clock limit stopped this process, which may have stopped
+/// while waiting for a child: the guest's child processes (lard processes
+/// under the same limit of their own, or native ones) are waited for, up
+/// to `limit` more, so that their reports come before this process's and
+/// lard ends after its tree, as when the guest's own wait returned.
+fn wait_for_children(limit: std::time::Duration) {
+    let end = std::time::Instant::now() + limit;
+    loop {
+        // SAFETY: reaps any child of this process; the status is not read.
+        let r = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
+        if r < 0 || (r == 0 && std::time::Instant::now() >= end) {
+            return;
+        }
+        if r == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
 }
 
 /// Runs the guest; a data-race exception (`--on-race exception`) for a

@@ -140,8 +140,9 @@ impl Kernel<'_> {
         if let Val(v) = self.dispatch(nr, a, pc) {
             if v == -i64::from(libc::EINTR) && self.interrupted() {
                 // A host call interrupted by lard's own SIGINT/SIGTERM
-                // (cmd::interrupt_flag), whose handler set the flag before
-                // the call returned; any other EINTR is the guest's.
+                // (cmd::interrupt_flag) or timeout watchdog (run::watchdog),
+                // which set a flag before the call returned; any other
+                // EINTR is the guest's.
                 self.again_after_run_loop(pc);
                 return;
             }
@@ -155,12 +156,16 @@ impl Kernel<'_> {
         }
     }
 
-    /// Whether lard was asked to stop ([`crate::machine::Cpu::interrupt`]).
+    /// Whether lard was asked to stop ([`crate::machine::Cpu::interrupt`])
+    /// or the run's wall-clock limit passed ([`crate::machine::Cpu::timed_out`]).
     fn interrupted(&self) -> bool {
-        self.cpu
-            .interrupt
-            .as_ref()
-            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed) != 0)
+        use std::sync::atomic::Ordering::Relaxed;
+        self.cpu.timed_out.load(Relaxed)
+            || self
+                .cpu
+                .interrupt
+                .as_ref()
+                .is_some_and(|f| f.load(Relaxed) != 0)
     }
 
     /// Ends the quantum before the system call just executed (its `syscall`
