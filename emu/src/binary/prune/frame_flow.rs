@@ -24,6 +24,7 @@
 //! capture analysis skips such non-escaping locals the same way).
 
 use iced_x86::{FlowControl, Instruction, Mnemonic, OpKind, Register};
+use lard_isa_ext::reg::Gpr;
 
 /// Callee-saved registers (System V): rbx, rbp, r12–r15.
 const CALLEE_SAVED: u16 = 1 << 3 | 1 << 5 | 0xf000;
@@ -35,25 +36,6 @@ const RETURNED: u16 = 1 | 1 << 2;
 /// and the static chain r10 (rax only counts vector arguments, r11 is
 /// scratch).
 const ARGUMENTS: u16 = 1 << 7 | 1 << 6 | 1 << 2 | 1 << 1 | 1 << 8 | 1 << 9 | 1 << 10;
-/// The 64-bit general-purpose registers by number.
-const GPRS: [Register; 16] = [
-    Register::RAX,
-    Register::RCX,
-    Register::RDX,
-    Register::RBX,
-    Register::RSP,
-    Register::RBP,
-    Register::RSI,
-    Register::RDI,
-    Register::R8,
-    Register::R9,
-    Register::R10,
-    Register::R11,
-    Register::R12,
-    Register::R13,
-    Register::R14,
-    Register::R15,
-];
 
 fn is_cmov(m: Mnemonic) -> bool {
     matches!(
@@ -626,9 +608,10 @@ fn step(
             st.overwrite(i, mem_size().max(8));
         }
     }
-    for (n, &r) in GPRS.iter().enumerate() {
+    for g in Gpr::ALL {
+        let n = g.number();
         if written & (1 << n) != 0 && n != 4 {
-            st.set(r, loaded, false, None);
+            st.set(g.to_iced(), loaded, false, None);
         }
     }
     if written & RSP != 0 {
