@@ -30,6 +30,8 @@ use std::time::{Duration, Instant};
 
 /// `poll` events.
 const POLLIN: i16 = libc::POLLIN;
+/// `send` flag: do not block.
+const MSG_DONTWAIT: u64 = libc::MSG_DONTWAIT as u64;
 
 /// How a host-waiting call is made without blocking.
 enum Probe {
@@ -98,6 +100,9 @@ impl Kernel<'_> {
                 let send = nr == libc::SYS_sendto as u64;
                 if (send || nr == libc::SYS_write as u64) && stream_socket(fd) {
                     return Some(self.stream_send(fd, a, send, call));
+                }
+                if nr == libc::SYS_sendmsg as u64 && stream_socket(fd) {
+                    return self.stream_sendmsg(fd, a, call);
                 }
                 None
             }
@@ -217,20 +222,76 @@ impl Kernel<'_> {
         send: bool,
         call: &mut dyn FnMut(&mut Kernel, [u64; 6]) -> Ret,
     ) -> Ret {
-        const MSG_DONTWAIT: u64 = 0x40;
-        let cur = self.cpu.cur;
-        let done = match self.cpu.threads[cur].partial_write.take() {
-            Some((buf, len, done)) if buf == a[1] && len == a[2] => done,
-            _ => 0,
-        };
+        let done = self.partial_done(a[1], a[2]);
         let (buf, rest) = (a[1] + done, a[2] - done);
         let r = if send {
             call(self, [a[0], buf, rest, a[3] | MSG_DONTWAIT, a[4], a[5]])
         } else {
-            let pc = self.cpu.uc.reg(Reg::RIP);
-            let b = [a[0], buf, rest, MSG_DONTWAIT, 0, 0];
-            self.dispatch_once(Some(Sysno::sendto), libc::SYS_sendto as u64, b, pc)
+            self.send_dontwait(fd, buf, rest, 0)
         };
+        self.sent_part(fd, (a[1], a[2]), done, r)
+    }
+
+    /// A blocking `sendmsg` to a stream socket (`a`: fd, `msghdr`, flags),
+    /// made a part at a time as [`Kernel::stream_send`]: the whole message
+    /// (with its control data) first, without waiting; after a part, the
+    /// rest of the iovec it stopped in, and so on. `None` when the message
+    /// cannot be read (the call as usual then reports it).
+    fn stream_sendmsg(
+        &mut self,
+        fd: i32,
+        a: [u64; 6],
+        call: &mut dyn FnMut(&mut Kernel, [u64; 6]) -> Ret,
+    ) -> Option<Ret> {
+        let mem = &self.cpu.mem;
+        let (iov, count) = (mem.read_u64(a[1] + 16)?, mem.read_u64(a[1] + 24)?);
+        if count > 1024 {
+            return None;
+        }
+        let mut parts = Vec::with_capacity(count as usize);
+        for i in 0..count {
+            parts.push((mem.read_u64(iov + 16 * i)?, mem.read_u64(iov + 16 * i + 8)?));
+        }
+        let total = parts.iter().try_fold(0u64, |t, p| t.checked_add(p.1))?;
+        let done = self.partial_done(a[1], total);
+        let r = if done == 0 {
+            call(self, [a[0], a[1], a[2] | MSG_DONTWAIT, a[3], a[4], a[5]])
+        } else {
+            // The control data went with the first part.
+            let mut skip = done;
+            let &(base, len) = parts.iter().find(|p| {
+                let here = skip < p.1;
+                if !here {
+                    skip -= p.1;
+                }
+                here
+            })?;
+            self.send_dontwait(fd, base + skip, len - skip, a[2])
+        };
+        Some(self.sent_part(fd, (a[1], total), done, r))
+    }
+
+    /// The bytes a blocking send of `len` bytes from `buf` (a message, for
+    /// `sendmsg`) already sent, when this thread is making it again.
+    fn partial_done(&mut self, buf: u64, len: u64) -> u64 {
+        let cur = self.cpu.cur;
+        match self.cpu.threads[cur].partial_write.take() {
+            Some((b, l, done)) if b == buf && l == len => done,
+            _ => 0,
+        }
+    }
+
+    /// `sendto(fd, buf, len, flags | MSG_DONTWAIT)`.
+    fn send_dontwait(&mut self, fd: i32, buf: u64, len: u64, flags: u64) -> Ret {
+        let pc = self.cpu.uc.reg(Reg::RIP);
+        let b = [fd as u64, buf, len, flags | MSG_DONTWAIT, 0, 0];
+        self.dispatch_once(Some(Sysno::sendto), libc::SYS_sendto as u64, b, pc)
+    }
+
+    /// After a part of a blocking send (`key`: its buffer and whole
+    /// length; `done` sent before this part, `r` this part's result): the
+    /// call's result, or a wait for room before the next part.
+    fn sent_part(&mut self, fd: i32, key: (u64, u64), done: u64, r: Ret) -> Ret {
         let wrote = match r {
             Val(n) if n >= 0 => n as u64,
             Val(e) if e == -i64::from(libc::EAGAIN) => 0,
@@ -238,10 +299,11 @@ impl Kernel<'_> {
             other => return other,
         };
         let done = done + wrote;
-        if done >= a[2] {
+        if done >= key.1 {
             return Val(done as i64);
         }
-        self.cpu.threads[cur].partial_write = Some((a[1], a[2], done));
+        let cur = self.cpu.cur;
+        self.cpu.threads[cur].partial_write = Some((key.0, key.1, done));
         self.wait_host(Wait::Io {
             fd,
             events: libc::POLLOUT,
