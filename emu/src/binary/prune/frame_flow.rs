@@ -232,6 +232,17 @@ impl State {
         }
     }
 
+    /// Keeps the slots a read-modify-write of `size` bytes at the memory
+    /// operand touches as ones that may, not must, hold a frame address.
+    fn weaken(&mut self, i: &Instruction, size: u64) {
+        let at = self.addr_off(i);
+        for s in &mut self.slots {
+            if at.is_none_or(|at| s.0 < at + size as i64 && at < s.0 + 8) {
+                s.1 = false;
+            }
+        }
+    }
+
     /// A store of register `r` at the memory operand: a slot, or an escape.
     fn store(&mut self, i: &Instruction, r: Register) -> Result<(), Escape> {
         if !self.may(r) {
@@ -605,7 +616,13 @@ fn step(
             .iter()
             .any(|m| super::writes(m.access()))
         {
-            st.overwrite(i, mem_size().max(8));
+            if loaded {
+                // Read and written (xadd): what it leaves there may still
+                // be a frame address, no longer a certain one.
+                st.weaken(i, mem_size().max(1));
+            } else {
+                st.overwrite(i, mem_size().max(8));
+            }
         }
     }
     for g in Gpr::ALL {

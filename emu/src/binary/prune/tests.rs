@@ -280,7 +280,7 @@ const EXTERNAL: u64 = 0x50_0000;
 fn frame_addresses_in_registers_are_followed_until_they_escape() {
     type Asm = fn(&mut CodeAssembler);
     let none: Asm = |_| {};
-    let cases: [(&str, Asm, Asm, bool); 19] = [
+    let cases: [(&str, Asm, Asm, bool); 21] = [
         ("used in place", none, none, true),
         (
             "walked by an advancing pointer",
@@ -342,6 +342,37 @@ fn frame_addresses_in_registers_are_followed_until_they_escape() {
                 a.lea(rdi, qword_ptr(0x4b_b3a0u64)).unwrap();
                 a.mov(rax, rbx).unwrap();
                 a.stosq().unwrap();
+            },
+            none,
+            false,
+        ),
+        (
+            "advanced in its slot, reloaded and passed",
+            |a| {
+                let mut next = a.create_label();
+                a.mov(qword_ptr(rsp + 0x30), rbx).unwrap();
+                a.add(qword_ptr(rsp + 0x30), 8).unwrap();
+                a.jmp(next).unwrap();
+                a.set_label(&mut next).unwrap();
+                a.mov(rdi, qword_ptr(rsp + 0x30)).unwrap();
+                a.call(EXTERNAL).unwrap();
+            },
+            none,
+            false,
+        ),
+        (
+            "added to in its slot by xadd, reloaded and passed",
+            |a| {
+                // (A block of its own: no stack argument for the call.)
+                let mut next = a.create_label();
+                a.mov(qword_ptr(rsp + 0x30), rbx).unwrap();
+                a.xor(eax, eax).unwrap();
+                a.xadd(qword_ptr(rsp + 0x30), rax).unwrap();
+                a.jmp(next).unwrap();
+                a.set_label(&mut next).unwrap();
+                a.xor(eax, eax).unwrap();
+                a.mov(rdi, qword_ptr(rsp + 0x30)).unwrap();
+                a.call(EXTERNAL).unwrap();
             },
             none,
             false,
