@@ -692,6 +692,9 @@ pub(super) fn private_frame_accesses(
             step(&mut st, i, info).ok()?;
             let mut succ = Vec::new();
             match i.flow_control() {
+                // A call that ends the function's code is one that does
+                // not return (abort, a failed assertion).
+                FlowControl::Call | FlowControl::IndirectCall if n + 1 == insns.len() => {}
                 FlowControl::Next
                 | FlowControl::Call
                 | FlowControl::IndirectCall
