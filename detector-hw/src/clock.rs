@@ -285,6 +285,8 @@ pub struct ClockTable {
     endings: Endings,
     /// Clocks dropped so far.
     retired: u64,
+    /// Per identity: its clock was dropped ([`ClockTable::live_min`]).
+    dropped: Vec<bool>,
     /// The floors of dense entries (every clock holds them too).
     floor_dense: Vec<u64>,
     /// The floors of sparse entries.
@@ -474,7 +476,21 @@ impl ClockTable {
         if let Some(own) = self.clocks.get(idx as usize).map(|c| c.get(idx)) {
             self.clocks[idx as usize] = self.floored(idx, own);
             self.retired += 1;
+            if self.dropped.len() <= idx as usize {
+                self.dropped.resize(idx as usize + 1, false);
+            }
+            self.dropped[idx as usize] = true;
         }
+    }
+
+    /// Entry `entry` of every clock not dropped but `entry`'s own (the
+    /// identities that did not end, those that ended and still run on
+    /// their kernel thread included), in identity order.
+    pub fn live_entries(&self, entry: ThreadIdx) -> Vec<u64> {
+        (0..self.clocks.len())
+            .filter(|&i| i != entry as usize && !self.dropped.get(i).copied().unwrap_or(false))
+            .map(|i| self.clock(i as ThreadIdx).get(entry))
+            .collect()
     }
 
     /// How many ended identities' clocks were dropped.

@@ -169,6 +169,7 @@ fn lardish_matches_canonical() {
     let configs = configs();
     let seeds = total.div_ceil(EVENTS_PER_SEED).max(1) as u64;
     let (mut events, mut racy, mut rollovers, mut evictions, mut sw) = (0u64, 0, 0, 0, 0);
+    let mut reclaims = 0;
     let (mut conflicts, mut stack) = (0, 0);
     let mut sw_causes = [0u64; SwCause::ALL.len()];
     let mut hw_causes = [0u64; HwCause::ALL.len()];
@@ -214,6 +215,7 @@ fn lardish_matches_canonical() {
         events += s.events;
         racy += s.racy;
         rollovers += s.rollovers;
+        reclaims += s.reclaims;
         evictions += s.md_evictions;
         sw += s.sw_checks;
     }
@@ -223,6 +225,7 @@ fn lardish_matches_canonical() {
     eprintln!("sw check causes {sw_causes:?}, hw check causes {hw_causes:?}");
     assert!(events as usize >= total);
     assert!(racy > 0 && rollovers > 0 && evictions > 0 && sw > 0);
+    assert!(reclaims > 0, "no clock-table merge exercised");
     // The random traces mix access widths on the same bytes.
     assert!(conflicts > 0, "no granularity conflict");
     assert!(stack > 0, "no thread-local stack access");
@@ -640,12 +643,51 @@ fn clock_table_overflow_rolls_over() {
     );
     let three = HwConfig {
         clock_table_entries: 3,
+        reclaim_past: false,
         ..HwConfig::default()
     };
     let mut l = run(&trace, &three, "3-entry table");
     assert!(l.stats().rollovers >= 1, "{}", l.stats());
     let mut l = run(&trace, &HwConfig::default(), "63-entry table");
     assert_eq!(l.stats().occupancy.len(), 2);
+}
+
+/// Merging the clock-table entries that compare alike against every live
+/// thread replaces rollovers; every report stays Canonical's, no
+/// permission is granted that a racy access uses, and the merge is priced.
+#[test]
+fn merged_clock_entries_replace_rollovers() {
+    let trace = random_trace(
+        5,
+        &TraceParams {
+            events: 20_000,
+            lock_percent: 30,
+            ..TraceParams::default()
+        },
+    );
+    let cfg = |reclaim_past| HwConfig {
+        clock_table_entries: 4,
+        reclaim_past,
+        ..HwConfig::default()
+    };
+    let mut off = run(&trace, &cfg(false), "4-entry table, no merge");
+    let mut on = run(&trace, &cfg(true), "4-entry table, merges");
+    let (off, on) = (off.stats().clone(), on.stats().clone());
+    assert_eq!(off.reclaims, 0);
+    assert!(on.reclaims > 0, "{on}");
+    assert!(
+        on.rollovers < off.rollovers,
+        "{} vs {}",
+        on.rollovers,
+        off.rollovers
+    );
+    assert_eq!(on.permission_violations, 0);
+    assert_eq!((on.racy, on.accesses), (off.racy, off.accesses));
+    // Raising the per-line price of a merge raises LARDISH's cycles.
+    let mut pricier = cfg(true);
+    pricier.reclaim_line_cycles += 1000;
+    let mut p = run(&trace, &pricier, "4-entry table, pricier merges");
+    assert!(p.stats().cycles_lardish > on.cycles_lardish);
 }
 
 #[test]

@@ -79,6 +79,16 @@ pub struct HwConfig {
     pub clock_table_entries: u32,
     /// Cycles charged per epoch rollover.
     pub rollover_cycles: u64,
+    /// Before rolling over, the software manager merges the clock-table
+    /// entries every thread's clock already holds into one past entry
+    /// (docs/lardish.md, "Clock table").
+    pub reclaim_past: bool,
+    /// Cycles per clock the merge reads or compares (each live thread's
+    /// clock entry for the core's thread, each table entry).
+    pub reclaim_clock_cycles: u32,
+    /// Cycles per resident metadata line of the core whose pointers the
+    /// merge rewrites.
+    pub reclaim_line_cycles: u32,
     /// Use compact (1:1) metadata lines until a line sees a 1-byte access.
     pub compact_metadata: bool,
     /// Metadata granularity: type-safe items (the default, RADISH's
@@ -132,6 +142,9 @@ impl Default for HwConfig {
             md_evict_cycles: 100,
             clock_table_entries: 63,
             rollover_cycles: 100_000,
+            reclaim_past: true,
+            reclaim_clock_cycles: 2,
+            reclaim_line_cycles: 100,
             compact_metadata: true,
             granularity: MdGranularity::TypeSafe,
             stack_thread_local: true,
@@ -262,6 +275,10 @@ impl HwConfig {
                 self.compact_metadata = boolean()?;
                 return Ok(());
             }
+            "lardish.reclaim_past" => {
+                self.reclaim_past = boolean()?;
+                return Ok(());
+            }
             "lardish.stack_thread_local" => {
                 self.stack_thread_local = boolean()?;
                 return Ok(());
@@ -298,6 +315,8 @@ impl HwConfig {
             "lardish.md_evict_cycles" => self.md_evict_cycles = small()?,
             "lardish.clock_table_entries" => self.clock_table_entries = small()?,
             "lardish.rollover_cycles" => self.rollover_cycles = n,
+            "lardish.reclaim_clock_cycles" => self.reclaim_clock_cycles = small()?,
+            "lardish.reclaim_line_cycles" => self.reclaim_line_cycles = small()?,
             "lardish.context_switch_cycles" => self.context_switch_cycles = small()?,
             "lardish.vc_hw_cycles" => self.vc_hw_cycles = small()?,
             "lardish.async_cores" => self.async_cores = small()?,
@@ -373,6 +392,19 @@ mod tests {
         assert!(e.to_string().contains("ways must be <= 65536"), "{e}");
         assert_eq!(e.line, Some(2));
         assert!(HwConfig::from_toml_str("[l3]\nsize = 4M\nways = 65536\n").is_ok());
+    }
+
+    #[test]
+    fn clock_table_merge_keys() {
+        let d = HwConfig::default();
+        assert!(d.reclaim_past);
+        let c = HwConfig::from_toml_str(
+            "[lardish]\nreclaim_past = false\nreclaim_clock_cycles = 3\nreclaim_line_cycles = 50\n",
+        )
+        .unwrap();
+        assert!(!c.reclaim_past);
+        assert_eq!((c.reclaim_clock_cycles, c.reclaim_line_cycles), (3, 50));
+        assert!(HwConfig::from_toml_str("[lardish]\nreclaim_past = 1\n").is_err());
     }
 
     #[test]

@@ -237,31 +237,44 @@ impl ByteMeta {
     }
 
     /// Permission of thread `t` with clock `c` computed from what hardware
-    /// holds (fill-time broadcast and hardware checks).
-    pub fn hw_perm(&self, t: ThreadIdx, c: ClockRef<'_>, valid: &impl Fn(&Holder) -> bool) -> Perm {
+    /// holds (fill-time broadcast and hardware checks), comparing each
+    /// record's clock as hardware holds it (`hw`: its merged clock-table
+    /// entry's clock, never below its own).
+    pub fn hw_perm(
+        &self,
+        t: ThreadIdx,
+        c: ClockRef<'_>,
+        valid: &impl Fn(&Holder) -> bool,
+        hw: &impl Fn(&Rec) -> u64,
+    ) -> Perm {
         let status = self.effective_status(valid);
         match status {
-            HwStatus::Everything => self.exact_perm(t, c),
-            HwStatus::LastWrite if self.write_ordered(t, c) => Perm::Read,
+            HwStatus::Everything => self.perm_by(t, c, hw),
+            HwStatus::LastWrite if self.write_ordered(t, c, hw) => Perm::Read,
             _ => Perm::None,
         }
     }
 
-    fn write_ordered(&self, t: ThreadIdx, c: ClockRef<'_>) -> bool {
+    fn write_ordered(&self, t: ThreadIdx, c: ClockRef<'_>, clock: &impl Fn(&Rec) -> u64) -> bool {
         match &self.write {
             None => true,
-            Some(w) => w.thread == t || w.clock <= c.get(w.thread),
+            Some(w) => w.thread == t || clock(w) <= c.get(w.thread),
         }
     }
 
     /// Permission of `t` computed from the complete history (software).
     pub fn exact_perm(&self, t: ThreadIdx, c: ClockRef<'_>) -> Perm {
-        if !self.write_ordered(t, c) {
+        self.perm_by(t, c, &|r| r.clock)
+    }
+
+    /// Permission of `t` with each record's clock read by `clock`.
+    fn perm_by(&self, t: ThreadIdx, c: ClockRef<'_>, clock: &impl Fn(&Rec) -> u64) -> Perm {
+        if !self.write_ordered(t, c, clock) {
             Perm::None
         } else if self
             .reads
             .iter()
-            .all(|r| r.thread == t || r.clock <= c.get(r.thread))
+            .all(|r| r.thread == t || clock(r) <= c.get(r.thread))
         {
             Perm::Write
         } else {
@@ -271,21 +284,35 @@ impl ByteMeta {
 
     /// Whether a hardware race check can decide an access of `kind` by `t`
     /// (RADISH §4.5): a read needs the last write in hardware, or all last
-    /// reads with one ordered before it; a write needs everything.
+    /// reads with one ordered before it; a write needs everything. With
+    /// each record's clock as hardware holds it (`hw`): a record hardware
+    /// finds unordered through a merged entry (its own clock is below the
+    /// entry's) may be ordered, so the check goes to software.
     pub fn hw_decidable(
         &self,
         kind: AccessKind,
         t: ThreadIdx,
         c: ClockRef<'_>,
         valid: &impl Fn(&Holder) -> bool,
+        hw: &impl Fn(&Rec) -> u64,
     ) -> bool {
+        // A record compared: hardware decides unless it finds it unordered
+        // through a merged entry.
+        let sure = |r: &Rec| {
+            let v = hw(r);
+            r.thread == t || v == r.clock || v <= c.get(r.thread)
+        };
         match (kind, self.effective_status(valid)) {
-            (_, HwStatus::Everything) => true,
-            (AccessKind::Read, HwStatus::LastWrite) => true,
+            (AccessKind::Read, HwStatus::Everything | HwStatus::LastWrite) => {
+                self.write.as_ref().is_none_or(sure)
+            }
+            (AccessKind::Write, HwStatus::Everything) => {
+                self.write.as_ref().is_none_or(sure) && self.reads.iter().all(sure)
+            }
             (AccessKind::Read, HwStatus::AllLastReads) => self
                 .reads
                 .iter()
-                .any(|r| r.thread == t || r.clock <= c.get(r.thread)),
+                .any(|r| r.thread == t || hw(r) <= c.get(r.thread)),
             _ => false,
         }
     }

@@ -215,6 +215,9 @@ pub struct HwStats {
     pub inflations: u64,
     /// Epoch rollovers (clock table overflows).
     pub rollovers: u64,
+    /// Past merges: clock-table overflows the software manager resolved by
+    /// merging entries every thread holds instead of rolling over.
+    pub reclaims: u64,
     /// Thread changes on a core (Thread op, context switch).
     pub context_switches: u64,
     /// ClearHistory operations (non-empty).
@@ -286,7 +289,7 @@ impl HwStats {
             s.push_str("\":");
             s.push_str(&v);
         };
-        let counts: [(&str, u64); 23] = [
+        let counts: [(&str, u64); 24] = [
             ("events", self.events),
             ("instructions", self.instructions),
             ("accesses", self.accesses),
@@ -300,6 +303,7 @@ impl HwStats {
             ("md_evictions", self.md_evictions),
             ("inflations", self.inflations),
             ("rollovers", self.rollovers),
+            ("reclaims", self.reclaims),
             ("context_switches", self.context_switches),
             ("clear_ops", self.clear_ops),
             ("copy_ops", self.copy_ops),
@@ -439,6 +443,7 @@ impl fmt::Display for HwStats {
             ("hw race checks", self.hw_checks),
             ("sw race checks", self.sw_checks),
             ("rollovers", self.rollovers),
+            ("clock merges", self.reclaims),
             ("granularity conflicts", self.granularity_conflicts),
         ] {
             writeln!(f, "  {name:<15} {:>10.3}", self.per_kilo_instruction(n))?;

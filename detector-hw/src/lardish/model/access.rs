@@ -11,7 +11,7 @@ use crate::lardish::stats::{HwCause, Mechanism, SwCause};
 use crate::lardish::{Lardish, Stage};
 use crate::race::Race;
 
-use super::{check_and_record, hw_cause, release_valid, sw_cause, View};
+use super::{check_and_record, hw_cause, release_valid, sw_cause, Core, View};
 
 impl Lardish {
     /// [`Detector::access`](crate::Detector::access): the access in the
@@ -106,6 +106,9 @@ impl Lardish {
             &mut self.acct.stats,
         );
         let cores = &mut self.func.cores;
+        // Whether some core compares records through merged clock-table
+        // entries (else every record compares with its own clock).
+        let any_merged = cores.iter().any(|k| k.table.has_merged());
         let items = &self.func.items;
         let (lost, history_lines) = (&self.acct.lost, &self.acct.history_lines);
         let new = ByteMeta::new;
@@ -127,11 +130,23 @@ impl Lardish {
                     AccessKind::Read => perm >= Perm::Read,
                     AccessKind::Write => perm == Perm::Write,
                 };
+                let counted = items.counted(x);
+                let exact = |r: &history::Rec| r.clock;
+                let mut merged_out = false;
                 let byte_stage = if allowed {
                     Stage::Permission
-                } else if m.hw_decidable(a.kind, t, clock, &valid) {
+                } else if !(any_merged && counted) {
+                    if m.hw_decidable(a.kind, t, clock, &valid, &exact) {
+                        Stage::Hardware
+                    } else {
+                        Stage::Software
+                    }
+                } else if m.hw_decidable(a.kind, t, clock, &valid, &hw_clock(cores, &valid)) {
                     Stage::Hardware
                 } else {
+                    // Decidable on the records' own clocks: a merged entry
+                    // sent it to software.
+                    merged_out = m.hw_decidable(a.kind, t, clock, &valid, &exact);
                     Stage::Software
                 };
                 if byte_stage > stage {
@@ -139,14 +154,18 @@ impl Lardish {
                     match byte_stage {
                         Stage::Software => {
                             sw_addr = x;
-                            sw_cause = self::sw_cause(&v, lost, history_lines, x, m);
+                            sw_cause = if merged_out {
+                                SwCause::ClockTable
+                            } else {
+                                self::sw_cause(&v, lost, history_lines, x, m)
+                            };
                         }
                         Stage::Hardware => hw_cause = self::hw_cause(&v, c, x, m),
                         Stage::Permission => {}
                     }
                 }
                 let raced = check_and_record(m, clocks, races, t, clock, a, holder);
-                if items.counted(x) {
+                if counted {
                     if let Some(gone) = raced.replaced {
                         release_valid(cores, gone.iter(), n, &valid);
                     }
@@ -169,7 +188,7 @@ impl Lardish {
                     // write are `h`, no reads) and the write is the
                     // thread's own: Write, as `hw_perm` computes.
                     let perm = if write {
-                        debug_assert_eq!(m.hw_perm(t, clock, &valid), Perm::Write);
+                        debug_assert_eq!(m.hw_perm(t, clock, &valid, &exact), Perm::Write);
                         Perm::Write
                     } else {
                         // The thread's own read leaves the permission it
@@ -178,7 +197,12 @@ impl Lardish {
                         // keeps it when it sees less than a software
                         // check did (RADISH §4.4: permissions change on
                         // checks, fills and other cores' accesses).
-                        m.hw_perm(t, clock, &valid).max(perm)
+                        let hw = if any_merged && counted {
+                            m.hw_perm(t, clock, &valid, &hw_clock(cores, &valid))
+                        } else {
+                            m.hw_perm(t, clock, &valid, &exact)
+                        };
+                        hw.max(perm)
                     };
                     m.set_perm_slot(c, history::PermSlot::granted(perm, h));
                 }
@@ -215,5 +239,20 @@ impl Lardish {
         }
 
         self.finish_access(key, t, a)
+    }
+}
+
+/// The clock hardware compares for a record: a validly held record's
+/// clock through its core's clock table (a merged entry's clock), else its
+/// own.
+fn hw_clock<'a>(
+    cores: &'a [Core],
+    valid: &'a impl Fn(&Holder) -> bool,
+) -> impl Fn(&history::Rec) -> u64 + 'a {
+    move |r| match &r.holder {
+        Some(h) if valid(h) => cores
+            .get(h.core as usize)
+            .map_or(r.clock, |k| k.table.hw_clock(r.clock)),
+        _ => r.clock,
     }
 }

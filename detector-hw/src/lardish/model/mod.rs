@@ -17,7 +17,7 @@ use std::hash::BuildHasherDefault;
 use crate::clock::FxHasher;
 
 pub(super) use accounting::{hw_cause, sw_cause, Accounting};
-pub(super) use function::{check_and_record, release_valid, Function};
+pub(super) use function::{check_and_record, release_valid, Core, Function};
 pub(super) use timing::Timing;
 pub(super) use validity::{Validity, View};
 

@@ -83,16 +83,20 @@ impl Lardish {
             // Records above 2^48 alias metadata lines, so a line leaving
             // does not name all the records it invalidates: recount.
             let live = self.live_clocks(c);
-            self.func.cores[c].table.collect(|v| live.contains(&v));
+            let table = &mut self.func.cores[c].table;
+            let ranges: Vec<(u64, u64)> = table.clocks().map(|v| table.range(v)).collect();
+            table.collect(entry_live(&live, &ranges));
         } else {
             #[cfg(debug_assertions)]
             {
                 let live = self.live_clocks(c);
                 let table = &self.func.cores[c].table;
+                let ranges: Vec<(u64, u64)> = table.clocks().map(|v| table.range(v)).collect();
+                let is_live = entry_live(&live, &ranges);
                 for v in table.clocks() {
                     assert_eq!(
                         table.references(v) > 0,
-                        live.contains(&v),
+                        is_live(v),
                         "core {c}: clock {v} has {} references",
                         table.references(v)
                     );
@@ -107,11 +111,54 @@ impl Lardish {
         if !allow_rollover {
             return false;
         }
+        if self.merge_entries(c) && self.func.cores[c].table.insert(clock) {
+            return true;
+        }
         self.rollover(c);
         self.func.cores[c].table.insert(clock)
     }
 
+    /// The software manager's answer to a full clock table before a
+    /// rollover (docs/lardish.md, "Clock table"): the table's clocks are
+    /// of core `c`'s thread `u`, and hardware compares them only with
+    /// other threads' entries for `u`. Clocks between the same two of the
+    /// live threads' entries for `u` (descheduled threads included)
+    /// compare alike against every one of them, so their entries merge
+    /// into one holding the greatest ([`HwClockTable::merge`]), and the
+    /// pointers of the core's resident metadata records are rewritten.
+    /// Costs `transition_cycles`, `reclaim_clock_cycles` per live clock
+    /// read and per entry compared and, if it merges,
+    /// `reclaim_line_cycles` per resident metadata line of the core.
+    /// Returns whether it freed an entry.
+    ///
+    /// [`HwClockTable::merge`]: crate::lardish::clocktable::HwClockTable::merge
+    fn merge_entries(&mut self, c: usize) -> bool {
+        if !self.cfg.reclaim_past {
+            return false;
+        }
+        let Some(key) = self.func.cores[c].ident else {
+            return false;
+        };
+        let u = self.func.clocks.identity(key);
+        let mut seen = self.func.clocks.live_entries(u);
+        let table = &mut self.func.cores[c].table;
+        let compared = (seen.len() + table.len()) as u64;
+        seen.sort_unstable();
+        let freed = table.merge(|v| seen.partition_point(|&e| e < v));
+        let mut cost = u64::from(self.cfg.transition_cycles)
+            + compared * u64::from(self.cfg.reclaim_clock_cycles);
+        if freed > 0 {
+            self.acct.stats.reclaims += 1;
+            cost += self.hw.lines_of(c) * u64::from(self.cfg.reclaim_line_cycles);
+        }
+        self.acct.charge(c, cost, Mechanism::Rollover);
+        freed > 0
+    }
+
     /// Clock values referenced by valid records held by core `c`.
+    ///
+    /// (A past entry is live if a clock at or below its own is:
+    /// [`entry_live`].)
     ///
     /// A valid record of core `c` lies in a byte whose core-`c` metadata
     /// line is resident, i.e. in a data line of one of those lines (when no
@@ -316,5 +363,15 @@ impl Lardish {
             self.acct.stats.async_stall_cycles += out - time;
             self.acct.charge(c, out - time, Mechanism::Async);
         }
+    }
+}
+
+/// Whether the table entry of clock `v` is live given the clocks `live` of
+/// valid records: some live clock lies in its range (`ranges`, by the
+/// entry's clock; a merged entry stands for a range of clocks).
+fn entry_live<'a>(live: &'a FxHashSet<u64>, ranges: &'a [(u64, u64)]) -> impl Fn(u64) -> bool + 'a {
+    move |v| match ranges.iter().find(|r| r.1 == v) {
+        Some(&(lo, hi)) if lo < hi => live.iter().any(|&x| lo <= x && x <= hi),
+        _ => live.contains(&v),
     }
 }

@@ -78,6 +78,8 @@ pub(in crate::lardish) struct Validity {
     pub(in crate::lardish) compact: bool,
     /// Resident metadata line → its fill id.
     pub(in crate::lardish) resident: ProbeMap<u64>,
+    /// Resident metadata lines per core.
+    pub(in crate::lardish) per_core: Vec<u64>,
     pub(in crate::lardish) next_fill: u64,
     pub(in crate::lardish) expanded: FxHashSet<u64>,
     pub(in crate::lardish) gens: Vec<u32>,
@@ -95,6 +97,7 @@ impl Validity {
             layout,
             compact,
             resident: ProbeMap::new(),
+            per_core: vec![0; cores],
             next_fill: 1,
             expanded: FxHashSet::default(),
             gens: vec![0; cores],
@@ -130,7 +133,9 @@ impl Validity {
 
     /// Metadata line `line` is filled (a new fill id).
     pub(in crate::lardish) fn fill(&mut self, line: u64) {
-        self.resident.insert(line, self.next_fill);
+        if self.resident.insert(line, self.next_fill).is_none() {
+            self.count(line, 1);
+        }
         self.changes += 1;
         self.next_fill += 1;
     }
@@ -139,7 +144,9 @@ impl Validity {
     /// half of an inflated line keeps the lower half's, so its records stay
     /// valid).
     pub(in crate::lardish) fn fill_as(&mut self, line: u64, fill: u64) {
-        self.resident.insert(line, fill);
+        if self.resident.insert(line, fill).is_none() {
+            self.count(line, 1);
+        }
         self.changes += 1;
     }
 
@@ -147,8 +154,21 @@ impl Validity {
     /// was resident.
     pub(in crate::lardish) fn remove(&mut self, line: u64) -> Option<u64> {
         let fill = self.resident.remove(line)?;
+        self.count(line, -1);
         self.changes += 1;
         Some(fill)
+    }
+
+    /// Metadata line `line` joins (`1`) or leaves (`-1`) its core's lines.
+    fn count(&mut self, line: u64, d: i64) {
+        if let Some(n) = self.per_core.get_mut(Layout::md_core(line)) {
+            *n = n.wrapping_add_signed(d);
+        }
+    }
+
+    /// Core `c`'s resident metadata lines.
+    pub(in crate::lardish) fn lines_of(&self, c: usize) -> u64 {
+        self.per_core.get(c).copied().unwrap_or(0)
     }
 
     /// Data line `dline`'s metadata becomes expanded.
