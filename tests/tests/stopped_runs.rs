@@ -4,9 +4,10 @@
 //! report and the JSON, with the exit status docs/cli.md documents.
 
 use lard_e2e::*;
+use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 /// The racing line of guests/c/basic/race_then_spin.c (its manifest race_lines).
 const RACE_LINE: &str = "\"line\":17";
@@ -64,20 +65,22 @@ fn timeout_stops_the_guest_and_reports() {
     assert_reported(&err, &json);
 }
 
-/// Runs `lard run ARGS PROGRAM PROGRAM_ARGS` with a standard input that
-/// stays open and empty until lard has ended, or for a minute at most (then
-/// lard is killed): the status tells which ended the run.
-fn run_with_open_input(args: &[&str], program: &Path, program_args: &[&str]) -> Output {
-    let mut child = Command::new(lard())
+/// Starts `lard run ARGS` with piped standard streams.
+fn spawn_lard_run<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Child {
+    Command::new(lard())
         .arg("run")
         .args(args)
-        .arg(program)
-        .args(program_args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("start lard");
+        .expect("start lard")
+}
+
+/// Waits for lard, its standard input open and empty until it has ended,
+/// or for a minute at most (then lard is killed): the status tells which
+/// ended the run.
+fn wait_holding_input(mut child: Child) -> Output {
     let input = child.stdin.take();
     let pid = child.id() as i32;
     let (done, ended) = std::sync::mpsc::channel::<()>();
@@ -95,6 +98,15 @@ fn run_with_open_input(args: &[&str], program: &Path, program_args: &[&str]) -> 
     let _ = done.send(());
     holder.join().unwrap();
     o
+}
+
+/// `lard run ARGS PROGRAM PROGRAM_ARGS` with an input that stays open and
+/// empty ([`wait_holding_input`]).
+fn run_with_open_input(args: &[&str], program: &Path, program_args: &[&str]) -> Output {
+    let mut all: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    all.push(program.as_os_str());
+    all.extend(program_args.iter().map(OsStr::new));
+    wait_holding_input(spawn_lard_run(all))
 }
 
 /// A guest blocked in the host kernel (a `read` of a standard input that
@@ -135,18 +147,13 @@ fn timeout_stops_a_blocked_process_tree_and_each_process_reports() {
 /// printed (the race is behind it), sends `sig` and returns (status,
 /// stderr). lard is killed if it has not ended a minute later.
 fn stop_with_signal(sig: i32, json: &Path, mode: &str) -> (i32, String) {
-    let mut child = Command::new(lard())
-        .arg("run")
-        .arg("--report-json")
-        .arg(json)
-        .arg(guest())
-        .arg(mode)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start lard");
-    let _input = child.stdin.take();
+    let guest = guest();
+    let mut child = spawn_lard_run([
+        OsStr::new("--report-json"),
+        json.as_os_str(),
+        guest.as_os_str(),
+        OsStr::new(mode),
+    ]);
     let mut out = child.stdout.take().unwrap();
     let mut seen = Vec::new();
     let mut buf = [0u8; 64];
@@ -157,20 +164,7 @@ fn stop_with_signal(sig: i32, json: &Path, mode: &str) -> (i32, String) {
     }
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(child.id() as i32, sig) };
-    let pid = child.id() as i32;
-    let (done, ended) = std::sync::mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        if ended
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .is_err()
-        {
-            // SAFETY: plain kill(2) on our own child, still running.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-    });
-    let o = child.wait_with_output().expect("wait for lard");
-    let _ = done.send(());
-    watchdog.join().unwrap();
+    let o = wait_holding_input(child);
     (shell_status(&o), stderr(&o))
 }
 
