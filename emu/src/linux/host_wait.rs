@@ -174,37 +174,18 @@ impl Kernel<'_> {
         call: &mut dyn FnMut(&mut Kernel, [u64; 6]) -> Ret,
     ) -> Option<Ret> {
         let space = pipe_space(fd)?;
-        let cur = self.cpu.cur;
-        let done = match self.cpu.threads[cur].partial_write.take() {
-            Some((buf, len, done)) if buf == a[1] && len == a[2] => done,
-            _ => 0,
-        };
+        let done = self.partial_done(a[1], a[2]);
         let rest = a[2] - done;
         // A write of at most PIPE_BUF bytes is atomic: never split.
         if done == 0 && (rest <= space || rest <= libc::PIPE_BUF as u64) {
             return None;
         }
-        let mut wrote = 0;
-        if space > 0 {
-            let mut b = a;
-            b[1] = a[1] + done;
-            b[2] = rest.min(space);
-            match call(self, b) {
-                Val(n) if n >= 0 => wrote = n as u64,
-                Val(e) => return Some(Val(if done > 0 { done as i64 } else { e })),
-                other => return Some(other),
-            }
-        }
-        let done = done + wrote;
-        if done >= a[2] {
-            return Some(Val(done as i64));
-        }
-        self.cpu.threads[cur].partial_write = Some((a[1], a[2], done));
-        Some(self.wait_host(Wait::Io {
-            fd,
-            events: libc::POLLOUT,
-            deadline: None,
-        }))
+        let r = if space > 0 {
+            call(self, [a[0], a[1] + done, rest.min(space), a[3], a[4], a[5]])
+        } else {
+            Val(0)
+        };
+        Some(self.sent_part(fd, (a[1], a[2]), done, r))
     }
 
     /// A blocking `write` or `sendto` (`send`) to a stream socket (`a`: fd,
@@ -271,8 +252,9 @@ impl Kernel<'_> {
         Some(self.sent_part(fd, (a[1], total), done, r))
     }
 
-    /// The bytes a blocking send of `len` bytes from `buf` (a message, for
-    /// `sendmsg`) already sent, when this thread is making it again.
+    /// The bytes a blocking write or send of `len` bytes from `buf` (a
+    /// message, for `sendmsg`) already wrote, when this thread is making it
+    /// again.
     fn partial_done(&mut self, buf: u64, len: u64) -> u64 {
         let cur = self.cpu.cur;
         match self.cpu.threads[cur].partial_write.take() {
@@ -288,9 +270,9 @@ impl Kernel<'_> {
         self.dispatch_once(Some(Sysno::sendto), libc::SYS_sendto as u64, b, pc)
     }
 
-    /// After a part of a blocking send (`key`: its buffer and whole
-    /// length; `done` sent before this part, `r` this part's result): the
-    /// call's result, or a wait for room before the next part.
+    /// After a part of a blocking write or send (`key`: its buffer and
+    /// whole length; `done` written before this part, `r` this part's
+    /// result): the call's result, or a wait for room before the next part.
     fn sent_part(&mut self, fd: i32, key: (u64, u64), done: u64, r: Ret) -> Ret {
         let wrote = match r {
             Val(n) if n >= 0 => n as u64,
