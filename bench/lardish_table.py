@@ -35,7 +35,7 @@ from common import die, run
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "bench" / "lardish"
-LARD = ROOT / "target" / "release" / "lard"
+LARD = Path(os.environ.get("BENCH_LARD", ROOT / "target" / "release" / "lard"))
 WORKLOADS = ["blackscholes_like", "fluidanimate_like", "streamcluster_like", "swaptions_like",
              "minivm_jacobi", "minivm_prodcons", "locked_counter"]
 MACHINES = [

@@ -163,6 +163,16 @@ pub struct ByteMeta {
     /// a slot without permission cannot be downgraded, so it need not be
     /// stored). Read with [`ByteMeta::perm_slot`].
     pub perms: Perms,
+    /// The software manager's variable map holds an entry for the byte
+    /// although every current record may be held in hardware: a record
+    /// that hardware no longer held for this thread (written back by an
+    /// eviction, flushed after a thread switch, or never stored in
+    /// hardware) was replaced, or was imported into hardware by a software
+    /// check, which leaves the software's copy in place (RADISH Table 1),
+    /// or a software check of the byte's line flushed the records of a
+    /// thread switched out (RADISH §4.6's lazy flush). See
+    /// [`ByteMeta::in_software`].
+    pub in_variable_map: bool,
 }
 
 impl Default for ByteMeta {
@@ -180,6 +190,7 @@ impl ByteMeta {
             status: HwStatus::InSoftware,
             anchor: None,
             perms: Perms::default(),
+            in_variable_map: false,
         }
     }
 
@@ -199,7 +210,27 @@ impl ByteMeta {
             status: HwStatus::InSoftware,
             anchor: None,
             perms: Perms::default(),
+            in_variable_map: true,
         }
+    }
+
+    /// Whether the software manager holds part of the byte's history, so
+    /// that ClearHistory or CopyHistory has a software history to clear
+    /// or copy (LARD §5.3): an entry it kept ([`ByteMeta::in_variable_map`])
+    /// or a current record that no resident metadata line holds (`cached`:
+    /// the holder's line still has its fill, whichever thread its core
+    /// runs now: thread switches flush lazily, RADISH §4.6). Software
+    /// checks import records into hardware without writing the variable
+    /// map and new records are stored in hardware, so a history that
+    /// never left the caches exists in hardware only, and a history
+    /// operation merely invalidates it there.
+    pub fn in_software(&self, cached: &impl Fn(&Holder) -> bool) -> bool {
+        self.in_variable_map
+            || self
+                .write
+                .iter()
+                .chain(self.reads.iter())
+                .any(|r| !r.holder.is_some_and(|h| cached(&h)))
     }
 
     /// The status demoted by what is no longer held in hardware.

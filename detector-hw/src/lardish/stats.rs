@@ -228,6 +228,9 @@ pub struct HwStats {
     pub history_invalidations: u64,
     /// Cycles application cores stalled waiting for asynchronous checks.
     pub async_stall_cycles: u64,
+    /// Software checks an application core made itself because every
+    /// asynchronous checking core was busy.
+    pub async_local_checks: u64,
     /// Permission hits the exact history contradicts (a model bug if > 0).
     pub permission_violations: u64,
     /// Simulated cycles without race detection.
@@ -289,7 +292,7 @@ impl HwStats {
             s.push_str("\":");
             s.push_str(&v);
         };
-        let counts: [(&str, u64); 24] = [
+        let counts: [(&str, u64); 25] = [
             ("events", self.events),
             ("instructions", self.instructions),
             ("accesses", self.accesses),
@@ -309,6 +312,7 @@ impl HwStats {
             ("copy_ops", self.copy_ops),
             ("history_invalidations", self.history_invalidations),
             ("async_stall_cycles", self.async_stall_cycles),
+            ("async_local_checks", self.async_local_checks),
             ("permission_violations", self.permission_violations),
             ("cycles_no_detection", self.cycles_no_detection),
             ("cycles_lardish", self.cycles_lardish),
@@ -472,13 +476,14 @@ impl fmt::Display for HwStats {
         }
         writeln!(
             f,
-            "racy {}  context switches {}  clear {}  copy {}  invalidations {}  async stalls {}  permission violations {}",
+            "racy {}  context switches {}  clear {}  copy {}  invalidations {}  async stalls {}  local checks {}  permission violations {}",
             self.racy,
             self.context_switches,
             self.clear_ops,
             self.copy_ops,
             self.history_invalidations,
             self.async_stall_cycles,
+            self.async_local_checks,
             self.permission_violations
         )?;
         if let Some(o) = self.occupancy.last() {

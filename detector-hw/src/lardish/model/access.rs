@@ -165,6 +165,9 @@ impl Lardish {
                     }
                 }
                 let raced = check_and_record(m, clocks, races, t, clock, a, holder);
+                if !m.in_variable_map {
+                    m.in_variable_map = raced.replaced_in_software(&valid);
+                }
                 if counted {
                     if let Some(gone) = raced.replaced {
                         release_valid(cores, gone.iter(), n, &valid);

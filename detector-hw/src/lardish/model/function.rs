@@ -82,8 +82,28 @@ pub(in crate::lardish) fn release_valid<'r>(
 pub(in crate::lardish) struct Recorded {
     /// The byte raced.
     pub(in crate::lardish) raced: bool,
-    /// The records the new one replaced (`None`: none).
+    /// The records the new one replaced that hardware held at some time
+    /// (`None`: none).
     pub(in crate::lardish) replaced: Option<history::Reads>,
+    /// A replaced record was never held in hardware (it was in software).
+    pub(in crate::lardish) replaced_unheld: bool,
+}
+
+impl Recorded {
+    /// Whether a replaced record was in software (never held, or its
+    /// holder no longer `valid`): the variable map keeps an entry for the
+    /// byte ([`ByteMeta::in_variable_map`]).
+    pub(in crate::lardish) fn replaced_in_software(
+        &self,
+        valid: &impl Fn(&Holder) -> bool,
+    ) -> bool {
+        self.replaced_unheld
+            || self
+                .replaced
+                .iter()
+                .flat_map(|r| r.iter())
+                .any(|r| !r.holder.is_some_and(|h| valid(&h)))
+    }
 }
 
 /// The canonical check-then-record of one byte (identical to
@@ -117,7 +137,9 @@ pub(in crate::lardish) fn check_and_record(
         holder,
     };
     let mut replaced = None;
+    let mut replaced_unheld = false;
     let mut gone = |r: history::Rec| {
+        replaced_unheld |= r.holder.is_none();
         if r.holder.is_some() {
             replaced.get_or_insert_with(history::Reads::default).push(r);
         }
@@ -143,5 +165,9 @@ pub(in crate::lardish) fn check_and_record(
             m.reads.clear();
         }
     }
-    Recorded { raced, replaced }
+    Recorded {
+        raced,
+        replaced,
+        replaced_unheld,
+    }
 }

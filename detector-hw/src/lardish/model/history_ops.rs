@@ -141,6 +141,23 @@ impl Lardish {
             .collect()
     }
 
+    /// Which bytes of `[addr, addr + len)` hold part of their history in
+    /// the software manager ([`ByteMeta::in_software`]): what LARDISH's
+    /// software manager clears or copies. The others' histories are in
+    /// hardware only and are invalidated there.
+    fn software_histories(&self, addr: u64, len: u64) -> Vec<bool> {
+        let v = self.hw.view();
+        (0..len)
+            .map(|i| {
+                let x = addr.wrapping_add(i);
+                self.func.bytes.get(x).is_some_and(|m| {
+                    m.has_history()
+                        && m.in_software(&|h| v.fill(h.core as usize, x) == Some(h.fill))
+                })
+            })
+            .collect()
+    }
+
     /// Of the bytes from `addr` that hold a history (`held`), those whose
     /// record the software manager keeps: every one with byte metadata;
     /// with type-safe metadata the first byte of each item (one coarsened
@@ -241,13 +258,17 @@ impl Lardish {
         let swb = self.cfg.ft.shadow_bytes;
         let instr = u64::from(self.cfg.instruction_cycles);
         let mut cost = u64::from(self.cfg.transition_cycles);
-        let (work, lines) = match op {
+        // LARDISH's software work and software FastTrack's (every history
+        // is in its shadow): one algorithm, priced once, on what each holds.
+        let (work, work_ft, lines) = match op {
             HistoryOp::Clear { addr, len } => {
                 self.acct.stats.clear_ops += 1;
                 self.uncut_items(c, addr, len);
                 self.touch_history_lines(addr, len);
                 let held = self.held_histories(addr, len);
+                let soft = self.software_histories(addr, len);
                 let records = self.record_starts(addr, &held);
+                let soft_records = self.record_starts(addr, &soft);
                 cost += self.invalidate_region(c, addr, len, &held, false);
                 let (words_at, words) = self.layout.presence(addr, len);
                 let mut lines: Vec<u64> = words_at.collect();
@@ -256,7 +277,7 @@ impl Lardish {
                     if let Some(m) = self.func.bytes.remove(x) {
                         self.release_records(x, &m);
                     }
-                    if records[i as usize] {
+                    if soft_records[i as usize] {
                         lines.push(self.layout.sw_line(x, swb));
                     }
                 }
@@ -267,13 +288,13 @@ impl Lardish {
                     a: (addr, len),
                     b: (0, 0),
                 });
-                let cleared = held.iter().filter(|&&h| h).count() as u64;
-                let work = HistoryWork {
+                let count = |v: &[bool]| v.iter().filter(|&&h| h).count() as u64;
+                let work = |cleared| HistoryWork {
                     words,
                     cleared,
                     ..HistoryWork::default()
                 };
-                (work, lines)
+                (work(count(&soft)), work(count(&held)), lines)
             }
             HistoryOp::Copy { src, dst, len } => {
                 self.acct.stats.copy_ops += 1;
@@ -281,13 +302,20 @@ impl Lardish {
                 self.touch_history_lines(dst, len);
                 let from = self.held_histories(src, len);
                 let onto = self.held_histories(dst, len);
+                // What the destination's software holds (its cached
+                // histories are only invalidated); the source's cached
+                // ones are evicted into software first, so all are copied.
+                let onto_soft = self.software_histories(dst, len);
                 // The records read (the source's) and written (each copied
                 // one, and each destination one whose source has none).
                 let read = self.record_starts(src, &from);
-                let onto_records = self.record_starts(dst, &onto);
-                let written: Vec<bool> = (0..len as usize)
-                    .map(|i| read[i] || (onto_records[i] && !from[i]))
-                    .collect();
+                let written_by = |onto: &[bool]| -> Vec<bool> {
+                    let onto_records = self.record_starts(dst, onto);
+                    (0..len as usize)
+                        .map(|i| read[i] || (onto_records[i] && !from[i]))
+                        .collect()
+                };
+                let (written, written_ft) = (written_by(&onto_soft), written_by(&onto));
                 cost += self.invalidate_region(c, src, len, &from, true);
                 cost += self.invalidate_region(c, dst, len, &onto, false);
                 let copied: Vec<Option<ByteMeta>> = (0..len)
@@ -324,27 +352,29 @@ impl Lardish {
                     lines.push(self.layout.sw_line(dst.wrapping_add(i), swb));
                 }
                 let n_copied = from.iter().filter(|&&f| f).count() as u64;
-                let n_cleared = (from.iter().zip(&onto)).filter(|(&f, &o)| o && !f).count() as u64;
-                let both: Vec<bool> = read.iter().chain(&written).copied().collect();
+                let n_cleared = |onto: &[bool]| {
+                    (from.iter().zip(onto)).filter(|(&f, &o)| o && !f).count() as u64
+                };
+                let both: Vec<bool> = read.iter().chain(&written_ft).copied().collect();
                 self.send_held(&both);
                 self.timing.baselines.push(Op::History {
                     c: c as u32,
                     a: (src, len),
                     b: (dst, len),
                 });
-                let work = HistoryWork {
+                let work = |cleared| HistoryWork {
                     copy: true,
                     words: src_words + dst_words,
                     copied: n_copied,
-                    cleared: n_cleared,
+                    cleared,
                 };
-                (work, lines)
+                (work(n_cleared(&onto_soft)), work(n_cleared(&onto)), lines)
             }
         };
         let per_op = self.cfg.ft.history_instructions(&work) * instr;
         cost += self.soft_accesses(c, lines, true) + per_op;
         self.acct.charge(c, cost, Mechanism::HistoryOp);
-        self.acct.stats.cycles_fasttrack += per_op;
+        self.acct.stats.cycles_fasttrack += self.cfg.ft.history_instructions(&work_ft) * instr;
     }
 }
 

@@ -57,7 +57,11 @@ impl Lardish {
         self.func
             .bytes
             .for_range_mut(first, u64::from(count), ByteMeta::new, |x, n, m| {
+                let valid = |h: &history::Holder| v.holder_valid(x, h);
                 let recorded = check_and_record(m, clocks, races, t, clock, a, None);
+                if !m.in_variable_map {
+                    m.in_variable_map = recorded.replaced_in_software(&valid);
+                }
                 if items.counted(x) {
                     if let Some(gone) = recorded.replaced {
                         release_valid(cores, gone.iter(), n, &|h| v.holder_valid(x, h));
@@ -316,6 +320,8 @@ impl Lardish {
                         };
                         let Some(r) = r else { return };
                         let old_valid = r.holder.is_some_and(|o| v.holder_valid(x, &o));
+                        // Imported from software, whose copy stays.
+                        let persisted = !old_valid;
                         if ok {
                             if counted {
                                 if old_valid {
@@ -329,12 +335,18 @@ impl Lardish {
                             // cause of later software checks.
                             r.holder = Some(history::REFUSED);
                         }
+                        m.in_variable_map |= persisted;
                     });
             }
             let v = self.hw.view();
             self.func
                 .bytes
                 .for_range_mut(x, 1, ByteMeta::new, |_, _, m| {
+                    // The check flushes the line's records that hardware
+                    // no longer holds for their thread (lazy flushing).
+                    let stale =
+                        |r: &history::Rec| !r.holder.is_some_and(|hh| v.holder_valid(x, &hh));
+                    m.in_variable_map |= m.write.iter().chain(m.reads.iter()).any(stale);
                     m.import_status(h, &|hh| v.holder_valid(x, hh));
                     let perm = m.exact_perm(t, clock.as_ref());
                     m.set_perm_slot(c, history::PermSlot::granted(perm, h));
@@ -343,8 +355,10 @@ impl Lardish {
         cost
     }
 
-    /// Charges a software check of `cost` cycles, synchronously or on the
-    /// asynchronous checking cores.
+    /// Charges a software check of `cost` cycles, synchronously or on an
+    /// idle asynchronous checking core; with every checking core busy the
+    /// core checks it itself (`async_local_checks`: the software handlers
+    /// "may execute on any available processor", RADISH §4.5).
     pub(in crate::lardish) fn charge_software(&mut self, c: usize, cost: u64) {
         if self.timing.async_busy.is_empty() {
             self.acct.charge(c, cost, Mechanism::SwCheck);
@@ -353,7 +367,10 @@ impl Lardish {
         let enqueue = u64::from(self.cfg.async_enqueue_cycles);
         self.acct.charge(c, enqueue, Mechanism::Async);
         let now = self.acct.time[c];
-        self.timing.enqueue_async(c, now, cost);
+        if !self.timing.enqueue_async(c, now, cost) {
+            self.acct.stats.async_local_checks += 1;
+            self.acct.charge(c, cost, Mechanism::SwCheck);
+        }
     }
 
     /// Synchronization waits for this core's outstanding async checks.

@@ -51,16 +51,23 @@ impl Timing {
     }
 
     /// Core `c` hands a software check of `cost` cycles, at its time `now`,
-    /// to the asynchronous checking core that is free first.
-    pub(in crate::lardish) fn enqueue_async(&mut self, c: usize, now: u64, cost: u64) {
-        let (i, _) = self
+    /// to an asynchronous checking core that is idle then (the one free
+    /// longest). Returns `false` when every checking core is busy: the
+    /// check would wait behind other checks, and the core, which has to
+    /// wait for it at its next synchronization anyway, checks it itself.
+    pub(in crate::lardish) fn enqueue_async(&mut self, c: usize, now: u64, cost: u64) -> bool {
+        let Some((i, _)) = self
             .async_busy
             .iter()
             .enumerate()
+            .filter(|(_, b)| **b <= now)
             .min_by_key(|(_, b)| **b)
-            .unwrap_or((0, &0));
-        let done = self.async_busy[i].max(now) + cost;
+        else {
+            return false;
+        };
+        let done = now + cost;
         self.async_busy[i] = done;
         self.outstanding[c] = self.outstanding[c].max(done);
+        true
     }
 }
