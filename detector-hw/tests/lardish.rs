@@ -335,8 +335,17 @@ fn history_operations_cost_the_histories_that_exist() {
             _ => vec![],
         };
         let held = |at: u64, i: u64| !oracle.history(at + i).unwrap_or_default().is_empty();
+        // The summary words of the region's 4 KiB pages, then the presence
+        // words of its part of each page that holds a history.
         for &(at, len) in &regions {
-            words += span(at, len).count() as u64;
+            let pages = at / 4096..=(at + len - 1) / 4096;
+            words += (pages.end() / 64 - pages.start() / 64) + 1;
+            for p in pages {
+                let (from, to) = ((p * 4096).max(at), ((p + 1) * 4096).min(at + len));
+                if (p * 4096..(p + 1) * 4096).any(|x| held(x, 0)) {
+                    words += span(from, to - from).count() as u64;
+                }
+            }
         }
         match regions[..] {
             [(at, len)] => {
@@ -383,8 +392,10 @@ fn history_operations_cost_the_histories_that_exist() {
         // LARDISH's software manager clears only the histories it holds
         // (the rest are in hardware only: the test below); it copies
         // every source history (evicted into software first) and scans
-        // the same presence words.
-        let lardish = s1.cycles_lardish - s0.cycles_lardish;
+        // the same presence words, and one more word (its metadata line's
+        // data) in each software check.
+        let h = Mechanism::HistoryOp as usize;
+        let lardish = s1.cycles_by_mechanism[h] - s0.cycles_by_mechanism[h];
         if key == "clear_location" {
             assert!(
                 lardish.is_multiple_of(d) && lardish > 0 && lardish < d * n,
@@ -393,10 +404,20 @@ fn history_operations_cost_the_histories_that_exist() {
         } else {
             assert_eq!(lardish, d * n, "{key}");
         }
-        let h = Mechanism::HistoryOp as usize;
+        let checks = if key == "history_word" {
+            s0.sw_checks
+        } else {
+            0
+        };
         assert_eq!(
-            s1.cycles_by_mechanism[h] - s0.cycles_by_mechanism[h],
-            lardish,
+            s1.cycles_lardish - s0.cycles_lardish,
+            lardish + d * checks,
+            "{key}"
+        );
+        let sw = Mechanism::SwCheck as usize;
+        assert_eq!(
+            s1.cycles_by_mechanism[sw] - s0.cycles_by_mechanism[sw],
+            d * checks,
             "{key}"
         );
         assert_eq!(strip(&s1), strip(&s0), "{key}");
@@ -586,6 +607,141 @@ enum Step {
     Event(Event),
     /// Every metadata line leaves the caches through the eviction handler.
     Flush,
+}
+
+/// A software check checks and imports its whole metadata line (RADISH
+/// §4.5), but the software manager reads the line's presence word first
+/// and checks only the locations that hold a history: on a fresh line it
+/// checks the access alone; after another thread wrote the line's eight
+/// items (then evicted), all eight. Raising FastTrack's `write` cell cost
+/// by *d* raises LARDISH's cycles by *d* per cell so checked.
+#[test]
+fn a_software_check_checks_the_locations_that_hold_histories() {
+    let o = |t: u64, core: u16| Origin {
+        kthread: t as u32,
+        lthread: Some(t),
+        core,
+    };
+    let line = 0x40_0000u64;
+    let write = |origin: Origin, addr: u64| {
+        Step::Event(Event {
+            pc: 0x1000,
+            origin,
+            kind: EventKind::Access(Access {
+                pc: 0x1000,
+                addr,
+                size: 8,
+                kind: AccessKind::Write,
+                tracked: true,
+                stack: false,
+                origin,
+            }),
+        })
+    };
+    let items = |origin: Origin| (0..8).map(move |i| write(origin, line + 8 * i));
+    let fresh = vec![write(o(1, 0), line)];
+    // (Thread 2's write races with thread 1's: the check is the same.)
+    let written: Vec<Step> = items(o(1, 0))
+        .chain([Step::Flush, write(o(2, 1), line)])
+        .collect();
+    let d = 1000u64;
+    for (what, steps, cells) in [("fresh line", fresh, 1), ("written line", written, 1 + 8)] {
+        let stats = |cfg: &HwConfig| {
+            let mut oracle = Canonical::new();
+            let mut l = Lardish::new(cfg.clone());
+            for step in &steps {
+                match step {
+                    Step::Event(e) => assert_eq!(oracle.event(e), l.event(e), "{what}"),
+                    Step::Flush => l.flush_metadata(),
+                }
+            }
+            l.stats().clone()
+        };
+        let base = HwConfig::default();
+        let mut more = base.clone();
+        more.ft.cell[FtPath::Write as usize] += d as u32;
+        let (s0, s1) = (stats(&base), stats(&more));
+        assert_eq!(s0.sw_checks, if cells == 1 { 1 } else { 2 }, "{what}: {s0}");
+        let sw = Mechanism::SwCheck as usize;
+        assert_eq!(
+            s1.cycles_by_mechanism[sw] - s0.cycles_by_mechanism[sw],
+            d * cells,
+            "{what}"
+        );
+    }
+}
+
+/// The presence structure has two levels, a summary bit per 4 KiB page and
+/// a presence bit per byte: a history operation scans the summary words of
+/// its region's pages, then the presence words of its part of each page
+/// that holds a history (anywhere in the page). Raising `history_word` by
+/// *d* raises both models' history-operation cycles by *d* per word so
+/// counted.
+#[test]
+fn history_operations_scan_only_the_pages_that_hold_histories() {
+    let o = Origin {
+        kthread: 1,
+        lthread: Some(1),
+        core: 0,
+    };
+    let base = 0x4000_0000u64;
+    let ev = |kind: EventKind| Event {
+        pc: 0x1000,
+        origin: o,
+        kind,
+    };
+    let write = |addr: u64| {
+        ev(EventKind::Access(Access {
+            pc: 0x1000,
+            addr,
+            size: 8,
+            kind: AccessKind::Write,
+            tracked: true,
+            stack: false,
+            origin: o,
+        }))
+    };
+    let clear = |addr: u64, len: u64| ev(EventKind::Lard(LardOp::ClearHistory { addr, len }));
+    // A region is at most a page (`MAX_REGION_LEN`): one summary word.
+    let cases: Vec<(&str, Vec<Event>, u64)> = vec![
+        (
+            "a page written",
+            vec![write(base + 0x100), clear(base, 4096)],
+            1 + 64,
+        ),
+        ("a page never written", vec![clear(base, 4096)], 1),
+        // The history lies in the page, outside the region: the region's
+        // half of the page is scanned.
+        (
+            "half a page whose other half holds a history",
+            vec![write(base + 3000), clear(base, 2048)],
+            1 + 32,
+        ),
+        (
+            "a page whose neighbour holds a history",
+            vec![write(base + 4096), clear(base, 4096)],
+            1,
+        ),
+    ];
+    let d = 1000u64;
+    for (what, trace, words) in cases {
+        let mut more = HwConfig::default();
+        more.ft.history_word += d as u32;
+        let s0 = run(&trace, &HwConfig::default(), what).stats().clone();
+        let s1 = run(&trace, &more, what).stats().clone();
+        assert_eq!(
+            s1.cycles_fasttrack - s0.cycles_fasttrack,
+            d * words,
+            "{what}"
+        );
+        // (LARDISH's software checks read a presence word too.)
+        let h = Mechanism::HistoryOp as usize;
+        assert_eq!(
+            s1.cycles_by_mechanism[h] - s0.cycles_by_mechanism[h],
+            d * words,
+            "{what}"
+        );
+    }
 }
 
 /// With type-safe metadata an item's history is one record: clearing a

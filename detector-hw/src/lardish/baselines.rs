@@ -55,6 +55,10 @@ pub enum Op {
     /// copied from) or writes (copied to)), as LARDISH's variable map found
     /// them.
     Held(u64),
+    /// A line of the presence structure the next `History` reads (the
+    /// scan LARDISH's software manager makes, [`Layout::presence_scan`]:
+    /// both hold the same histories).
+    Scanned(u64),
     /// FastTrack's memory traffic of ClearHistory (`b` empty) or
     /// CopyHistory (`a` the source, `b` the destination) as one sequence of
     /// writes by core `c`: `(addr, len)` ranges; the `Held` before it say
@@ -105,6 +109,8 @@ pub(super) struct Models {
     rvc: Vec<u64>,
     /// The `Op::Held` words since the last `Op::History`.
     held: Vec<u64>,
+    /// The `Op::Scanned` lines since the last `Op::History`.
+    scanned: Vec<u64>,
 }
 
 impl Models {
@@ -133,6 +139,7 @@ impl Models {
             sums: Sums::default(),
             rvc: Vec::new(),
             held: Vec::new(),
+            scanned: Vec::new(),
         }
     }
 
@@ -210,9 +217,11 @@ impl Models {
             Op::Lard(origin, op) => self.detector.lard(&origin, &op),
             Op::Sync(origin, sync) => self.detector.sync(&origin, &sync),
             Op::Held(bits) => self.held.push(bits),
+            Op::Scanned(line) => self.scanned.push(line),
             Op::History { c, a, b } => {
                 let lines = self.history_lines(a, b);
                 self.held.clear();
+                self.scanned.clear();
                 self.sums.fasttrack += soft_accesses(&mut self.ft, c as usize, lines, true);
             }
         }
@@ -245,7 +254,7 @@ impl Models {
 impl Models {
     /// Software FastTrack's memory traffic of ClearHistory (`b` empty) or
     /// CopyHistory (`a` the source, `b` the destination): the presence
-    /// words of the regions, then the shadow cell of each record the
+    /// structure's lines it scans (`Op::Scanned`), then the shadow cell of each record the
     /// operation reads and writes (`Op::Held`); the walk LARDISH's
     /// software manager makes over its variable map
     /// (`Lardish::history_op`).
@@ -256,8 +265,7 @@ impl Models {
                 .get((i / 64) as usize)
                 .is_some_and(|w| w >> (i % 64) & 1 == 1)
         };
-        let mut lines: Vec<u64> = layout.presence(a.0, a.1).0.collect();
-        lines.extend(layout.presence(b.0, b.1).0);
+        let mut lines: Vec<u64> = self.scanned.clone();
         for i in (0..a.1).filter(|&i| held(i)) {
             lines.push(layout.ft_line(a.0.wrapping_add(i), cell));
         }

@@ -37,7 +37,8 @@ pub const HISTORY_WORD_INSTRUCTIONS: u32 = 5;
 pub struct HistoryWork {
     /// CopyHistory (else ClearHistory).
     pub copy: bool,
-    /// Presence-bitmap words scanned (both regions of a copy).
+    /// Presence-structure words scanned: summary words and the presence
+    /// words of pages holding a history (both regions of a copy).
     pub words: u64,
     /// Source locations holding a history, copied onto the destination.
     pub copied: u64,

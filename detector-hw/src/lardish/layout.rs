@@ -23,6 +23,13 @@ pub const RVC_BASE: u64 = 3 << 56;
 pub const PRESENCE_BASE: u64 = 4 << 56;
 /// Data bytes per presence word (one bit each, 64-bit words).
 pub const PRESENCE_WORD_BYTES: u64 = 64;
+/// Base byte address of the presence bitmap's summary: one bit per page of
+/// [`PRESENCE_PAGE_BYTES`] data bytes, set while some byte of the page
+/// holds a history, so that a scan skips the presence words of pages that
+/// hold none.
+pub const SUMMARY_BASE: u64 = 5 << 56;
+/// Data bytes per summary bit.
+pub const PRESENCE_PAGE_BYTES: u64 = 4096;
 
 /// Address geometry for one line size.
 #[derive(Clone, Copy, Debug)]
@@ -152,6 +159,48 @@ impl Layout {
             return (0..0, 0);
         }
         (line(w0)..line(w1) + 1, w1 - w0 + 1)
+    }
+
+    /// The pages (of [`PRESENCE_PAGE_BYTES`]) of `[addr, addr + len)`, each
+    /// with the part of the region it holds, `(page, from, to)` with
+    /// offsets `[from, to)` into the region (48-bit addresses, as
+    /// [`Layout::presence`]).
+    pub fn presence_pages(&self, addr: u64, len: u64) -> Vec<(u64, u64, u64)> {
+        const LOW48: u64 = (1 << 48) - 1;
+        if len == 0 {
+            return Vec::new();
+        }
+        let a = addr & LOW48;
+        let last = a.saturating_add(len - 1).min(LOW48);
+        (a / PRESENCE_PAGE_BYTES..=last / PRESENCE_PAGE_BYTES)
+            .map(|p| {
+                let start = (p * PRESENCE_PAGE_BYTES).max(a);
+                let end = ((p + 1) * PRESENCE_PAGE_BYTES - 1).min(last);
+                (p, start - a, end - a + 1)
+            })
+            .collect()
+    }
+
+    /// What a history operation reads to find the histories of `[addr,
+    /// addr + len)`: the summary words over its pages, then, for each page
+    /// whose summary bit is set (`held[i]` for the `i`-th page of
+    /// [`Layout::presence_pages`]), the presence words of the region's part
+    /// of it. Returns the lines read and the words scanned.
+    pub fn presence_scan(&self, addr: u64, len: u64, held: &[bool]) -> (Vec<u64>, u64) {
+        let pages = self.presence_pages(addr, len);
+        let (Some(first), Some(last)) = (pages.first(), pages.last()) else {
+            return (Vec::new(), 0);
+        };
+        let (s0, s1) = (first.0 / 64, last.0 / 64);
+        let line = |s: u64| SUMMARY_BASE.wrapping_add(s * 8) >> self.shift;
+        let mut lines: Vec<u64> = (line(s0)..=line(s1)).collect();
+        let mut words = s1 - s0 + 1;
+        for (&(_, from, to), _) in pages.iter().zip(held).filter(|(_, &h)| h) {
+            let (at, n) = self.presence(addr.wrapping_add(from), to - from);
+            lines.extend(at);
+            words += n;
+        }
+        (lines, words)
     }
 
     /// Line of FastTrack's shadow cell of byte `addr`.

@@ -6,6 +6,7 @@ use crate::lardish::baselines::Op;
 use crate::lardish::ftcost::HistoryWork;
 use crate::lardish::granularity::{self, Learn, BLOCK};
 use crate::lardish::history::ByteMeta;
+use crate::lardish::layout;
 use crate::lardish::stats::{Mechanism, SwCause};
 use crate::lardish::Lardish;
 
@@ -141,6 +142,39 @@ impl Lardish {
             .collect()
     }
 
+    /// The software manager's scan of `[addr, addr + len)` (`held`: its
+    /// bytes holding a history): the summary bit of each of its pages
+    /// (set while any byte of the page holds one, inside the region or
+    /// not), then the presence words of the region's part of the pages
+    /// whose bit is set ([`Layout::presence_scan`]). Returns the lines
+    /// read and the words scanned; the lines go to software FastTrack's
+    /// model too (`Op::Scanned`), whose shadow holds the same histories.
+    fn scan_presence(&mut self, addr: u64, len: u64, held: &[bool]) -> (Vec<u64>, u64) {
+        let page_held: Vec<bool> = self
+            .layout
+            .presence_pages(addr, len)
+            .into_iter()
+            .map(|(p, from, to)| {
+                held[from as usize..to as usize].contains(&true)
+                    || (to - from < layout::PRESENCE_PAGE_BYTES && {
+                        // The page's bytes outside the region.
+                        let page = p * layout::PRESENCE_PAGE_BYTES;
+                        let base = addr & !((1u64 << 48) - 1);
+                        let (lo, hi) = (addr.wrapping_add(from), addr.wrapping_add(to));
+                        (0..layout::PRESENCE_PAGE_BYTES)
+                            .map(|i| base | (page + i))
+                            .filter(|&x| x < lo || x >= hi)
+                            .any(|x| self.func.bytes.get(x).is_some_and(ByteMeta::has_history))
+                    })
+            })
+            .collect();
+        let (lines, words) = self.layout.presence_scan(addr, len, &page_held);
+        for &l in &lines {
+            self.timing.baselines.push(Op::Scanned(l));
+        }
+        (lines, words)
+    }
+
     /// Which bytes of `[addr, addr + len)` hold part of their history in
     /// the software manager ([`ByteMeta::in_software`]): what LARDISH's
     /// software manager clears or copies. The others' histories are in
@@ -270,8 +304,7 @@ impl Lardish {
                 let records = self.record_starts(addr, &held);
                 let soft_records = self.record_starts(addr, &soft);
                 cost += self.invalidate_region(c, addr, len, &held, false);
-                let (words_at, words) = self.layout.presence(addr, len);
-                let mut lines: Vec<u64> = words_at.collect();
+                let (mut lines, words) = self.scan_presence(addr, len, &held);
                 for i in 0..len {
                     let x = addr.wrapping_add(i);
                     if let Some(m) = self.func.bytes.remove(x) {
@@ -306,6 +339,8 @@ impl Lardish {
                 // histories are only invalidated); the source's cached
                 // ones are evicted into software first, so all are copied.
                 let onto_soft = self.software_histories(dst, len);
+                let (src_scan, src_words) = self.scan_presence(src, len, &from);
+                let (dst_scan, dst_words) = self.scan_presence(dst, len, &onto);
                 // The records read (the source's) and written (each copied
                 // one, and each destination one whose source has none).
                 let read = self.record_starts(src, &from);
@@ -342,9 +377,8 @@ impl Lardish {
                     }
                 }
                 self.func.items.copy(src, dst, len);
-                let (src_words_at, src_words) = self.layout.presence(src, len);
-                let (dst_words_at, dst_words) = self.layout.presence(dst, len);
-                let mut lines: Vec<u64> = src_words_at.chain(dst_words_at).collect();
+                let mut lines = src_scan;
+                lines.extend(dst_scan);
                 for (i, _) in (0u64..).zip(&read).filter(|(_, &r)| r) {
                     lines.push(self.layout.sw_line(src.wrapping_add(i), swb));
                 }

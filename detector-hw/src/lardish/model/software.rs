@@ -232,8 +232,9 @@ impl Lardish {
     /// triggered on `addr`: it checks and imports the whole metadata line
     /// (RADISH §4.5). The check of the access itself costs what software
     /// FastTrack pays for it (`access_cycles`, or 0 when the baselines
-    /// charge it later: [`Lardish::stats`]); every other location
-    /// of the line costs FastTrack's write check of its history; plus the
+    /// charge it later: [`Lardish::stats`]); the software manager reads the
+    /// line's presence words, and every other location of the line that
+    /// holds a history costs FastTrack's write check of it; plus the
     /// transition and the variable-map (shadow) lines through the caches.
     pub(in crate::lardish) fn software_check(
         &mut self,
@@ -261,15 +262,18 @@ impl Lardish {
         } else {
             (0..n).map(|i| start.wrapping_add(i)).collect()
         };
-        let lines: Vec<u64> = locations
-            .iter()
-            .map(|&x| self.layout.sw_line(x, bytes))
-            .collect();
-        let mut instructions = 0;
+        // The line's presence words say which other locations hold a
+        // history; only those are looked up and checked (a location
+        // without one gets status and permission directly).
+        let (presence, words) = self.layout.presence(start, n);
+        let mut lines: Vec<u64> = presence.collect();
+        let mut instructions = words * u64::from(self.cfg.ft.history_word);
         for &x in &locations {
-            if x.wrapping_sub(own.0) >= own.1 {
-                let readers = self.func.bytes.get(x).map_or(0, |m| m.reads.len());
-                instructions += self.cfg.ft.location_check_instructions(readers);
+            if x.wrapping_sub(own.0) < own.1 {
+                lines.push(self.layout.sw_line(x, bytes));
+            } else if let Some(m) = self.func.bytes.get(x).filter(|m| m.has_history()) {
+                lines.push(self.layout.sw_line(x, bytes));
+                instructions += self.cfg.ft.location_check_instructions(m.reads.len());
             }
         }
         let mut cost = u64::from(self.cfg.transition_cycles)
