@@ -155,7 +155,8 @@ fn compile_cached(src: &Path, out: &Path, what: &str, compile: impl FnOnce(&Path
     }
 }
 
-/// Builds the C guest `guests/<rel>` statically against `libc`, with debug info.
+/// Builds the C guest `guests/<rel>` statically against `libc`, with debug
+/// info and libm (`-lm`, which links only what the guest calls).
 pub fn build_c(rel: &str, libc: Libc) -> PathBuf {
     let _g = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let src = root().join("guests").join(rel);
@@ -171,7 +172,8 @@ pub fn build_c(rel: &str, libc: Libc) -> PathBuf {
         let mut c = Command::new(libc.cc());
         c.args(["-static", "-O2", "-g", "-pthread", "-o"])
             .arg(tmp)
-            .arg(&src);
+            .arg(&src)
+            .arg("-lm");
         c
     });
     out

@@ -113,6 +113,73 @@ fn unmasked_sse_exceptions_and_integer_division_by_zero_raise_sigfpe() {
 }
 
 #[test]
+fn x87_floating_point_gives_the_native_bits_and_flags() {
+    // Every x87 instruction lard runs on the host (patch 0030), in its
+    // register, memory and popping forms, on special and random operands
+    // under the 4 rounding modes x 3 precision controls, the result bits and
+    // status word after each one hashed per instruction and control word;
+    // then sticky flags across a yield, through fnsave and fxsave; then
+    // long double libm functions on random inputs: the output must be the
+    // native one, line for line.
+    let mut guests: Vec<_> = Libc::ALL
+        .into_iter()
+        .map(|libc| build_c("fp/x87_float.c", libc))
+        .collect();
+    guests.push(build_c_dynamic("fp/x87_float.c", "x87_float", &["-lm"]));
+    for guest in guests {
+        let out = assert_parity(&guest, &[]);
+        // 12 control words x 102 instructions and forms, 3 lines of flags,
+        // 24 lines of libm results.
+        assert_eq!(
+            stdout(&out).lines().count(),
+            12 * 102 + 3 + 24,
+            "{}",
+            guest.display()
+        );
+        assert!(
+            stdout(&out).contains("fnsave fsw 0134, fxsave fsw 0134, fnstsw 0134"),
+            "{}: {}",
+            guest.display(),
+            stdout(&out)
+        );
+    }
+}
+
+#[test]
+fn unmasked_x87_exceptions_raise_sigfpe_at_the_next_waiting_instruction() {
+    // An unmasked x87 exception only sets the flag, ES and B; the next
+    // waiting x87 instruction (or fwait) raises SIGFPE with the kernel's
+    // si_code, and the handler starts with a fresh x87; non-waiting
+    // instructions between take nothing, and fnsave shows the processor's
+    // wrapped result of an unmasked overflow. Without a handler the process
+    // dies of SIGFPE, as natively.
+    let mut guests: Vec<_> = Libc::ALL
+        .into_iter()
+        .map(|libc| build_c("fp/x87_trap.c", libc))
+        .collect();
+    guests.push(build_c_dynamic("fp/x87_trap.c", "x87_trap", &[]));
+    for guest in guests {
+        let out = assert_parity(&guest, &[]);
+        assert_eq!(shell_status(&out), 128 + libc::SIGFPE, "{}", stderr(&out));
+        for line in [
+            "div_unmasked: SIGFPE si_code 3 at the next x87 instruction, fsw before b084, \
+             handler fcw 037f fsw 0000",
+            "sqrt_unmasked: SIGFPE si_code 7 at the next x87 instruction",
+            "overflow_unmasked: SIGFPE si_code 4 at the next x87 instruction",
+            "div_then_fnclex: no signal",
+            "overflow_fnsave: signal 0, fnsave fsw b8a8 st0 5ffefffffffffffffffe",
+        ] {
+            assert!(
+                stdout(&out).contains(line),
+                "{}: {}",
+                guest.display(),
+                stdout(&out)
+            );
+        }
+    }
+}
+
+#[test]
 fn code_written_at_run_time_runs_as_natively() {
     // W^X JIT cycles, EXEC added to pages written as data, code and data on
     // one RWX page, an instruction rewriting the next one: translated code

@@ -377,14 +377,18 @@ fn signal_of(m: &Machine, e: UcError) -> i32 {
 }
 
 /// `si_code` of a `SIGFPE`: `FPE_INTDIV` for a divide error, else the
-/// code Linux derives from the unmasked flags of MXCSR (invalid, divide by
-/// zero, overflow, underflow or denormal, inexact, in that order).
+/// code Linux derives from the unmasked flags of MXCSR (#XM) or of the x87
+/// status word (#MF, patch 0030): invalid, divide by zero, overflow,
+/// underflow or denormal, inexact, in that order.
 fn fpe_code(m: &Machine) -> i32 {
-    if m.cpu.uc.last_exception() != Some(19) {
-        return 1; // FPE_INTDIV
-    }
-    let mxcsr = m.cpu.uc.reg(Reg::MXCSR);
-    let raised = mxcsr & !(mxcsr >> 7) & 0x3f;
+    let raised = match m.cpu.uc.last_exception() {
+        Some(19) => {
+            let mxcsr = m.cpu.uc.reg(Reg::MXCSR);
+            mxcsr & !(mxcsr >> 7) & 0x3f
+        }
+        Some(16) => m.cpu.uc.reg(Reg::FPSW) & !m.cpu.uc.reg(Reg::FPCW) & 0x3f,
+        _ => return 1, // FPE_INTDIV
+    };
     match raised {
         r if r & 0x01 != 0 => 7, // FPE_FLTINV
         r if r & 0x04 != 0 => 3, // FPE_FLTDIV

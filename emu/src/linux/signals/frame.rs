@@ -202,6 +202,15 @@ impl Kernel<'_> {
                 *act = [0; 32];
             }
         }
+        // The handler starts with the initial x87 and SSE controls and no
+        // x87 flag, tag or pending exception, as Linux gives it (the
+        // context at the fault comes back with rt_sigreturn): a pending
+        // unmasked x87 exception (patch 0030) would otherwise raise SIGFPE
+        // again at the handler's first x87 instruction.
+        uc.set_reg(Reg::FPCW, 0x37f);
+        uc.set_reg(Reg::FPSW, 0);
+        uc.set_reg(Reg::FPTAG, 0xffff);
+        uc.set_reg(Reg::MXCSR, 0x1f80);
         uc.set_reg(Reg::RSP, frame);
         uc.set_reg(Reg::RIP, handler);
         uc.set_reg(Reg::RDI, f.signal as u64);
