@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Floating-point programs: bare emulation and lard's default run against
 native, ThreadSanitizer and qemu-user (docs/unicorn-patches.md, patches
-0023-0026: SSE floating point executed by the host).
+0023-0026: SSE floating point executed by the host; 0030: x87).
 
     BENCH_REPS=3 python3 bench/fp.py
 
-Four static plain-C programs (gcc -O2, 4 threads), each run natively,
+Five static plain-C programs (gcc -O2, 4 threads), each run natively,
 as a ThreadSanitizer build (`gcc -fsanitize=thread -O2`, dynamic, as TSan
 requires), under qemu-user (`qemu-x86_64`, softfloat helpers), under
 `lard run --detector none --observe none` (bare) and under `lard run`
@@ -20,7 +20,9 @@ wait4), medians:
     (sqrt and division in the inner loop);
   * bench/guests/nbody_tree.c: a Barnes-Hut step (bench/emulation.py's);
   * bench/guests/swaptions.c: PARSEC swaptions' HJM Monte Carlo (libm exp,
-    log, sqrt; the inverse cumulative normal).
+    log, sqrt; the inverse cumulative normal);
+  * bench/guests/longdouble.c: long double arithmetic and glibc's long
+    double libm (expl, logl, sinl, cosl, atan2l, sqrtl: x87 code).
 
 Prints the table with ratios to native, qemu-user and ThreadSanitizer and
 two TARGET lines (bare lard <= 0.5x qemu-user's CPU time; lard's default
@@ -64,6 +66,7 @@ def main() -> None:
         ("water_nsq", [str(build("water_nsq")), n(2400, 200), "8"]),
         ("nbody_tree", [str(build("nbody_tree")), n(4000, 200), "3"]),
         ("swaptions", [str(build("swaptions")), n(16, 4), "1000"]),
+        ("longdouble", [str(build("longdouble")), n(20000, 1000), "10"]),
     ]
     tsan = {name: str(build(name, tsan=True)) for name, _ in programs}
     runners = [

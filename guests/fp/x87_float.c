@@ -9,15 +9,17 @@
  * bits (every 80-bit value left on the stack, the stored integer or float,
  * ZF/PF/CF/OF/SF/AF of fcomi) and of the status word read right after each
  * execution (flags, C0-C3). Then the sticky flags of a sequence after a
- * sched_yield, through fnsave and fxsave; then glibc's (or musl's) long
- * double libm functions on random inputs, printed as hex with the flags
- * fetestexcept sees. The test compares the output with the native run's:
+ * sched_yield, through fnsave and fxsave; then two threads computing
+ * under different control words at once (each sees its own controls and
+ * flags); then glibc's (or musl's) long double libm functions on random
+ * inputs, printed as hex with the flags fetestexcept sees. The test compares the output with the native run's:
  * any difference is a bug.
  *
  * usage: x87_float [OPS-FILTER]   (prints only instructions whose name
  * contains OPS-FILTER; for debugging a mismatch) */
 #include <fenv.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -441,6 +443,41 @@ static void sticky(void)
     printf("after fnclex: fsw %04x\n", sw);
 }
 
+/* A thread: a series under control word *arg, yielding now and then. */
+struct series {
+    uint16_t cw, sw;
+    f80 sum;
+};
+static void *series_thread(void *arg)
+{
+    struct series *t = arg;
+    static const f80 three = {0xc000000000000000, 0x4000};
+    __asm__ volatile("fninit\n\tfldcw %0" : : "m"(t->cw));
+    __asm__ volatile("fldz" : : : "st");
+    for (int i = 1; i <= 3000; i++) {
+        int32_t k = i;
+        __asm__ volatile("fildl %0\n\tfldt %1\n\tfdivp\n\tfaddp"
+                         : : "m"(k), "m"(three) : "st(1)");
+        if (i % 500 == 0)
+            sched_yield();
+    }
+    __asm__ volatile("fstpt %0\n\tfnstsw %1" : "=m"(t->sum), "=m"(t->sw) : : "st");
+    return NULL;
+}
+
+static void threads(void)
+{
+    struct series t[2] = {{.cw = 0x0f7f}, {.cw = 0x007f}}; /* 64-bit chop, 24-bit near */
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, series_thread, &t[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++)
+        printf("thread cw %04x: sum %04x%016llx fsw %04x\n", t[i].cw, t[i].sum.e,
+               (unsigned long long)t[i].sum.m, t[i].sw);
+}
+
 static void libm(const char *only)
 {
     if (!strstr("libm", only))
@@ -524,6 +561,8 @@ int main(int argc, char **argv)
     }
     if (!*only || strstr("sticky", only))
         sticky();
+    if (!*only || strstr("threads", only))
+        threads();
     __asm__ volatile("fninit");
     libm(only);
     return 0;

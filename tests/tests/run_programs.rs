@@ -118,9 +118,10 @@ fn x87_floating_point_gives_the_native_bits_and_flags() {
     // register, memory and popping forms, on special and random operands
     // under the 4 rounding modes x 3 precision controls, the result bits and
     // status word after each one hashed per instruction and control word;
-    // then sticky flags across a yield, through fnsave and fxsave; then
-    // long double libm functions on random inputs: the output must be the
-    // native one, line for line.
+    // then sticky flags across a yield, through fnsave and fxsave; two
+    // threads computing under different control words at once; then long
+    // double libm functions on random inputs: the output must be the native
+    // one, line for line.
     let mut guests: Vec<_> = Libc::ALL
         .into_iter()
         .map(|libc| build_c("fp/x87_float.c", libc))
@@ -129,10 +130,10 @@ fn x87_floating_point_gives_the_native_bits_and_flags() {
     for guest in guests {
         let out = assert_parity(&guest, &[]);
         // 12 control words x 102 instructions and forms, 3 lines of flags,
-        // 24 lines of libm results.
+        // 2 threads, 24 lines of libm results.
         assert_eq!(
             stdout(&out).lines().count(),
-            12 * 102 + 3 + 24,
+            12 * 102 + 3 + 2 + 24,
             "{}",
             guest.display()
         );
