@@ -7,7 +7,8 @@
  * non-waiting instructions between (fnstsw, fnstcw, fnstenv, fnsave, fnclex)
  * take no signal: fnsave shows the status word with ES and B and, for an
  * unmasked overflow or underflow, the processor's result with its exponent
- * wrapped. Then, with the handler reset, 1/0 unmasked and an fwait kill the
+ * wrapped; a store to memory with an unmasked exception neither stores nor
+ * pops. Then, with the handler reset, 1/0 unmasked and an fwait kill the
  * process with SIGFPE.
  *
  * usage: x87_trap */
@@ -99,6 +100,24 @@ uint8_t x87_scratch[64]; /* memory operands of the asm below */
                code, fsw, st0.e, (unsigned long long)st0.m);                  \
     } while (0)
 
+/* A store raising an exception the control word unmasks, fnsave right
+ * after: the processor neither stores nor pops. */
+#define STORED(NAME, CW, INSN)                                                \
+    do {                                                                      \
+        uint16_t cw = CW;                                                     \
+        uint8_t area[108];                                                    \
+        uint64_t m[2] = {0x1122334455667788ull, 0}; /* fbstp: 10 bytes */    \
+        __asm__ volatile("fninit\n\tfldcw %[cw]\n\tfldt %[max]\n\t" INSN     \
+                         " %[m]\n\tfnsave %[area]"                            \
+                         : [area] "=m"(area), [m] "+m"(m)                     \
+                         : [cw] "m"(cw), [max] "m"(MAX)                       \
+                         : "st", "st(1)", "memory");                          \
+        uint16_t fsw;                                                         \
+        memcpy(&fsw, area + 4, 2);                                            \
+        printf("%s: memory %016llx, fnsave fsw %04x\n", #NAME,               \
+               (unsigned long long)m[0], fsw);                                \
+    } while (0)
+
 int main(void)
 {
     struct sigaction sa;
@@ -131,6 +150,13 @@ int main(void)
     SAVED(overflow_fnsave, 0x377, "fldt %[max]\n\tfmul %%st(0), %%st");
     SAVED(underflow_fnsave, 0x36f, "fldt %[tiny]\n\tfmul %%st(0), %%st");
     SAVED(div_fnsave, 0x37b, "fldz\n\tfld1\n\tfdiv %%st(1), %%st");
+    STORED(fstps_overflow_masked, 0x37f, "fstps");
+    STORED(fstps_overflow_unmasked, 0x377, "fstps");
+    STORED(fsts_overflow_unmasked, 0x377, "fsts");
+    STORED(fistpl_invalid_unmasked, 0x37e, "fistpl");
+    STORED(fisttpll_invalid_unmasked, 0x37e, "fisttpll");
+    STORED(fists_invalid_masked, 0x37f, "fists");
+    STORED(fbstp_invalid_unmasked, 0x37e, "fbstp");
 
     signal(SIGFPE, SIG_DFL);
     printf("1/0 ZE unmasked without a handler\n");

@@ -151,9 +151,10 @@ fn unmasked_x87_exceptions_raise_sigfpe_at_the_next_waiting_instruction() {
     // An unmasked x87 exception only sets the flag, ES and B; the next
     // waiting x87 instruction (or fwait) raises SIGFPE with the kernel's
     // si_code, and the handler starts with a fresh x87; non-waiting
-    // instructions between take nothing, and fnsave shows the processor's
-    // wrapped result of an unmasked overflow. Without a handler the process
-    // dies of SIGFPE, as natively.
+    // instructions between take nothing, fnsave shows the processor's
+    // wrapped result of an unmasked overflow, and a store with an unmasked
+    // exception neither stores nor pops. Without a handler the process dies
+    // of SIGFPE, as natively.
     let mut guests: Vec<_> = Libc::ALL
         .into_iter()
         .map(|libc| build_c("fp/x87_trap.c", libc))
@@ -169,6 +170,7 @@ fn unmasked_x87_exceptions_raise_sigfpe_at_the_next_waiting_instruction() {
             "overflow_unmasked: SIGFPE si_code 4 at the next x87 instruction",
             "div_then_fnclex: no signal",
             "overflow_fnsave: signal 0, fnsave fsw b8a8 st0 5ffefffffffffffffffe",
+            "fstps_overflow_unmasked: memory 1122334455667788, fnsave fsw b888",
         ] {
             assert!(
                 stdout(&out).contains(line),
