@@ -3,7 +3,8 @@
  * patch 0030): the instruction that raises one only sets the flag, ES and B,
  * and the next waiting x87 instruction (or fwait) takes the #MF. A SIGFPE
  * handler prints si_code (FPE_FLTDIV, FPE_FLTINV, FPE_FLTOVF, FPE_FLTUND,
- * FPE_FLTRES) and whether the signal came at that next instruction. The
+ * FPE_FLTRES) and whether the signal came at that next instruction (an
+ * MMX instruction is one, an SSE one is not). The
  * non-waiting instructions between (fnstsw, fnstcw, fnstenv, fnsave, fnclex)
  * take no signal: fnsave shows the status word with ES and B and, for an
  * unmasked overflow or underflow, the processor's result with its exponent
@@ -68,7 +69,8 @@ uint8_t x87_scratch[64]; /* memory operands of the asm below */
                              : [sw] "=m"(sw)                                  \
                              : [cw] "m"(cw), [max] "m"(MAX), [tiny] "m"(TINY) \
                              : "st", "st(1)", "st(2)", "st(3)", "st(4)",      \
-                               "st(5)", "st(6)", "st(7)", "rax", "memory");   \
+                               "st(5)", "st(6)", "st(7)", "rax", "xmm0",      \
+                               "memory");                                     \
             printf("%s: no signal, fsw %04x\n", #NAME, sw_seen);              \
         } else {                                                              \
             __asm__ volatile("fninit");                                       \
@@ -137,6 +139,9 @@ int main(void)
         "fnstenv x87_scratch+8(%%rip)",
         "fldcw x87_scratch(%%rip)");
     TRY(sqrt_unmasked, 0x37e, "fld1\n\tfchs\n\tfsqrt", "fxch");
+    TRY(div_then_mmx, 0x37b, "fldz\n\tfld1\n\tfdiv %%st(1), %%st", "emms");
+    TRY(div_then_sse, 0x37b, "fldz\n\tfld1\n\tfdiv %%st(1), %%st",
+        "addsd %%xmm0, %%xmm0\n\tfwait");
     TRY(snan_load_unmasked, 0x37e,
         "movl $0x7f800001, x87_scratch(%%rip)\n\tflds x87_scratch(%%rip)", "fldz");
     TRY(overflow_unmasked, 0x377, "fldt %[max]\n\tfmul %%st(0), %%st", "fadd %%st(0), %%st");
