@@ -49,6 +49,7 @@ typedef struct {
 static const f80 MAX = {0xffffffffffffffff, 0x7ffe}, TINY = {0x8000000000000000, 1};
 static volatile uint16_t sw_seen;
 uint8_t x87_scratch[64]; /* memory operands of the asm below */
+uint8_t x87_fx[512] __attribute__((aligned(16)));
 
 /* Runs OPS under control word CW; then the waiting instruction NEXT at the
  * label at_NAME. sw_seen is the status word fnstsw read between them. */
@@ -151,6 +152,14 @@ int main(void)
     TRY(unmask_pending, 0x37f,
         "fldz\n\tfld1\n\tfdiv %%st(1), %%st\n\tmovw $0x37b, x87_scratch(%%rip)\n\t"
         "fldcw x87_scratch(%%rip)",
+        "fld1");
+    TRY(fldenv_unmasks_pending, 0x37f,
+        "fldz\n\tfld1\n\tfdiv %%st(1), %%st\n\tfnstenv x87_scratch(%%rip)\n\t"
+        "movw $0x37b, x87_scratch(%%rip)\n\tfldenv x87_scratch(%%rip)",
+        "fld1");
+    TRY(fxrstor_unmasks_pending, 0x37f,
+        "fldz\n\tfld1\n\tfdiv %%st(1), %%st\n\tfxsave x87_fx(%%rip)\n\t"
+        "movw $0x37b, x87_fx(%%rip)\n\tfxrstor x87_fx(%%rip)",
         "fld1");
     SAVED(overflow_fnsave, 0x377, "fldt %[max]\n\tfmul %%st(0), %%st");
     SAVED(underflow_fnsave, 0x36f, "fldt %[tiny]\n\tfmul %%st(0), %%st");
