@@ -471,29 +471,11 @@ fn asynchronous_checks_never_cost_more_than_synchronous_ones() {
 /// newer write replaced them in hardware: the variable map keeps its entry.
 #[test]
 fn lardish_clears_only_the_histories_its_software_holds() {
-    let o = |t: u64, core: u16| Origin {
-        kthread: t as u32,
-        lthread: Some(t),
-        core,
-    };
+    let o = thread_on;
     let (buf, len) = (0x40_0000u64, 256u64);
     let accesses = |origin: Origin, kind: AccessKind| -> Vec<Step> {
         (0..len / 8)
-            .map(|i| {
-                Step::Event(Event {
-                    pc: 0x1000,
-                    origin,
-                    kind: EventKind::Access(Access {
-                        pc: 0x1000,
-                        addr: buf + 8 * i,
-                        size: 8,
-                        kind,
-                        tracked: true,
-                        stack: false,
-                        origin,
-                    }),
-                })
-            })
+            .map(|i| access8(origin, buf + 8 * i, kind))
             .collect()
     };
     let clear = || {
@@ -506,22 +488,7 @@ fn lardish_clears_only_the_histories_its_software_holds() {
     let write = || accesses(o(1, 0), AccessKind::Write);
     let read = || accesses(o(1, 0), AccessKind::Read);
     // A thread switch on core 0: thread 2 runs there and touches other data.
-    let other = || {
-        let origin = o(2, 0);
-        vec![Step::Event(Event {
-            pc: 0x1000,
-            origin,
-            kind: EventKind::Access(Access {
-                pc: 0x1000,
-                addr: 0x80_0000,
-                size: 8,
-                kind: AccessKind::Write,
-                tracked: true,
-                stack: false,
-                origin,
-            }),
-        })]
-    };
+    let other = || vec![access8(o(2, 0), 0x80_0000, AccessKind::Write)];
     let scenarios: Vec<(&str, Vec<Step>, u64)> = vec![
         ("cached", [write(), vec![clear()]].concat(), 0),
         (
@@ -563,17 +530,7 @@ fn lardish_clears_only_the_histories_its_software_holds() {
     ];
     let d = 1000u64;
     for (what, steps, lardish_histories) in scenarios {
-        let stats = |cfg: &HwConfig| {
-            let mut oracle = Canonical::new();
-            let mut l = Lardish::new(cfg.clone());
-            for step in &steps {
-                match step {
-                    Step::Event(e) => assert_eq!(oracle.event(e), l.event(e), "{what}"),
-                    Step::Flush => l.flush_metadata(),
-                }
-            }
-            l.stats().clone()
-        };
+        let stats = |cfg: &HwConfig| run_steps(&steps, cfg, what);
         let base = HwConfig {
             granularity: MdGranularity::Byte,
             ..HwConfig::default()
@@ -609,6 +566,46 @@ enum Step {
     Flush,
 }
 
+/// Language thread `t` on core `core`.
+fn thread_on(t: u64, core: u16) -> Origin {
+    Origin {
+        kthread: t as u32,
+        lthread: Some(t),
+        core,
+    }
+}
+
+/// An 8-byte Tracked access of `origin` at `addr`.
+fn access8(origin: Origin, addr: u64, kind: AccessKind) -> Step {
+    Step::Event(Event {
+        pc: 0x1000,
+        origin,
+        kind: EventKind::Access(Access {
+            pc: 0x1000,
+            addr,
+            size: 8,
+            kind,
+            tracked: true,
+            stack: false,
+            origin,
+        }),
+    })
+}
+
+/// The statistics of `steps` on machine `cfg`, every report checked
+/// against `Canonical`'s.
+fn run_steps(steps: &[Step], cfg: &HwConfig, what: &str) -> lard_detector_hw::HwStats {
+    let mut oracle = Canonical::new();
+    let mut l = Lardish::new(cfg.clone());
+    for step in steps {
+        match step {
+            Step::Event(e) => assert_eq!(oracle.event(e), l.event(e), "{what}"),
+            Step::Flush => l.flush_metadata(),
+        }
+    }
+    l.stats().clone()
+}
+
 /// A software check checks and imports its whole metadata line (RADISH
 /// §4.5), but the software manager reads the line's presence word first
 /// and checks only the locations that hold a history: on a fresh line it
@@ -617,27 +614,9 @@ enum Step {
 /// by *d* raises LARDISH's cycles by *d* per cell so checked.
 #[test]
 fn a_software_check_checks_the_locations_that_hold_histories() {
-    let o = |t: u64, core: u16| Origin {
-        kthread: t as u32,
-        lthread: Some(t),
-        core,
-    };
+    let o = thread_on;
     let line = 0x40_0000u64;
-    let write = |origin: Origin, addr: u64| {
-        Step::Event(Event {
-            pc: 0x1000,
-            origin,
-            kind: EventKind::Access(Access {
-                pc: 0x1000,
-                addr,
-                size: 8,
-                kind: AccessKind::Write,
-                tracked: true,
-                stack: false,
-                origin,
-            }),
-        })
-    };
+    let write = |origin: Origin, addr: u64| access8(origin, addr, AccessKind::Write);
     let items = |origin: Origin| (0..8).map(move |i| write(origin, line + 8 * i));
     let fresh = vec![write(o(1, 0), line)];
     // (Thread 2's write races with thread 1's: the check is the same.)
@@ -646,17 +625,7 @@ fn a_software_check_checks_the_locations_that_hold_histories() {
         .collect();
     let d = 1000u64;
     for (what, steps, cells) in [("fresh line", fresh, 1), ("written line", written, 1 + 8)] {
-        let stats = |cfg: &HwConfig| {
-            let mut oracle = Canonical::new();
-            let mut l = Lardish::new(cfg.clone());
-            for step in &steps {
-                match step {
-                    Step::Event(e) => assert_eq!(oracle.event(e), l.event(e), "{what}"),
-                    Step::Flush => l.flush_metadata(),
-                }
-            }
-            l.stats().clone()
-        };
+        let stats = |cfg: &HwConfig| run_steps(&steps, cfg, what);
         let base = HwConfig::default();
         let mut more = base.clone();
         more.ft.cell[FtPath::Write as usize] += d as u32;
@@ -679,31 +648,18 @@ fn a_software_check_checks_the_locations_that_hold_histories() {
 /// counted.
 #[test]
 fn history_operations_scan_only_the_pages_that_hold_histories() {
-    let o = Origin {
-        kthread: 1,
-        lthread: Some(1),
-        core: 0,
-    };
+    let o = thread_on(1, 0);
     let base = 0x4000_0000u64;
-    let ev = |kind: EventKind| Event {
-        pc: 0x1000,
-        origin: o,
-        kind,
-    };
-    let write = |addr: u64| {
-        ev(EventKind::Access(Access {
-            pc: 0x1000,
-            addr,
-            size: 8,
-            kind: AccessKind::Write,
-            tracked: true,
-            stack: false,
+    let write = |addr: u64| access8(o, addr, AccessKind::Write);
+    let clear = |addr: u64, len: u64| {
+        Step::Event(Event {
+            pc: 0x2000,
             origin: o,
-        }))
+            kind: EventKind::Lard(LardOp::ClearHistory { addr, len }),
+        })
     };
-    let clear = |addr: u64, len: u64| ev(EventKind::Lard(LardOp::ClearHistory { addr, len }));
     // A region is at most a page (`MAX_REGION_LEN`): one summary word.
-    let cases: Vec<(&str, Vec<Event>, u64)> = vec![
+    let cases: Vec<(&str, Vec<Step>, u64)> = vec![
         (
             "a page written",
             vec![write(base + 0x100), clear(base, 4096)],
@@ -727,8 +683,8 @@ fn history_operations_scan_only_the_pages_that_hold_histories() {
     for (what, trace, words) in cases {
         let mut more = HwConfig::default();
         more.ft.history_word += d as u32;
-        let s0 = run(&trace, &HwConfig::default(), what).stats().clone();
-        let s1 = run(&trace, &more, what).stats().clone();
+        let s0 = run_steps(&trace, &HwConfig::default(), what);
+        let s1 = run_steps(&trace, &more, what);
         assert_eq!(
             s1.cycles_fasttrack - s0.cycles_fasttrack,
             d * words,

@@ -333,16 +333,21 @@ fn go_s_own_race_suite_scores_every_test_right() {
         .map(|n| format!("testdata/{n}"))
         .collect();
     files.sort();
-    let o = Command::new(lard())
-        .args(["go", "test", "-v"])
-        .args(&files)
-        .current_dir(&dir)
-        .env("LARD_CACHE_DIR", cache())
-        .env("GOMAXPROCS", "1")
-        .env_remove("GORACE")
-        .output()
-        .unwrap();
-    let out = stdout(&o) + &stderr(&o);
+    // `lard go test -v` of the suite with `extra` arguments: its output.
+    let go_test = |extra: &[&str]| {
+        let o = Command::new(lard())
+            .args(["go", "test", "-v"])
+            .args(extra)
+            .args(&files)
+            .current_dir(&dir)
+            .env("LARD_CACHE_DIR", cache())
+            .env("GOMAXPROCS", "1")
+            .env_remove("GORACE")
+            .output()
+            .unwrap();
+        stdout(&o) + &stderr(&o)
+    };
+    let out = go_test(&[]);
     assert!(
         !out.contains("fatal error:"),
         "the Go runtime crashed:\n{out}"
@@ -374,18 +379,7 @@ fn go_s_own_race_suite_scores_every_test_right() {
         .map(|(n, _)| n.as_str())
         .filter(|n| {
             !n.starts_with("Race")
-                || !(0..3).any(|_| {
-                    let o = Command::new(lard())
-                        .args(["go", "test", "-v", "-run", &format!("^Test{n}$")])
-                        .args(&files)
-                        .current_dir(&dir)
-                        .env("LARD_CACHE_DIR", cache())
-                        .env("GOMAXPROCS", "1")
-                        .env_remove("GORACE")
-                        .output()
-                        .unwrap();
-                    (stdout(&o) + &stderr(&o)).contains("DATA RACE")
-                })
+                || !(0..3).any(|_| go_test(&["-run", &format!("^Test{n}$")]).contains("DATA RACE"))
         })
         .collect();
     assert!(
