@@ -283,11 +283,11 @@ impl Lardish {
 
     /// ClearHistory/CopyHistory, priced by what the software manager finds
     /// (docs/lardish.md, "ClearHistory / CopyHistory"): it scans the
-    /// region's presence words and clears or copies each history that
-    /// exists, in its variable map; LARDISH adds its transition and the
-    /// invalidation of the cached metadata of those histories. Software
-    /// FastTrack does the same work on its shadow (`Op::History`, priced
-    /// by the same instructions).
+    /// region's page summary and presence words and clears or copies each
+    /// history its variable map holds; LARDISH adds its transition and the
+    /// invalidation of the region's cached histories. Software FastTrack
+    /// does the same work on its shadow, which holds every history
+    /// (`Op::History`, priced by the same instructions).
     pub(in crate::lardish) fn history_op(&mut self, c: usize, op: HistoryOp) {
         let swb = self.cfg.ft.shadow_bytes;
         let instr = u64::from(self.cfg.instruction_cycles);
