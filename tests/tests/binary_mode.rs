@@ -44,7 +44,7 @@ fn run_expecting(
     (stderr(&l), report)
 }
 
-const GUESTS: [&str; 13] = [
+const GUESTS: [&str; 14] = [
     "binary/sync_free.c",
     "binary/racy_heap.c",
     "binary/atomics.c",
@@ -58,6 +58,7 @@ const GUESTS: [&str; 13] = [
     "binary/barrier_phases.c",
     "binary/atomic_locations.c",
     "binary/atomic_locations_racy.c",
+    "binary/repeated_accesses.c",
 ];
 
 /// The `dre` of the first detector in a report.
@@ -553,6 +554,51 @@ fn race_tuples(json: &str) -> Vec<String> {
         "count",
     ];
     race_fields(json, &keys)
+}
+
+/// Counting a thread's repeated accesses instead of delivering them
+/// (docs/performance.md, "Repeated accesses") changes no report and no
+/// count: every binary-mode guest, built as gcc builds by default (PIE,
+/// dynamic), gives the same races, racy accesses and checked accesses with
+/// `--no-repeat-filter`; the guest whose loops repeat their reads while a
+/// thread races with them (repeated_accesses.c) has most of its accesses
+/// counted as repeats, and none without the filter.
+#[test]
+fn repeated_accesses_counted_without_delivery_change_no_report() {
+    for rel in GUESTS {
+        let stem = Path::new(rel).file_stem().unwrap().to_string_lossy();
+        let bin = build_c_dynamic(rel, &format!("binary_{stem}"), &[]);
+        let (err, with) = run_checked(&bin, &["--stats"]);
+        let (err_off, without) = run_checked(&bin, &["--stats", "--no-repeat-filter"]);
+        assert_eq!(race_tuples(&with), race_tuples(&without), "{rel}: {err}");
+        assert_eq!(dre(&with), dre(&without), "{rel}: {err}");
+        // The pruning table's `observed` row: static instructions, then
+        // dynamic accesses, each with its percentage.
+        let observed = |err: &str| -> Vec<u64> {
+            let line = err.lines().find(|l| l.trim_start().starts_with("observed"));
+            let words = line.unwrap_or_default().split_whitespace();
+            words.filter_map(|w| w.parse().ok()).collect()
+        };
+        let checked = observed(&err);
+        assert_eq!(checked.len(), 2, "{rel}: {err}");
+        assert_eq!(checked, observed(&err_off), "{rel}: {err}");
+        let repeats = |err: &str| {
+            let line = err
+                .lines()
+                .find(|l| l.contains("counted without delivery:"))?;
+            line.rsplit(' ').next()?.parse::<u64>().ok()
+        };
+        assert_eq!(repeats(&err_off), None, "{rel}: {err_off}");
+        if rel == "binary/repeated_accesses.c" {
+            let n = repeats(&err).unwrap_or(0);
+            assert!(
+                n * 3 > checked[1],
+                "{rel}: {n} repeats of {} checked accesses: {err}",
+                checked[1]
+            );
+            assert!(!race_tuples(&with).is_empty(), "{rel}: {err}");
+        }
+    }
 }
 
 /// Clock floors (docs/binary-mode-openmp.md) change no report: OpenMP programs

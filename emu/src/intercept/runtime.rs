@@ -222,6 +222,8 @@ pub struct BinaryRuntime {
     pub(crate) prune: bool,
     /// Program-code accesses delivered as checked.
     pub checked_accesses: u64,
+    /// Of those, repeats counted without delivery (observe::repeats).
+    pub repeated_accesses: u64,
     /// The process has had one thread only (no clone, no task): its
     /// accesses happen before those of every thread it will create, so
     /// none can race and none is checked (cleared by the first thread or
@@ -314,6 +316,7 @@ impl BinaryRuntime {
             pruning: Pruning::default(),
             prune,
             checked_accesses: 0,
+            repeated_accesses: 0,
             single_threaded: false,
             single_threaded_accesses: 0,
             pruned: [0; 4],
@@ -420,6 +423,12 @@ impl BinaryRuntime {
             p.memory_insns - pruned_static,
             self.checked_accesses,
         );
+        if self.repeated_accesses > 0 {
+            s.push_str(&format!(
+                "  of which repeated in their thread's epoch, counted without delivery: {}\n",
+                self.repeated_accesses
+            ));
+        }
         if single_threaded_accesses > 0 {
             s.push_str(&format!(
                 "  not checked: {} access(es) made before the process's first thread or task \

@@ -34,6 +34,9 @@ pub struct Config {
     /// Translated code addresses guest memory below the direct window's end
     /// as host memory (`--no-direct-memory` clears it; cpu/memory.rs).
     pub direct_memory: bool,
+    /// Binary mode: count a thread's repeated checked accesses without
+    /// delivering them (`--no-repeat-filter` clears it; observe::repeats).
+    pub repeat_filter: bool,
     /// Host descriptors lard owns while the guest runs (its stderr copy, the
     /// trace file): the guest can neither close nor replace them
     /// ([`crate::linux::hostfd`]).
@@ -88,6 +91,7 @@ impl Default for Config {
             prune: true,
             clock_floors: true,
             direct_memory: true,
+            repeat_filter: true,
             host_fds: Vec::new(),
             report_fd: None,
             process: Identity::root(),

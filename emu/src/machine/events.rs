@@ -9,6 +9,7 @@ use crate::observe::observer::AccessBatch;
 use crate::observe::observer::AccessRecord;
 use crate::observe::observer::Control;
 use lard_detector_hw::event::Access;
+use lard_detector_hw::event::AccessKind;
 use lard_detector_hw::event::Event;
 use lard_detector_hw::event::EventKind;
 use lard_detector_hw::event::LardOp as EvOp;
@@ -27,6 +28,9 @@ impl Machine {
     pub fn emit_from(&mut self, origin: Origin, pc: u64, kind: EventKind) -> Control {
         debug_assert!(self.no_buffered_accesses());
         let e = Event { pc, origin, kind };
+        if !matches!(e.kind, EventKind::ContextSwitch) {
+            self.obs.repeats.forget_all();
+        }
         self.note_endings(&e);
         self.obs.observer.event(&e)
     }
@@ -50,7 +54,45 @@ impl Machine {
     /// not written here (the callback must not write registers).
     #[inline]
     pub(super) fn emit_access(&mut self, pc: u64, a: Access) -> Control {
+        if a.tracked {
+            self.obs.repeats.touched(a.addr, a.size);
+        }
         let c = self.obs.observer.access(pc, &a);
+        self.access_delivered(pc, c)
+    }
+
+    /// [`Machine::emit_access`] of a checked access of the running thread
+    /// that binary mode may skip when repeated (observe::repeats):
+    /// remembered when the observer says a repeat would change nothing.
+    pub(super) fn emit_repeatable_access(&mut self, pc: u64, a: Access) -> Control {
+        let (c, r) = self.obs.observer.access_repeatable(pc, &a);
+        let (cur, repeats) = (self.cpu.cur, &mut self.obs.repeats);
+        if r.disturbs {
+            repeats.touched(a.addr, a.size);
+        } else {
+            repeats.touched_by(cur, a.addr, a.size);
+        }
+        if r.repeatable {
+            let write = a.kind == AccessKind::Write;
+            repeats.remember(cur, pc, a.addr, a.size, write);
+        }
+        self.access_delivered(pc, c)
+    }
+
+    /// A repeat (observe::repeats) of a checked access by program code,
+    /// counted as its delivery would have been.
+    #[inline]
+    pub(super) fn count_repeat(&mut self, kind: AccessKind) {
+        if let Some(rt) = self.obs.binary.as_mut() {
+            rt.checked_accesses += 1;
+            rt.repeated_accesses += 1;
+        }
+        self.obs.stats.count_access(true, false, kind);
+    }
+
+    /// Asks unicorn to stop after an access the observer stopped on.
+    #[inline]
+    fn access_delivered(&mut self, pc: u64, c: Control) -> Control {
         if c == Control::Stop {
             if self.cpu.stop.is_none() {
                 self.cpu.stop = Some(Stop::ObserverStop(pc));
@@ -153,6 +195,7 @@ impl Machine {
         let Some(mut buf) = self.obs.access_buffer.take() else {
             return;
         };
+        self.obs.repeats.forget_all();
         // Translated code wrote the access callback's info: the record's
         // bits but the stack flag (the layouts agree, asserted above; a
         // buffered decision's tag is 0 or TRACKED), which the batch adds

@@ -130,6 +130,17 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
     };
     let tag = (info >> observe::TAG_SHIFT) as u16;
     let size = info & observe::SIZE_MASK;
+    // A program instruction kept by pruning, not an atomic one, repeating
+    // an access the detector said it need not see again (observe::repeats).
+    let repeatable = tag == Observe::TRACKED | Observe::UNPRUNED;
+    if repeatable
+        && m.obs
+            .repeats
+            .is_repeat(m.cpu.cur, pc, addr, size, kind == AccessKind::Write)
+    {
+        m.count_repeat(kind);
+        return 0;
+    }
     if tag & Observe::SITE != 0 {
         let a = m.tracked_access(pc, addr, size, kind);
         return i32::from(m.emit_access(pc, a) == Control::Stop);
@@ -160,7 +171,12 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
         stack,
         origin: m.origin(),
     };
-    i32::from(m.emit_access(pc, a) == Control::Stop)
+    let c = if tracked && repeatable && !stack && m.obs.repeats.is_on() {
+        m.emit_repeatable_access(pc, a)
+    } else {
+        m.emit_access(pc, a)
+    };
+    i32::from(c == Control::Stop)
 }
 
 /// The access buffer passed its limit at a block entry (patch 0008).
@@ -209,6 +225,8 @@ unsafe extern "C" fn on_invalid(_uc: *mut sys::uc_engine, data: *mut c_void) -> 
 unsafe extern "C" fn on_syscall(_uc: *mut sys::uc_engine, data: *mut c_void) {
     let m = machine(data);
     m.flush_accesses();
+    // (A system call may map, unmap or protect memory, or start a thread.)
+    m.obs.repeats.forget_all();
     m.sync_clock();
     m.syscall();
 }

@@ -9,7 +9,7 @@ use crate::binary::dwarf::lines::Frame;
 use crate::binary::program::ProgramSource;
 use crate::machine::Machine;
 use crate::observe::callstack;
-use crate::observe::observer::{AccessMode, Control, Observer};
+use crate::observe::observer::{AccessMode, Control, Observer, Repeat};
 use crate::report::plural;
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, ThreadKey};
 use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, ObjectDetector, Race, RaceKind};
@@ -273,6 +273,30 @@ impl Observer for DetectorObserver {
             return self.raced(a, &r);
         }
         Control::Continue
+    }
+
+    fn access_repeatable(&mut self, pc: u64, a: &Access) -> (Control, Repeat) {
+        match &mut self.engine {
+            // FastTrack's same-epoch rules leave a cell unchanged when its
+            // thread repeats an access that raced with nothing: the
+            // thread's clock only grows within its epoch, and the cell
+            // changes only by another access to it. An access of another
+            // thread that reports no race does not disturb that repeat:
+            // if it is a write, or a read after a write, an event (the
+            // synchronization ordering the two) came in between; two
+            // reads leave each other's epoch in the cell (read-shared).
+            Engine::FastTrack(d) if self.raised.is_none() => match d.access_without_work(a) {
+                None => (
+                    Control::Continue,
+                    Repeat {
+                        repeatable: a.tracked,
+                        disturbs: false,
+                    },
+                ),
+                Some(r) => (self.raced(a, &r), Repeat::NEVER),
+            },
+            _ => (self.access(pc, a), Repeat::NEVER),
+        }
     }
 
     fn prepare_fork(&mut self) -> Result<(), String> {

@@ -9,5 +9,6 @@ pub mod locals;
 pub mod objects;
 pub mod observation;
 pub mod observer;
+pub mod repeats;
 pub mod stats;
 pub(crate) mod stream_hash;

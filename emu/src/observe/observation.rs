@@ -10,6 +10,7 @@ use crate::intercept::names::LangUnits;
 use crate::intercept::InterceptTable;
 use crate::machine::adversarial::Adversary;
 use crate::observe::observer::{AccessMode, Observer};
+use crate::observe::repeats::RepeatFilter;
 use crate::observe::stats::Stats;
 
 /// The observation part of the machine ([`crate::machine::Machine::obs`]).
@@ -69,6 +70,9 @@ pub struct Observation {
     /// in LARD mode for an observer that never stops on an access
     /// ([`Machine::install_hooks`](crate::machine::Machine::install_hooks)).
     pub access_buffer: Option<AccessBuffer>,
+    /// Binary mode's repeated checked accesses, counted without delivery
+    /// (observe::repeats; off outside binary mode).
+    pub repeats: RepeatFilter,
 }
 
 /// How a run observes accesses: chosen once, when the run's mode is known,

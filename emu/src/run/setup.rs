@@ -38,6 +38,7 @@ use crate::observe::callstack;
 use crate::observe::observation::Policy;
 use crate::observe::observer::AccessMode;
 use crate::observe::observer::Observer;
+use crate::observe::repeats::RepeatFilter;
 use crate::observe::stats::Stats;
 use goblin::elf::program_header::PF_X;
 use std::collections::HashSet;
@@ -264,6 +265,7 @@ impl Emulator {
                 binary: None,
                 calls: Default::default(),
                 access_buffer: None,
+                repeats: RepeatFilter::off(),
             },
             config,
         });
@@ -302,6 +304,9 @@ impl Emulator {
                 rt.skip_single_threaded();
             }
             machine.obs.binary = Some(Box::new(rt));
+            if machine.config.repeat_filter && machine.obs.adversary.is_none() {
+                machine.obs.repeats = RepeatFilter::on();
+            }
             // Every access is seen (binary mode's runtime classifies
             // them); atomics are hooked as sync.
             machine.obs.policy = Policy::choose(mode, true, machine.obs.adversary.is_some());

@@ -156,6 +156,10 @@ pub struct RunArgs {
     /// instead of addressing it directly (the same run, slower).
     #[arg(long)]
     pub(super) no_direct_memory: bool,
+    /// Binary mode: deliver every checked access to the detector, also the
+    /// repeats FastTrack's same-epoch rule ignores (the same run, slower).
+    #[arg(long)]
+    pub(super) no_repeat_filter: bool,
     /// Race detector: fasttrack (default), canonical, lardish or object
     /// (object races: ownership states and per-object locksets).
     #[arg(long, value_enum, default_value = "fasttrack")]

@@ -37,6 +37,7 @@ pub(super) fn config(args: &RunArgs, guest: &Guest, process: Identity) -> Result
         prune: !args.no_prune,
         clock_floors: !args.no_clock_floors,
         direct_memory: !args.no_direct_memory,
+        repeat_filter: !args.no_repeat_filter,
         host_fds: Vec::new(),
         report_fd: None,
         process,

@@ -126,6 +126,7 @@ impl Machine {
             if let Some(bytes) = self.cpu.mem.slice(start, len) {
                 let rmw = rmw_locations_known(bytes, start, &functions, self.obs.code.known());
                 rt.atomic_objects.add(&AtomicObjects::from_ranges(rmw));
+                self.obs.repeats.forget_all();
             }
             let image = Image {
                 readonly: file
@@ -344,6 +345,8 @@ impl Machine {
     /// race with it (docs/binary-mode.md, "Atomics").
     pub fn binary_atomic(&mut self, pc: u64, addr: u64, size: u32) {
         let kind = AccessKind::Read;
+        // (Plain accesses of this location are synchronization from now on.)
+        self.obs.repeats.forget_all();
         let rt = self.rt();
         rt.atomic_pc = pc;
         rt.atomics += 1;
