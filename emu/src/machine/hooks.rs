@@ -123,6 +123,37 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
     let m = machine(data);
     // (A C helper's access of a buffered instruction comes here.)
     m.flush_accesses();
+    let tag = (info >> observe::TAG_SHIFT) as u16;
+    // A program instruction kept by pruning, not an atomic one, whose
+    // access may repeat one the detector need not see again
+    // (observe::repeats).
+    if tag == Observe::TRACKED | Observe::UNPRUNED && m.obs.repeats.is_active() {
+        return repeatable_access(m, addr, pc, info);
+    }
+    access::<false>(m, addr, pc, info)
+}
+
+/// [`on_access`] of an access that may be a repeat (observe::repeats).
+#[inline(never)]
+fn repeatable_access(m: &mut Machine, addr: u64, pc: u64, info: u32) -> i32 {
+    let size = info & observe::SIZE_MASK;
+    let write = info & observe::WRITE != 0;
+    if m.obs.repeats.is_repeat(m.cpu.cur, pc, addr, size, write) {
+        m.count_repeat(if write {
+            AccessKind::Write
+        } else {
+            AccessKind::Read
+        });
+        return 0;
+    }
+    access::<true>(m, addr, pc, info)
+}
+
+/// [`on_access`]'s classification and delivery; with `REPEATABLE`, a
+/// checked access off the stack is delivered so that its repeats may be
+/// counted without delivery.
+#[inline(always)]
+fn access<const REPEATABLE: bool>(m: &mut Machine, addr: u64, pc: u64, info: u32) -> i32 {
     let kind = if info & observe::WRITE != 0 {
         AccessKind::Write
     } else {
@@ -130,17 +161,6 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
     };
     let tag = (info >> observe::TAG_SHIFT) as u16;
     let size = info & observe::SIZE_MASK;
-    // A program instruction kept by pruning, not an atomic one, repeating
-    // an access the detector said it need not see again (observe::repeats).
-    let repeatable = tag == Observe::TRACKED | Observe::UNPRUNED;
-    if repeatable
-        && m.obs
-            .repeats
-            .is_repeat(m.cpu.cur, pc, addr, size, kind == AccessKind::Write)
-    {
-        m.count_repeat(kind);
-        return 0;
-    }
     if tag & Observe::SITE != 0 {
         let a = m.tracked_access(pc, addr, size, kind);
         return i32::from(m.emit_access(pc, a) == Control::Stop);
@@ -171,7 +191,7 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
         stack,
         origin: m.origin(),
     };
-    let c = if tracked && repeatable && !stack && m.obs.repeats.is_on() {
+    let c = if REPEATABLE && tracked && !stack {
         m.emit_repeatable_access(pc, a)
     } else {
         m.emit_access(pc, a)

@@ -39,13 +39,9 @@ const SLOTS: usize = 1 << 14;
 /// Kernel threads (by index) with a cache of their own; later ones are
 /// delivered every access.
 const THREADS: usize = 32;
-/// Largest access remembered (bytes): an SSE register's.
-const MAX_SIZE: u32 = 16;
-
-/// Granules before an access's first one that may hold a remembered
-/// access reaching into it: from the last byte of a granule, MAX_SIZE
-/// bytes reach this many granules further.
-const REACH: u64 = (MAX_SIZE as u64 + 6) / 8;
+/// Granules an access delivered to the detector may span for its entries
+/// to be forgotten one by one; a longer one (a range) forgets everything.
+const SPAN: u64 = 16;
 /// One remembered access: `key` = address, size and kind; `at` = PC and
 /// the generation it was remembered in (0: empty).
 #[derive(Clone, Copy, Default)]
@@ -58,26 +54,37 @@ struct Slot {
 /// Accesses remembered between two looks at how many repeats were found.
 #[cfg(not(test))]
 const WINDOW: u32 = 1 << 16;
-/// Accesses delivered without remembering when a window found fewer
+/// Scheduling quanta run without remembering when a window found fewer
 /// repeats than it remembered accesses: a program that streams through
 /// its data, or walks it at random, pays for remembering (a slot that is
-/// rarely in the host's caches) and finds too few repeats to gain.
+/// rarely in the host's caches) and finds too few repeats to gain. Each
+/// pause that follows another is twice as long, up to [`PAUSE_MAX`].
 #[cfg(not(test))]
-const PAUSE: u32 = 1 << 20;
+const PAUSE: u32 = 256;
+/// The longest pause.
+#[cfg(not(test))]
+const PAUSE_MAX: u32 = 8192;
 /// (Short windows and pauses, so that the tests cross many of both.)
 #[cfg(test)]
 const WINDOW: u32 = 1 << 7;
 #[cfg(test)]
-const PAUSE: u32 = 1 << 8;
+const PAUSE: u32 = 4;
+#[cfg(test)]
+const PAUSE_MAX: u32 = 16;
 
-/// The repeated-access filter of binary mode (module docs).
+/// The repeated-access filter of binary mode (module docs). An access is
+/// remembered when it lies within one 8-byte granule (a vector access is
+/// delivered as 8-byte parts), in that granule's slot.
 pub struct RepeatFilter {
-    on: bool,
     /// Accesses remembered, and repeats found, in this window.
     remembered: u32,
     found: u32,
-    /// Accesses still to deliver before remembering again (0: remembering).
+    /// Remembering and looking up (on, and not paused).
+    active: bool,
+    /// Quanta still to run before remembering again (0: not paused).
     paused: u32,
+    /// The next pause's length.
+    pause: u32,
     /// Entries of another generation are forgotten; 0 is never current.
     generation: u16,
     /// Per kernel thread index, allocated at its first repeatable access.
@@ -88,10 +95,11 @@ impl RepeatFilter {
     /// A filter that never finds a repeat.
     pub fn off() -> RepeatFilter {
         RepeatFilter {
-            on: false,
+            active: false,
             remembered: 0,
             found: 0,
             paused: 0,
+            pause: PAUSE,
             generation: 1,
             caches: Vec::new(),
         }
@@ -100,15 +108,25 @@ impl RepeatFilter {
     /// A filter that remembers repeatable accesses.
     pub fn on() -> RepeatFilter {
         RepeatFilter {
-            on: true,
+            active: true,
             ..RepeatFilter::off()
         }
     }
 
-    /// True when the filter remembers accesses.
+    /// True when the filter remembers and looks up accesses (it is on and
+    /// not paused): only then need an access go through it.
     #[inline]
-    pub fn is_on(&self) -> bool {
-        self.on
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// A scheduling quantum ended: counts down a pause.
+    #[inline]
+    pub fn quantum_ended(&mut self) {
+        if self.paused != 0 {
+            self.paused -= 1;
+            self.active = self.paused == 0;
+        }
     }
 
     #[inline]
@@ -125,7 +143,7 @@ impl RepeatFilter {
     /// `addr` (a write if `write`) repeats an access remembered since.
     #[inline]
     pub fn is_repeat(&mut self, thread: usize, pc: u64, addr: u64, size: u32, write: bool) -> bool {
-        if self.paused != 0 {
+        if !self.active {
             return false;
         }
         let Some(Some(cache)) = self.caches.get(thread) else {
@@ -142,7 +160,7 @@ impl RepeatFilter {
     /// every thread's entries that share a byte with it.
     #[inline]
     pub fn touched(&mut self, addr: u64, size: u32) {
-        if self.caches.is_empty() || self.paused != 0 {
+        if self.caches.is_empty() || !self.active {
             return;
         }
         self.touched_slow(addr, u64::from(size.max(1)));
@@ -150,6 +168,10 @@ impl RepeatFilter {
 
     #[inline(never)]
     fn touched_slow(&mut self, addr: u64, size: u64) {
+        if ((addr + size - 1) >> 3) - (addr >> 3) >= SPAN {
+            self.forget_all();
+            return;
+        }
         for cache in self.caches.iter_mut().flatten() {
             Self::forget_in(cache, addr, size);
         }
@@ -160,7 +182,7 @@ impl RepeatFilter {
     /// that thread's entries that share a byte with it.
     #[inline]
     pub fn touched_by(&mut self, thread: usize, addr: u64, size: u32) {
-        if self.paused != 0 {
+        if !self.active {
             return;
         }
         if let Some(Some(cache)) = self.caches.get_mut(thread) {
@@ -168,23 +190,16 @@ impl RepeatFilter {
         }
     }
 
-    /// Forgets `cache`'s entries that share a byte with `addr .. addr+size`.
+    /// Forgets `cache`'s entries that share a byte with `addr .. addr+size`
+    /// (a remembered access lies in one granule, held by that granule's
+    /// slot).
     #[inline]
     fn forget_in(cache: &mut [Slot], addr: u64, size: u64) {
         let end = addr.saturating_add(size);
-        // A remembered access is held by the granule it starts in and
-        // spans at most MAX_SIZE bytes from anywhere in it, so the granules
-        // up to REACH before `addr`'s may hold one that reaches into it.
-        let first = (addr >> 3).saturating_sub(REACH);
-        let last = (end - 1) >> 3;
-        let granules = (last - first + 1).min(SLOTS as u64);
-        for g in first..first + granules {
+        let (first, last) = (addr >> 3, (end - 1) >> 3);
+        for g in first..=last.min(first + SLOTS as u64 - 1) {
             let s = &mut cache[Self::slot(g)];
-            if s.at == 0 {
-                continue;
-            }
-            let (a, n) = (s.key >> 8, (s.key >> 1) & 0x7f);
-            if a < end && addr < a + n {
+            if s.key >> 11 == g {
                 s.at = 0;
             }
         }
@@ -195,14 +210,10 @@ impl RepeatFilter {
     /// repeatable. Accesses the slots cannot hold are not remembered.
     #[inline]
     pub fn remember(&mut self, thread: usize, pc: u64, addr: u64, size: u32, write: bool) {
-        if self.paused != 0 {
-            self.paused -= 1;
-            return;
-        }
-        if !self.on
+        if !self.active
             || thread >= THREADS
             || size == 0
-            || size > MAX_SIZE
+            || (addr & 7) + u64::from(size) > 8
             || pc >> 48 != 0
             || addr >> 56 != 0
         {
@@ -212,10 +223,14 @@ impl RepeatFilter {
         if self.remembered == WINDOW {
             let pause = self.found < self.remembered;
             (self.remembered, self.found) = (0, 0);
-            if pause {
+            if !pause {
+                self.pause = PAUSE;
+            } else {
                 // Nothing remembered before is valid after the pause, so
                 // nothing need be forgotten during it.
-                self.paused = PAUSE;
+                self.paused = self.pause;
+                self.active = false;
+                self.pause = (self.pause * 2).min(PAUSE_MAX);
                 self.forget_all();
                 return;
             }
@@ -300,6 +315,9 @@ mod tests {
             // earlier kernel thread).
             let mut ids: HashMap<ThreadKey, usize> = HashMap::new();
             for (i, e) in trace.iter().enumerate() {
+                if i % 16 == 0 {
+                    filter.quantum_ended();
+                }
                 let all = every.event(e);
                 let EventKind::Access(a) = &e.kind else {
                     if !matches!(e.kind, EventKind::ContextSwitch) {
@@ -320,14 +338,15 @@ mod tests {
                 assert_eq!(race, all, "seed {seed} event {i}");
                 // (DetectorObserver::access_repeatable's rule.)
                 let disturbs = race.is_some();
-                paused += u32::from(filter.paused == PAUSE);
                 if disturbs {
                     filter.touched(a.addr, a.size);
                 } else {
                     filter.touched_by(t, a.addr, a.size);
                 }
                 if race.is_none() && a.tracked {
+                    let active = filter.is_active();
                     filter.remember(t, a.pc, a.addr, a.size, write);
+                    paused += u32::from(active && !filter.is_active());
                 }
             }
             for addr in params.base - 64..params.base + params.span + 64 {
@@ -372,11 +391,13 @@ mod tests {
             ((0x1000, 8), (0x1008, 1), false),
             ((0x1000, 8), (0x0fff, 1), false),
             ((0x1000, 8), (0x0ff8, 16), true),
-            ((0x1000, 16), (0x100f, 1), true),
-            ((0x1004, 16), (0x1010, 4), true),
-            ((0x1004, 16), (0x1014, 4), false),
+            ((0x1000, 8), (0x0fff, 2), true),
+            ((0x1004, 4), (0x1000, 4), true),
             ((0x1004, 4), (0x0f00, 0x200), true),
-            ((0x1006, 2), (0x1004, 2), false),
+            ((0x1006, 2), (0x1008, 8), false),
+            // (A range longer than SPAN granules forgets everything.)
+            ((0x1006, 2), (0x0f00, 0x100), true),
+            ((0x1006, 2), (0x0f80, 0x80), false),
         ];
         for ((a, n), (b, m), gone) in table {
             let mut f = RepeatFilter::on();
@@ -417,13 +438,14 @@ mod tests {
             (THREADS, 0x400000, 0x1000, 8),
             (0, 1 << 48, 0x1000, 8),
             (0, 0x400000, 1 << 56, 8),
-            (0, 0x400000, 0x1000, 32),
+            (0, 0x400000, 0x1000, 16),
+            (0, 0x400000, 0x1004, 8),
         ] {
             f.remember(t, pc, addr, size, false);
             assert!(!f.is_repeat(t, pc, addr, size, false));
         }
         let mut off = RepeatFilter::off();
-        assert!(!off.is_on());
+        assert!(!off.is_active());
         off.touched(0x1000, 8);
         off.forget_all();
         assert!(!off.is_repeat(0, 0x400000, 0x1000, 8, false));

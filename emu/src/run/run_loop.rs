@@ -123,6 +123,7 @@ impl Emulator {
                 m.emit(pc, EventKind::ContextSwitch);
             }
             m.cpu.cur = next;
+            m.obs.repeats.quantum_ended();
             // The block hook this replaces stopped at the entry of the
             // quantum-th block, so quantum - 1 blocks ran: keep those
             // interleavings (but always make progress).

@@ -85,8 +85,9 @@ impl BinaryRuntime {
     /// removed the instruction, the process has had one thread only, or
     /// they write the executable's read-only segments; plain accesses of
     /// atomic objects are synchronization; system code's are not checked.
-    /// Counts what it decides (the pruning table).
-    #[inline]
+    /// Counts what it decides (the pruning table). (Always inlined: the
+    /// access callback has two paths through it.)
+    #[inline(always)]
     pub fn classify(
         &mut self,
         pc: u64,
