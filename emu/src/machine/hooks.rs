@@ -128,24 +128,25 @@ unsafe extern "C" fn on_access(data: *mut c_void, addr: u64, pc: u64, info: u32)
     // access may repeat one the detector need not see again
     // (observe::repeats).
     if tag == Observe::TRACKED | Observe::UNPRUNED && m.obs.repeats.is_active() {
+        let size = info & observe::SIZE_MASK;
+        let write = info & observe::WRITE != 0;
+        if m.obs.repeats.is_repeat(m.cpu.cur, pc, addr, size, write) {
+            m.count_repeat(if write {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            });
+            return 0;
+        }
         return repeatable_access(m, addr, pc, info);
     }
     access::<false>(m, addr, pc, info)
 }
 
-/// [`on_access`] of an access that may be a repeat (observe::repeats).
+/// [`on_access`] of an access that may be repeated (observe::repeats) and
+/// is no repeat.
 #[inline(never)]
 fn repeatable_access(m: &mut Machine, addr: u64, pc: u64, info: u32) -> i32 {
-    let size = info & observe::SIZE_MASK;
-    let write = info & observe::WRITE != 0;
-    if m.obs.repeats.is_repeat(m.cpu.cur, pc, addr, size, write) {
-        m.count_repeat(if write {
-            AccessKind::Write
-        } else {
-            AccessKind::Read
-        });
-        return 0;
-    }
     access::<true>(m, addr, pc, info)
 }
 

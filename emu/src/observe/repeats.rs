@@ -152,7 +152,8 @@ impl RepeatFilter {
         let s = &cache[Self::slot(addr >> 3)];
         let found =
             s.key == Self::key(addr, size, write) && s.at == pc << 16 | u64::from(self.generation);
-        self.found = self.found.saturating_add(u32::from(found));
+        // (Wrapping: a window that finds 2^32 repeats may pause once.)
+        self.found = self.found.wrapping_add(u32::from(found));
         found
     }
 
