@@ -17,10 +17,12 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ threads */
 
@@ -75,6 +77,43 @@ __attribute__((noinline)) static void thread_end(void)
 int __cxa_thread_atexit_impl(void (*)(void *), void *, void *) __attribute__((weak));
 extern void *__dso_handle;
 
+/* exit() in a static program deregisters the unwinder's frame tables
+ * (crtbeginT's destructor), and a thread that unwinds after that aborts the
+ * process. libgomp's pool threads end by pthread_exit when a team's pool is
+ * freed, which may be while the main thread exits. So a thread in
+ * pthread_exit counts itself in `unwinding` until its unwinding is done (a
+ * thread-specific value's destructor, which runs after it), and exit first
+ * sets `exiting` and waits (a bounded while) for the count to drop: a
+ * thread that then sees `exiting` does not unwind but waits for the process
+ * to end (both sides sequentially consistent: either the thread sees
+ * `exiting` or exit sees the thread counted). */
+static int unwinding, exiting, waits_at_exit, unwind_key_made;
+static pthread_key_t unwind_key;
+
+static void unwound(void *unused)
+{
+    (void)unused;
+    __atomic_fetch_sub(&unwinding, 1, __ATOMIC_SEQ_CST);
+}
+
+static void wait_unwinding(void)
+{
+    __atomic_store_n(&exiting, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 100000 && __atomic_load_n(&unwinding, __ATOMIC_SEQ_CST) > 0; i++)
+        sched_yield();
+}
+
+/* Before the process's first thread: exit waits for unwinding threads. */
+static void wait_unwinding_at_exit(void)
+{
+    if (__atomic_exchange_n(&waits_at_exit, 1, __ATOMIC_ACQ_REL))
+        return;
+    if (pthread_key_create(&unwind_key, unwound) == 0) {
+        __atomic_store_n(&unwind_key_made, 1, __ATOMIC_RELEASE);
+        atexit(wait_unwinding);
+    }
+}
+
 static void thread_end_at_exit(void *unused)
 {
     (void)unused;
@@ -108,6 +147,7 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     LARDCC_RUNTIME(st = malloc(sizeof *st));
     if (st == NULL)
         return EAGAIN;
+    wait_unwinding_at_exit();
     st->fn = fn;
     st->arg = arg;
     st->id = lardcc_id_alloc(lardcc_my_clock());
@@ -161,6 +201,16 @@ void __wrap_pthread_exit(void *r)
      * destructors pthread_exit runs; any other (the main thread) here. */
     if (!end_at_exit)
         thread_end();
+    if (__atomic_load_n(&unwind_key_made, __ATOMIC_ACQUIRE) &&
+        pthread_getspecific(unwind_key) == NULL) {
+        __atomic_fetch_add(&unwinding, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&exiting, __ATOMIC_SEQ_CST)) {
+            __atomic_fetch_sub(&unwinding, 1, __ATOMIC_SEQ_CST);
+            for (;;)
+                pause();
+        }
+        pthread_setspecific(unwind_key, &unwinding);
+    }
     __real_pthread_exit(r);
 }
 
