@@ -65,16 +65,14 @@ impl Machine {
     /// that binary mode may skip when repeated (observe::repeats):
     /// remembered when the observer says a repeat would change nothing.
     pub(super) fn emit_repeatable_access(&mut self, pc: u64, a: Access) -> Control {
-        let (c, r) = self.obs.observer.access_repeatable(pc, &a);
+        let (c, repeatable) = self.obs.observer.access_repeatable(pc, &a);
         let (cur, repeats) = (self.cpu.cur, &mut self.obs.repeats);
-        if r.disturbs {
-            repeats.touched(a.addr, a.size);
-        } else {
+        if repeatable {
             repeats.touched_by(cur, a.addr, a.size);
-        }
-        if r.repeatable {
             let write = a.kind == AccessKind::Write;
             repeats.remember(cur, pc, a.addr, a.size, write);
+        } else {
+            repeats.touched(a.addr, a.size);
         }
         self.access_delivered(pc, c)
     }

@@ -9,7 +9,7 @@ use crate::binary::dwarf::lines::Frame;
 use crate::binary::program::ProgramSource;
 use crate::machine::Machine;
 use crate::observe::callstack;
-use crate::observe::observer::{AccessMode, Control, Observer, Repeat};
+use crate::observe::observer::{AccessMode, Control, Observer};
 use crate::report::plural;
 use lard_detector_hw::event::{Access, AccessKind, Event, EventKind, ThreadKey};
 use lard_detector_hw::{Canonical, Detector, FastTrack, Lardish, ObjectDetector, Race, RaceKind};
@@ -275,7 +275,7 @@ impl Observer for DetectorObserver {
         Control::Continue
     }
 
-    fn access_repeatable(&mut self, pc: u64, a: &Access) -> (Control, Repeat) {
+    fn access_repeatable(&mut self, pc: u64, a: &Access) -> (Control, bool) {
         match &mut self.engine {
             // FastTrack's same-epoch rules leave a cell unchanged when its
             // thread repeats an access that raced with nothing: the
@@ -286,16 +286,10 @@ impl Observer for DetectorObserver {
             // synchronization ordering the two) came in between; two
             // reads leave each other's epoch in the cell (read-shared).
             Engine::FastTrack(d) if self.raised.is_none() => match d.access_without_work(a) {
-                None => (
-                    Control::Continue,
-                    Repeat {
-                        repeatable: a.tracked,
-                        disturbs: false,
-                    },
-                ),
-                Some(r) => (self.raced(a, &r), Repeat::NEVER),
+                None => (Control::Continue, true),
+                Some(r) => (self.raced(a, &r), false),
             },
-            _ => (self.access(pc, a), Repeat::NEVER),
+            _ => (self.access(pc, a), false),
         }
     }
 

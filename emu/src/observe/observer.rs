@@ -35,24 +35,6 @@ pub enum Control {
     Stop,
 }
 
-/// What an observer says of a checked access about repeats
-/// ([`Observer::access_repeatable`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Repeat {
-    /// A repeat of it by its thread changes nothing and reports nothing.
-    pub repeatable: bool,
-    /// It may change what another thread's repeat does.
-    pub disturbs: bool,
-}
-
-impl Repeat {
-    /// Not repeatable, and disturbing every other thread's repeats.
-    pub const NEVER: Repeat = Repeat {
-        repeatable: false,
-        disturbs: true,
-    };
-}
-
 /// Receives the event stream of one execution.
 pub trait Observer {
     /// Which accesses to deliver.
@@ -106,18 +88,17 @@ pub trait Observer {
             kind: EventKind::Access(*a),
         })
     }
-    /// [`Observer::access`], and what it means for repeats (module
-    /// [`repeats`](crate::observe::repeats)): whether the same access made
-    /// again by the same thread and instruction, before any other event (a
-    /// context switch aside) and
-    /// before another disturbing access with a byte in common, would change
-    /// nothing the observer keeps and report nothing, so that the emulator
-    /// may count it without delivering it; and whether this access may
-    /// disturb other threads' repeats. The default: never repeatable,
-    /// always disturbing.
+    /// [`Observer::access`] of a checked access, and whether it is
+    /// *repeatable* (module [`repeats`](crate::observe::repeats)): made again
+    /// by the same thread and instruction, before any other event (a context
+    /// switch aside) and before another access with a byte in common that is
+    /// not repeatable, it would change nothing the observer keeps and report
+    /// nothing, so that the emulator may count it without delivering it; and
+    /// this access changes nothing another thread's repeat would do. The
+    /// default: never.
     #[inline]
-    fn access_repeatable(&mut self, pc: u64, a: &Access) -> (Control, Repeat) {
-        (self.access(pc, a), Repeat::NEVER)
+    fn access_repeatable(&mut self, pc: u64, a: &Access) -> (Control, bool) {
+        (self.access(pc, a), false)
     }
     /// Access events that already happened, from an emulator that batches
     /// them (only for an observer that does not

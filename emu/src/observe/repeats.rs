@@ -18,10 +18,10 @@
 //! * when an access of its own thread with a byte in common reaches the
 //!   detector ([`RepeatFilter::touched_by`]);
 //! * when any thread's access with a byte in common reaches the detector
-//!   and the detector says it may change another thread's repeat
-//!   ([`RepeatFilter::touched`]; for FastTrack, an access that reports a
-//!   race: one that reports none leaves other threads' repeats as they
-//!   were, DetectorObserver's `access_repeatable`);
+//!   and the detector does not call it repeatable, so that it may change
+//!   another thread's repeat ([`RepeatFilter::touched`]; for FastTrack, an
+//!   access that reports a race: one that reports none leaves other
+//!   threads' repeats as they were, DetectorObserver's `access_repeatable`);
 //! * at every event but a context switch (which changes no history and no
 //!   clock), every system call and every atomic instruction: whatever may
 //!   change a thread's identity or clock, or how an access is classified
@@ -337,17 +337,18 @@ mod tests {
                 }
                 let race = behind.access_without_work(a);
                 assert_eq!(race, all, "seed {seed} event {i}");
-                // (DetectorObserver::access_repeatable's rule.)
-                let disturbs = race.is_some();
-                if disturbs {
-                    filter.touched(a.addr, a.size);
-                } else {
-                    filter.touched_by(t, a.addr, a.size);
+                // (DetectorObserver::access_repeatable's rule; untracked
+                // accesses never reach it.)
+                if !a.tracked {
+                    continue;
                 }
-                if race.is_none() && a.tracked {
+                if race.is_none() {
+                    filter.touched_by(t, a.addr, a.size);
                     let active = filter.is_active();
                     filter.remember(t, a.pc, a.addr, a.size, write);
                     paused += u32::from(active && !filter.is_active());
+                } else {
+                    filter.touched(a.addr, a.size);
                 }
             }
             for addr in params.base - 64..params.base + params.span + 64 {
